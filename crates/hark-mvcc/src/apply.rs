@@ -1,0 +1,413 @@
+//! Reads and the execution of write transactions against the key index plus the
+//! backend. Used by readers (at a committed revision) and by the committer (at the
+//! revision being written, seeing its own not-yet-durable changes).
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use bytes::Bytes;
+use prost::Message;
+
+use crate::backend::{Backend, Table, WriteBatch};
+use crate::error::{Error, Result};
+use crate::key_index::{IndexEntry, KeyRange, TreeIndex};
+use crate::kv::{Event, EventKind, KeyValue};
+use crate::request::{
+    Compare, CompareResult, CompareTarget, DeleteRangeRequest, DeleteRangeResponse, PutRequest,
+    PutResponse, RangeRequest, RangeResponse, RequestOp, ResponseOp, SortOrder, SortTarget,
+    TxnRequest, TxnResponse,
+};
+use crate::revision::Revision;
+
+/// Loads the value stored at a revision.
+pub(crate) fn load_kv(
+    backend: &dyn Backend,
+    overlay: &HashMap<Revision, KeyValue>,
+    rev: Revision,
+) -> Result<Option<KeyValue>> {
+    if let Some(kv) = overlay.get(&rev) {
+        return Ok(Some(kv.clone()));
+    }
+    match backend.get(Table::Kv, &rev.to_bytes(false))? {
+        Some(bytes) => Ok(Some(decode_kv(&bytes)?)),
+        None => Ok(None),
+    }
+}
+
+pub(crate) fn decode_kv(bytes: &[u8]) -> Result<KeyValue> {
+    KeyValue::decode(bytes).map_err(|e| Error::Backend(format!("corrupt stored key-value: {e}")))
+}
+
+/// The keys a range selects, before their values are loaded.
+pub(crate) struct RangePlan {
+    entries: Vec<(Bytes, IndexEntry)>,
+    count: i64,
+    /// More entries matched than `limit` (etcd's `more`), known before loading
+    /// only when no value sort is needed.
+    more: bool,
+}
+
+/// etcd's default ordering rules: a non-key target with no order sorts ascending;
+/// key ascending is the natural order and needs no sort.
+fn effective_order(req: &RangeRequest) -> SortOrder {
+    match (req.sort_target, req.sort_order) {
+        (SortTarget::Key, SortOrder::Ascend) => SortOrder::None,
+        (t, SortOrder::None) if t != SortTarget::Key => SortOrder::Ascend,
+        (_, o) => o,
+    }
+}
+
+fn passes_filters(req: &RangeRequest, e: &IndexEntry) -> bool {
+    let m = e.rev.main;
+    let c = e.create_revision;
+    (req.min_mod_revision == 0 || m >= req.min_mod_revision)
+        && (req.max_mod_revision == 0 || m <= req.max_mod_revision)
+        && (req.min_create_revision == 0 || c >= req.min_create_revision)
+        && (req.max_create_revision == 0 || c <= req.max_create_revision)
+}
+
+/// Picks the keys of `req` at main revision `at` from the index.
+pub(crate) fn plan_range(index: &TreeIndex, req: &RangeRequest, at: i64) -> RangePlan {
+    let range = KeyRange::new(&req.key, &req.range_end);
+    let order = effective_order(req);
+    let limit = usize::try_from(req.limit).ok().filter(|&l| l > 0);
+    // Without a sort, keys arrive in order and only the first `limit + 1` matter.
+    let keep_at_most = match (order, limit) {
+        (SortOrder::None, Some(l)) => l + 1,
+        _ => usize::MAX,
+    };
+    let mut count = 0i64;
+    let mut entries = Vec::new();
+    index.visit(range, at, |k, e| {
+        count += 1;
+        if !req.count_only && entries.len() < keep_at_most && passes_filters(req, &e) {
+            entries.push((k.clone(), e));
+        }
+    });
+    let mut more = false;
+    if req.sort_target != SortTarget::Value || order == SortOrder::None {
+        sort_entries(&mut entries, req.sort_target, order);
+        if let Some(l) = limit
+            && entries.len() > l
+        {
+            entries.truncate(l);
+            more = true;
+        }
+    }
+    RangePlan {
+        entries,
+        count,
+        more,
+    }
+}
+
+fn sort_entries(entries: &mut [(Bytes, IndexEntry)], target: SortTarget, order: SortOrder) {
+    let key_fn = |(k, e): &(Bytes, IndexEntry)| -> (i64, Bytes) {
+        match target {
+            SortTarget::Key | SortTarget::Value => (0, k.clone()),
+            SortTarget::Version => (e.version, Bytes::new()),
+            SortTarget::Create => (e.create_revision, Bytes::new()),
+            SortTarget::Mod => (e.rev.main, Bytes::new()),
+        }
+    };
+    match order {
+        SortOrder::None => {}
+        SortOrder::Ascend => entries.sort_by_cached_key(key_fn),
+        SortOrder::Descend => {
+            entries.sort_by_cached_key(key_fn);
+            entries.reverse();
+        }
+    }
+}
+
+/// Loads the planned values and finishes sorting, limiting and trimming.
+pub(crate) fn finish_range(
+    plan: RangePlan,
+    req: &RangeRequest,
+    mut load: impl FnMut(Revision) -> Result<KeyValue>,
+) -> Result<RangeResponse> {
+    let mut kvs = Vec::with_capacity(plan.entries.len());
+    for (_, e) in &plan.entries {
+        kvs.push(load(e.rev)?);
+    }
+    let mut more = plan.more;
+    if req.sort_target == SortTarget::Value && effective_order(req) != SortOrder::None {
+        kvs.sort_by(|a, b| a.value.cmp(&b.value));
+        if effective_order(req) == SortOrder::Descend {
+            kvs.reverse();
+        }
+        if let Some(l) = usize::try_from(req.limit).ok().filter(|&l| l > 0)
+            && kvs.len() > l
+        {
+            kvs.truncate(l);
+            more = true;
+        }
+    }
+    if req.keys_only {
+        for kv in &mut kvs {
+            kv.value = Bytes::new();
+        }
+    }
+    Ok(RangeResponse {
+        header_revision: 0,
+        kvs,
+        more,
+        count: plan.count,
+    })
+}
+
+/// A write transaction being applied at main revision `base_rev + 1`.
+pub(crate) struct TxnWriter<'a> {
+    pub index: &'a mut TreeIndex,
+    pub backend: &'a dyn Backend,
+    /// Values written earlier in this commit group, not yet in the backend.
+    pub overlay: &'a mut HashMap<Revision, KeyValue>,
+    pub batch: &'a mut WriteBatch,
+    pub base_rev: i64,
+    pub compact_rev: i64,
+    /// Changes made so far; the next one gets `sub = changes`.
+    pub changes: i64,
+    pub events: Vec<Event>,
+}
+
+impl TxnWriter<'_> {
+    /// Reads see this transaction's earlier changes.
+    fn read_rev(&self) -> i64 {
+        if self.changes > 0 {
+            self.base_rev + 1
+        } else {
+            self.base_rev
+        }
+    }
+
+    fn load(&self, rev: Revision) -> Result<KeyValue> {
+        load_kv(self.backend, self.overlay, rev)?.ok_or_else(|| {
+            Error::Backend(format!(
+                "missing value at revision {}_{}",
+                rev.main, rev.sub
+            ))
+        })
+    }
+
+    /// Applies a whole (validated) transaction. Compares of nested transactions are
+    /// evaluated up front against the state before any change, as etcd does, and the
+    /// chosen path is checked before anything is written, so an error leaves no trace.
+    pub(crate) fn apply_txn(&mut self, txn: &TxnRequest) -> Result<TxnResponse> {
+        let mut path = Vec::new();
+        self.choose_path(txn, &mut path)?;
+        let mut path = path.into_iter();
+        self.check_path(txn, &mut path.clone())?;
+        self.run_txn(txn, &mut path)
+    }
+
+    pub(crate) fn apply_put(&mut self, put: &PutRequest) -> Result<PutResponse> {
+        self.check_put(put)?;
+        self.put(put)
+    }
+
+    fn choose_path(&self, txn: &TxnRequest, path: &mut Vec<bool>) -> Result<()> {
+        let mut ok = true;
+        for c in &txn.compare {
+            if !self.compare_holds(c)? {
+                ok = false;
+                break;
+            }
+        }
+        path.push(ok);
+        for op in if ok { &txn.success } else { &txn.failure } {
+            if let RequestOp::Txn(nested) = op {
+                self.choose_path(nested, path)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn check_path(&self, txn: &TxnRequest, path: &mut impl Iterator<Item = bool>) -> Result<()> {
+        let ok = path.next().expect("path covers every txn on it");
+        for op in if ok { &txn.success } else { &txn.failure } {
+            match op {
+                RequestOp::Range(r) => {
+                    if r.revision > self.base_rev {
+                        return Err(Error::FutureRevision);
+                    }
+                    if r.revision > 0 && r.revision < self.compact_rev {
+                        return Err(Error::Compacted);
+                    }
+                }
+                RequestOp::Put(p) => self.check_put(p)?,
+                RequestOp::DeleteRange(_) => {}
+                RequestOp::Txn(nested) => self.check_path(nested, path)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn check_put(&self, put: &PutRequest) -> Result<()> {
+        if (put.ignore_value || put.ignore_lease)
+            && self.index.get(&put.key, self.read_rev()).is_none()
+        {
+            return Err(Error::KeyNotFound);
+        }
+        Ok(())
+    }
+
+    fn run_txn(
+        &mut self,
+        txn: &TxnRequest,
+        path: &mut impl Iterator<Item = bool>,
+    ) -> Result<TxnResponse> {
+        let ok = path.next().expect("path covers every txn on it");
+        let ops = if ok { &txn.success } else { &txn.failure };
+        let mut responses = Vec::with_capacity(ops.len());
+        for op in ops {
+            responses.push(match op {
+                RequestOp::Range(r) => ResponseOp::Range(self.range(r)?),
+                RequestOp::Put(p) => ResponseOp::Put(self.put(p)?),
+                RequestOp::DeleteRange(d) => ResponseOp::DeleteRange(self.delete_range(d)?),
+                RequestOp::Txn(nested) => ResponseOp::Txn(self.run_txn(nested, path)?),
+            });
+        }
+        Ok(TxnResponse {
+            header_revision: self.read_rev(),
+            succeeded: ok,
+            responses,
+        })
+    }
+
+    fn compare_holds(&self, c: &Compare) -> Result<bool> {
+        let at = self.read_rev();
+        let mut entries = Vec::new();
+        self.index
+            .visit(KeyRange::new(&c.key, &c.range_end), at, |_, e| {
+                entries.push(e)
+            });
+        if entries.is_empty() {
+            // A missing key compares as all zeros, except that no value matches it.
+            return Ok(match &c.target {
+                CompareTarget::Value(_) => false,
+                t => holds(c.result, 0i64.cmp(&int_operand(t))),
+            });
+        }
+        for e in entries {
+            let ord = match &c.target {
+                CompareTarget::Version(v) => e.version.cmp(v),
+                CompareTarget::CreateRevision(v) => e.create_revision.cmp(v),
+                CompareTarget::ModRevision(v) => e.rev.main.cmp(v),
+                CompareTarget::Lease(v) => self.load(e.rev)?.lease.cmp(v),
+                CompareTarget::Value(v) => self.load(e.rev)?.value.as_ref().cmp(v.as_ref()),
+            };
+            if !holds(c.result, ord) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn range(&self, req: &RangeRequest) -> Result<RangeResponse> {
+        let at = if req.revision > 0 {
+            req.revision
+        } else {
+            self.read_rev()
+        };
+        let plan = plan_range(self.index, req, at);
+        let mut resp = finish_range(plan, req, |rev| self.load(rev))?;
+        resp.header_revision = self.read_rev();
+        Ok(resp)
+    }
+
+    fn next_rev(&mut self) -> Revision {
+        let rev = Revision::new(self.base_rev + 1, self.changes);
+        self.changes += 1;
+        rev
+    }
+
+    fn put(&mut self, req: &PutRequest) -> Result<PutResponse> {
+        let prev = match self.index.get(&req.key, self.read_rev()) {
+            Some(e) if req.prev_kv || req.ignore_value || req.ignore_lease => {
+                Some(self.load(e.rev)?)
+            }
+            _ => None,
+        };
+        let rev = self.next_rev();
+        let entry = self.index.put(req.key.clone(), rev, rev.main, 1);
+        let kv = KeyValue {
+            key: req.key.clone(),
+            create_revision: entry.create_revision,
+            mod_revision: rev.main,
+            version: entry.version,
+            value: match (&prev, req.ignore_value) {
+                (Some(p), true) => p.value.clone(),
+                _ => req.value.clone(),
+            },
+            lease: match (&prev, req.ignore_lease) {
+                (Some(p), true) => p.lease,
+                _ => req.lease,
+            },
+        };
+        self.batch
+            .put(Table::Kv, rev.to_bytes(false), kv.encode_to_vec());
+        self.overlay.insert(rev, kv.clone());
+        self.events.push(Event {
+            kind: EventKind::Put,
+            kv,
+        });
+        Ok(PutResponse {
+            header_revision: rev.main,
+            prev_kv: if req.prev_kv { prev } else { None },
+        })
+    }
+
+    pub(crate) fn delete_range(&mut self, req: &DeleteRangeRequest) -> Result<DeleteRangeResponse> {
+        let mut doomed = Vec::new();
+        self.index.visit(
+            KeyRange::new(&req.key, &req.range_end),
+            self.read_rev(),
+            |k, e| doomed.push((k.clone(), e)),
+        );
+        let mut prev_kvs = Vec::new();
+        if req.prev_kv {
+            for (_, e) in &doomed {
+                prev_kvs.push(self.load(e.rev)?);
+            }
+        }
+        for (key, _) in &doomed {
+            let rev = self.next_rev();
+            self.index.tombstone(key.clone(), rev);
+            let kv = KeyValue {
+                key: key.clone(),
+                mod_revision: rev.main,
+                ..Default::default()
+            };
+            self.batch
+                .put(Table::Kv, rev.to_bytes(true), kv.encode_to_vec());
+            self.events.push(Event {
+                kind: EventKind::Delete,
+                kv,
+            });
+        }
+        Ok(DeleteRangeResponse {
+            header_revision: self.read_rev(),
+            deleted: doomed.len() as i64,
+            prev_kvs,
+        })
+    }
+}
+
+fn int_operand(t: &CompareTarget) -> i64 {
+    match t {
+        CompareTarget::Version(v)
+        | CompareTarget::CreateRevision(v)
+        | CompareTarget::ModRevision(v) => *v,
+        CompareTarget::Lease(v) => *v,
+        CompareTarget::Value(_) => 0,
+    }
+}
+
+fn holds(result: CompareResult, ord: Ordering) -> bool {
+    match result {
+        CompareResult::Equal => ord == Ordering::Equal,
+        CompareResult::NotEqual => ord != Ordering::Equal,
+        CompareResult::Greater => ord == Ordering::Greater,
+        CompareResult::Less => ord == Ordering::Less,
+    }
+}

@@ -1,0 +1,116 @@
+//! Storage behind a small trait, in the spirit of TiKV's `engine_traits`: the store
+//! sees only [`Backend`], never RocksDB. [`RocksBackend`] is the real one;
+//! [`MemoryBackend`] keeps the trait honest and makes tests fast.
+
+mod memory;
+mod rocks;
+
+pub use memory::MemoryBackend;
+pub use rocks::RocksBackend;
+
+use crate::error::Result;
+
+/// The two key spaces the store uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Table {
+    /// Revision bytes → encoded `KeyValue`.
+    Kv,
+    /// Store metadata (current and compaction revisions).
+    Meta,
+}
+
+impl Table {
+    pub const ALL: [Table; 2] = [Table::Kv, Table::Meta];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::Kv => "kv",
+            Table::Meta => "meta",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BatchOp {
+    Put {
+        table: Table,
+        key: Vec<u8>,
+        value: Vec<u8>,
+    },
+    Delete {
+        table: Table,
+        key: Vec<u8>,
+    },
+}
+
+/// Changes applied atomically by [`Backend::write`]: all or none survive a crash.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct WriteBatch {
+    pub ops: Vec<BatchOp>,
+}
+
+impl WriteBatch {
+    pub fn put(&mut self, table: Table, key: Vec<u8>, value: Vec<u8>) {
+        self.ops.push(BatchOp::Put { table, key, value });
+    }
+
+    pub fn delete(&mut self, table: Table, key: Vec<u8>) {
+        self.ops.push(BatchOp::Delete { table, key });
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+}
+
+/// What the store needs from durable storage. Implementations are shared between
+/// threads: one writer at a time (the store's committer or compactor), many readers.
+pub trait Backend: Send + Sync + 'static {
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>>;
+
+    /// Calls `visit` for each entry with `from <= key < to` (`to = None`: no upper
+    /// bound), in key order, until it returns `false`.
+    fn scan(
+        &self,
+        table: Table,
+        from: &[u8],
+        to: Option<&[u8]>,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()>;
+
+    /// Applies the batch atomically. With `sync`, returns only once it is on stable
+    /// storage; concurrent synced writes may share one sync.
+    fn write(&self, batch: WriteBatch, sync: bool) -> Result<()>;
+
+    /// Bytes the backend occupies (on disk, or in memory for the memory backend).
+    fn size_bytes(&self) -> u64;
+}
+
+/// A shared backend, so a test can reopen a store over the same in-memory data.
+impl<B: Backend> Backend for std::sync::Arc<B> {
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        (**self).get(table, key)
+    }
+
+    fn scan(
+        &self,
+        table: Table,
+        from: &[u8],
+        to: Option<&[u8]>,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        (**self).scan(table, from, to, visit)
+    }
+
+    fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
+        (**self).write(batch, sync)
+    }
+
+    fn size_bytes(&self) -> u64 {
+        (**self).size_bytes()
+    }
+}

@@ -1,0 +1,49 @@
+//! Stored key-values and the change events the store publishes.
+
+use bytes::Bytes;
+
+/// A key's value at one revision, as etcd's `mvccpb.KeyValue`.
+///
+/// The prost field numbers are `mvccpb.KeyValue`'s, so the bytes Hark stores are
+/// the same bytes the wire carries.
+#[derive(Clone, PartialEq, Eq, prost::Message)]
+pub struct KeyValue {
+    #[prost(bytes = "bytes", tag = "1")]
+    pub key: Bytes,
+    /// Revision of the last creation of this key (kept while the key lives).
+    #[prost(int64, tag = "2")]
+    pub create_revision: i64,
+    /// Revision of the last change of this key.
+    #[prost(int64, tag = "3")]
+    pub mod_revision: i64,
+    /// Number of puts since the key was created; a delete resets it.
+    #[prost(int64, tag = "4")]
+    pub version: i64,
+    #[prost(bytes = "bytes", tag = "5")]
+    pub value: Bytes,
+    /// Lease the key is attached to; 0 for none.
+    #[prost(int64, tag = "6")]
+    pub lease: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    Put,
+    Delete,
+}
+
+/// One change of one key. A delete carries a `kv` with only `key` and
+/// `mod_revision` (the deletion revision), as etcd's watch events do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub kind: EventKind,
+    pub kv: KeyValue,
+}
+
+/// Everything one write transaction changed, published after it is durable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommittedRevision {
+    pub revision: i64,
+    /// In `sub` revision order.
+    pub events: Vec<Event>,
+}

@@ -1,0 +1,30 @@
+//! `hark-mvcc`: a revisioned key-value store with etcd v3's semantics.
+//!
+//! * Every change is applied at a revision by one committer thread
+//!   ([`Store::apply`]): one backend write batch per group of concurrent requests,
+//!   synced once (group commit), then published in revision order to subscribers
+//!   ([`Store::subscribe`]) without the writer ever waiting for them.
+//! * Reads ([`Store::range`], [`Store::history`]) run on the caller's thread
+//!   against an in-memory key index and the backend, at any retained revision.
+//! * Storage sits behind the [`Backend`] trait: [`RocksBackend`] on disk,
+//!   [`MemoryBackend`] for tests. No RocksDB type appears in this crate's API.
+//!
+//! The crate knows nothing of gRPC, watchers or leases.
+
+mod apply;
+pub mod backend;
+mod error;
+mod key_index;
+mod kv;
+mod request;
+mod revision;
+mod store;
+mod validate;
+
+pub use backend::{Backend, MemoryBackend, RocksBackend};
+pub use error::{Error, Result};
+pub use key_index::KeyRange;
+pub use kv::{CommittedRevision, Event, EventKind, KeyValue};
+pub use request::*;
+pub use revision::Revision;
+pub use store::{Done, Store, StoreOptions};

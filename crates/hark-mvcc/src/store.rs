@@ -1,0 +1,644 @@
+//! The store: reads from any thread; every change goes through one committer
+//! thread (the apply seam), which batches concurrent requests into one backend
+//! write with one sync (group commit), then publishes what changed.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{Receiver, Sender};
+use parking_lot::{Mutex, RwLock};
+
+use crate::apply::{TxnWriter, decode_kv, finish_range, load_kv, plan_range};
+use crate::backend::{Backend, MemoryBackend, RocksBackend, Table, WriteBatch};
+use crate::error::{Error, Result};
+use crate::key_index::TreeIndex;
+use crate::kv::{CommittedRevision, Event, EventKind, KeyValue};
+use crate::request::{
+    CompactRequest, CompactResponse, DeleteRangeRequest, DeleteRangeResponse, PutRequest,
+    PutResponse, RangeRequest, RangeResponse, TxnRequest, TxnResponse, WriteRequest, WriteResponse,
+};
+use crate::revision::Revision;
+use crate::validate;
+
+const META_CURRENT_REV: &[u8] = b"current_rev";
+const META_SCHEDULED_COMPACT: &[u8] = b"scheduled_compact_rev";
+const META_FINISHED_COMPACT: &[u8] = b"finished_compact_rev";
+/// Revisions deleted per backend write during physical compaction.
+const COMPACTION_BATCH: usize = 10_000;
+
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// Sync each commit group to stable storage before acknowledging it (default).
+    /// `false` is for benchmarks: a crash may lose acknowledged writes.
+    pub sync: bool,
+    /// Most compares, and most ops per branch, in one txn (etcd's `--max-txn-ops`).
+    pub max_txn_ops: usize,
+    /// Most requests the committer applies in one backend write.
+    pub max_group: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            sync: true,
+            max_txn_ops: 128,
+            max_group: 1024,
+        }
+    }
+}
+
+/// Called once with the outcome of a write, on the committer thread: keep it short.
+pub type Done = Box<dyn FnOnce(Result<WriteResponse>) + Send + 'static>;
+
+struct Job {
+    req: WriteRequest,
+    done: Done,
+}
+
+/// State shared by readers, the committer and the compactor.
+struct Shared {
+    backend: Box<dyn Backend>,
+    index: RwLock<TreeIndex>,
+    /// Newest durable revision; readers never look past it.
+    committed_rev: AtomicI64,
+    /// Reads below this revision fail with `Compacted`.
+    compact_rev: AtomicI64,
+    /// Guards publishing, so a subscriber learns exactly where its stream starts.
+    subscribers: Mutex<Vec<Sender<Arc<CommittedRevision>>>>,
+    /// A backend write failed: the in-memory state is ahead of the disk, so no more
+    /// writes are taken (reopen to recover from what is durable).
+    failed: AtomicBool,
+    options: StoreOptions,
+}
+
+/// A revisioned key-value store with etcd's semantics. Cheap to clone; the last
+/// clone dropped stops the background threads and closes the backend.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<StoreInner>,
+}
+
+struct StoreInner {
+    shared: Arc<Shared>,
+    jobs: Option<Sender<Job>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Drop for StoreInner {
+    fn drop(&mut self) {
+        self.jobs.take();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Store {
+    /// Opens (or creates) a RocksDB-backed store in directory `path`.
+    pub fn open(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
+        Store::with_backend(Box::new(RocksBackend::open(path)?), options)
+    }
+
+    /// A store that lives in memory only.
+    pub fn in_memory() -> Store {
+        Store::with_backend(Box::new(MemoryBackend::new()), StoreOptions::default())
+            .expect("an empty memory backend always opens")
+    }
+
+    /// Opens a store over any backend: rebuilds the key index from it and finishes
+    /// a compaction that a crash interrupted.
+    pub fn with_backend(backend: Box<dyn Backend>, options: StoreOptions) -> Result<Store> {
+        let meta = |key: &[u8]| -> Result<i64> {
+            Ok(backend
+                .get(Table::Meta, key)?
+                .and_then(|v| v.try_into().ok().map(i64::from_be_bytes))
+                .unwrap_or(0))
+        };
+        let scheduled = meta(META_SCHEDULED_COMPACT)?;
+        let finished = meta(META_FINISHED_COMPACT)?;
+        let mut current = meta(META_CURRENT_REV)?.max(1);
+        let mut index = TreeIndex::default();
+        let mut bad = None;
+        backend.scan(Table::Kv, &[], None, &mut |k, v| {
+            let (Some((rev, tombstone)), Ok(kv)) = (Revision::from_bytes(k), decode_kv(v)) else {
+                bad = Some(k.to_vec());
+                return false;
+            };
+            current = current.max(rev.main);
+            if tombstone {
+                index.tombstone(kv.key, rev);
+            } else {
+                index.put(kv.key, rev, kv.create_revision, kv.version);
+            }
+            true
+        })?;
+        if let Some(k) = bad {
+            return Err(Error::Backend(format!(
+                "corrupt key-value entry at key {k:?}"
+            )));
+        }
+        let shared = Arc::new(Shared {
+            backend,
+            index: RwLock::new(index),
+            committed_rev: AtomicI64::new(current),
+            compact_rev: AtomicI64::new(scheduled),
+            subscribers: Mutex::new(Vec::new()),
+            failed: AtomicBool::new(false),
+            options,
+        });
+        if scheduled > 0 {
+            let keep = shared.index.write().compact(scheduled);
+            if scheduled > finished {
+                tracing::info!(revision = scheduled, "finishing interrupted compaction");
+                shared.delete_compacted(scheduled, &keep)?;
+            }
+        }
+        shared.record_gauges();
+
+        let (jobs_tx, jobs_rx) = crossbeam_channel::unbounded::<Job>();
+        let (compact_tx, compact_rx) = crossbeam_channel::unbounded::<Compaction>();
+        let committer = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("hark-mvcc-committer".into())
+                .spawn(move || Committer::new(shared, compact_tx).run(jobs_rx))
+                .map_err(|e| Error::Backend(format!("cannot start committer: {e}")))?
+        };
+        let compactor = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("hark-mvcc-compactor".into())
+                .spawn(move || run_compactor(shared, compact_rx))
+                .map_err(|e| Error::Backend(format!("cannot start compactor: {e}")))?
+        };
+        Ok(Store {
+            inner: Arc::new(StoreInner {
+                shared,
+                jobs: Some(jobs_tx),
+                threads: vec![committer, compactor],
+            }),
+        })
+    }
+
+    fn shared(&self) -> &Shared {
+        &self.inner.shared
+    }
+
+    /// The newest durable revision (a new store is at 1).
+    pub fn current_revision(&self) -> i64 {
+        self.shared().committed_rev.load(Ordering::Acquire)
+    }
+
+    /// Reads below this revision fail with [`Error::Compacted`] (0: never compacted).
+    pub fn compacted_revision(&self) -> i64 {
+        self.shared().compact_rev.load(Ordering::Acquire)
+    }
+
+    /// Bytes the backend occupies.
+    pub fn db_size(&self) -> u64 {
+        self.shared().backend.size_bytes()
+    }
+
+    /// Number of keys the index holds (live keys and retained tombstones).
+    pub fn key_count(&self) -> usize {
+        self.shared().index.read().len()
+    }
+
+    /// Reads a key or range at a revision (etcd's `Range`).
+    pub fn range(&self, req: &RangeRequest) -> Result<RangeResponse> {
+        validate::check_range(req)?;
+        let shared = self.shared();
+        let (plan, current, at) = {
+            // Checked under the index lock: compaction changes the index only after
+            // raising `compact_rev`, so a read that passes here sees a valid index.
+            let index = shared.index.read();
+            let current = shared.committed_rev.load(Ordering::Acquire);
+            let at = if req.revision > 0 {
+                req.revision
+            } else {
+                current
+            };
+            if at > current {
+                return Err(Error::FutureRevision);
+            }
+            if at < shared.compact_rev.load(Ordering::Acquire) {
+                return Err(Error::Compacted);
+            }
+            (plan_range(&index, req, at), current, at)
+        };
+        let empty = HashMap::new();
+        let mut resp = finish_range(plan, req, |rev| {
+            match load_kv(shared.backend.as_ref(), &empty, rev)? {
+                Some(kv) => Ok(kv),
+                // Physical compaction removed it after the index was read.
+                None if at < shared.compact_rev.load(Ordering::Acquire) => Err(Error::Compacted),
+                None => Err(Error::Backend(format!(
+                    "missing value at revision {}_{}",
+                    rev.main, rev.sub
+                ))),
+            }
+        })?;
+        resp.header_revision = current;
+        metrics::counter!("etcd_mvcc_range_total").increment(1);
+        Ok(resp)
+    }
+
+    /// Submits a change; `done` is called once it is durable (or failed). Never
+    /// blocks on the committer: this is the entry point for async callers and for a
+    /// replicated log feeding committed entries.
+    pub fn apply(&self, req: WriteRequest, done: Done) {
+        if let Err(e) = validate::check_write(&req, self.shared().options.max_txn_ops) {
+            return done(Err(e));
+        }
+        if self.shared().failed.load(Ordering::Acquire) {
+            return done(Err(Error::Closed));
+        }
+        let jobs = self
+            .inner
+            .jobs
+            .as_ref()
+            .expect("jobs sender lives as long as the store");
+        if let Err(crossbeam_channel::SendError(job)) = jobs.send(Job { req, done }) {
+            (job.done)(Err(Error::Closed));
+        }
+    }
+
+    /// [`Store::apply`], waiting for the outcome.
+    pub fn apply_blocking(&self, req: WriteRequest) -> Result<WriteResponse> {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.apply(
+            req,
+            Box::new(move |r| {
+                let _ = tx.send(r);
+            }),
+        );
+        rx.recv().unwrap_or(Err(Error::Closed))
+    }
+
+    pub fn put(&self, req: PutRequest) -> Result<PutResponse> {
+        match self.apply_blocking(WriteRequest::Put(req))? {
+            WriteResponse::Put(r) => Ok(r),
+            other => unreachable!("put answered with {other:?}"),
+        }
+    }
+
+    pub fn delete_range(&self, req: DeleteRangeRequest) -> Result<DeleteRangeResponse> {
+        match self.apply_blocking(WriteRequest::DeleteRange(req))? {
+            WriteResponse::DeleteRange(r) => Ok(r),
+            other => unreachable!("delete answered with {other:?}"),
+        }
+    }
+
+    pub fn txn(&self, req: TxnRequest) -> Result<TxnResponse> {
+        match self.apply_blocking(WriteRequest::Txn(req))? {
+            WriteResponse::Txn(r) => Ok(r),
+            other => unreachable!("txn answered with {other:?}"),
+        }
+    }
+
+    /// Compacts history up to `revision` (etcd's `Compact`).
+    pub fn compact(&self, revision: i64, physical: bool) -> Result<CompactResponse> {
+        match self.apply_blocking(WriteRequest::Compact(CompactRequest { revision, physical }))? {
+            WriteResponse::Compact(r) => Ok(r),
+            other => unreachable!("compact answered with {other:?}"),
+        }
+    }
+
+    /// Subscribes to committed changes: returns the newest revision already
+    /// committed and a channel that receives every later revision, in order. The
+    /// writer never waits for a subscriber (the channel is unbounded: drain it).
+    pub fn subscribe(&self) -> (i64, Receiver<Arc<CommittedRevision>>) {
+        let shared = self.shared();
+        let mut subs = shared.subscribers.lock();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        subs.push(tx);
+        (shared.committed_rev.load(Ordering::Acquire), rx)
+    }
+
+    /// Reads committed history: the changes of revisions `from..` in order, stopping
+    /// at a revision boundary once `max_revisions` revisions or about `max_bytes`
+    /// of values were read. Fails with [`Error::Compacted`] when `from` is below the
+    /// compacted revision.
+    pub fn history(
+        &self,
+        from: i64,
+        max_revisions: usize,
+        max_bytes: usize,
+    ) -> Result<Vec<CommittedRevision>> {
+        let shared = self.shared();
+        let current = shared.committed_rev.load(Ordering::Acquire);
+        if from < shared.compact_rev.load(Ordering::Acquire) {
+            return Err(Error::Compacted);
+        }
+        let mut out: Vec<CommittedRevision> = Vec::new();
+        let mut bytes = 0usize;
+        let mut failure = None;
+        let start = Revision::new(from.max(1), 0).to_bytes(false);
+        let end = Revision::new(current + 1, 0).to_bytes(false);
+        shared
+            .backend
+            .scan(Table::Kv, &start, Some(&end), &mut |k, v| {
+                let (Some((rev, tombstone)), Ok(kv)) = (Revision::from_bytes(k), decode_kv(v))
+                else {
+                    failure = Some(Error::Backend(format!(
+                        "corrupt key-value entry at key {k:?}"
+                    )));
+                    return false;
+                };
+                let new_revision = out.last().is_none_or(|last| last.revision != rev.main);
+                if new_revision {
+                    if out.len() >= max_revisions || bytes >= max_bytes {
+                        return false;
+                    }
+                    out.push(CommittedRevision {
+                        revision: rev.main,
+                        events: Vec::new(),
+                    });
+                }
+                bytes += v.len();
+                let kind = if tombstone {
+                    EventKind::Delete
+                } else {
+                    EventKind::Put
+                };
+                out.last_mut()
+                    .expect("pushed above")
+                    .events
+                    .push(Event { kind, kv });
+                true
+            })?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        // A compaction that started during the scan may have removed rows we needed.
+        if from < shared.compact_rev.load(Ordering::Acquire) {
+            return Err(Error::Compacted);
+        }
+        Ok(out)
+    }
+}
+
+impl Shared {
+    fn record_gauges(&self) {
+        metrics::gauge!("etcd_debugging_mvcc_current_revision")
+            .set(self.committed_rev.load(Ordering::Relaxed) as f64);
+        metrics::gauge!("etcd_debugging_mvcc_compact_revision")
+            .set(self.compact_rev.load(Ordering::Relaxed) as f64);
+        metrics::gauge!("etcd_debugging_mvcc_keys_total").set(self.index.read().len() as f64);
+    }
+
+    /// Removes every stored revision `<= at` that is not in `keep`, in batches, then
+    /// records the compaction as finished. Safe to repeat after a crash.
+    fn delete_compacted(&self, at: i64, keep: &std::collections::HashSet<Revision>) -> Result<()> {
+        let end = Revision::new(at + 1, 0).to_bytes(false);
+        let mut from = Vec::new();
+        loop {
+            let mut batch = WriteBatch::default();
+            let mut next = None;
+            self.backend
+                .scan(Table::Kv, &from, Some(&end), &mut |k, _| {
+                    if batch.len() >= COMPACTION_BATCH {
+                        next = Some(k.to_vec());
+                        return false;
+                    }
+                    if let Some((rev, _)) = Revision::from_bytes(k)
+                        && !keep.contains(&rev)
+                    {
+                        batch.delete(Table::Kv, k.to_vec());
+                    }
+                    true
+                })?;
+            if !batch.is_empty() {
+                self.backend.write(batch, false)?;
+            }
+            match next {
+                Some(k) => from = k,
+                None => break,
+            }
+        }
+        let mut done = WriteBatch::default();
+        done.put(
+            Table::Meta,
+            META_FINISHED_COMPACT.to_vec(),
+            at.to_be_bytes().to_vec(),
+        );
+        self.backend.write(done, true)?;
+        metrics::gauge!("etcd_mvcc_db_total_size_in_bytes").set(self.backend.size_bytes() as f64);
+        Ok(())
+    }
+}
+
+/// A compaction whose index part is done, waiting for its physical part.
+struct Compaction {
+    at: i64,
+    keep: std::collections::HashSet<Revision>,
+    /// Set for `physical` requests: answered once the rows are gone.
+    done: Option<(Done, CompactResponse)>,
+}
+
+fn run_compactor(shared: Arc<Shared>, rx: Receiver<Compaction>) {
+    for c in rx {
+        let outcome = shared.delete_compacted(c.at, &c.keep);
+        if let Err(e) = &outcome {
+            tracing::error!(revision = c.at, error = %e, "physical compaction failed; it resumes on reopen");
+        }
+        if let Some((done, resp)) = c.done {
+            done(outcome.map(|()| WriteResponse::Compact(resp)));
+        }
+    }
+}
+
+/// What applying one request produced, to act on once the group is durable.
+enum Outcome {
+    Ready(Result<WriteResponse>, Option<Arc<CommittedRevision>>),
+    Compact {
+        request: CompactRequest,
+        header_revision: i64,
+    },
+}
+
+/// Owns the write side: applies requests in arrival order, one group per backend write.
+struct Committer {
+    shared: Arc<Shared>,
+    compactions: Sender<Compaction>,
+    /// Newest revision applied, durable or not.
+    applied_rev: i64,
+    /// Newest compaction revision accepted, durable or not.
+    compact_target: i64,
+}
+
+impl Committer {
+    fn new(shared: Arc<Shared>, compactions: Sender<Compaction>) -> Self {
+        let applied_rev = shared.committed_rev.load(Ordering::Acquire);
+        let compact_target = shared.compact_rev.load(Ordering::Acquire);
+        Committer {
+            shared,
+            compactions,
+            applied_rev,
+            compact_target,
+        }
+    }
+
+    fn run(mut self, jobs: Receiver<Job>) {
+        while let Ok(first) = jobs.recv() {
+            let mut group = vec![first];
+            while group.len() < self.shared.options.max_group {
+                match jobs.try_recv() {
+                    Ok(job) => group.push(job),
+                    Err(_) => break,
+                }
+            }
+            self.commit_group(group);
+        }
+    }
+
+    fn commit_group(&mut self, group: Vec<Job>) {
+        if self.shared.failed.load(Ordering::Acquire) {
+            for job in group {
+                (job.done)(Err(Error::Closed));
+            }
+            return;
+        }
+        let mut batch = WriteBatch::default();
+        let mut overlay = HashMap::new();
+        let mut outcomes = Vec::with_capacity(group.len());
+        let mut dones = Vec::with_capacity(group.len());
+        for job in group {
+            outcomes.push(self.apply_one(job.req, &mut batch, &mut overlay));
+            dones.push(job.done);
+        }
+        if batch.is_empty() {
+            // Only reads, failures or no-op deletes: nothing to make durable.
+            return self.finish(outcomes, dones);
+        }
+        batch.put(
+            Table::Meta,
+            META_CURRENT_REV.to_vec(),
+            self.applied_rev.to_be_bytes().to_vec(),
+        );
+        match self.shared.backend.write(batch, self.shared.options.sync) {
+            Ok(()) => self.finish(outcomes, dones),
+            Err(e) => {
+                tracing::error!(error = %e, "backend write failed; the store stops taking writes");
+                self.shared.failed.store(true, Ordering::Release);
+                for done in dones {
+                    done(Err(e.clone()));
+                }
+            }
+        }
+    }
+
+    fn apply_one(
+        &mut self,
+        req: WriteRequest,
+        batch: &mut WriteBatch,
+        overlay: &mut HashMap<Revision, KeyValue>,
+    ) -> Outcome {
+        if let WriteRequest::Compact(c) = req {
+            return self.accept_compaction(c, batch);
+        }
+        let mut index = self.shared.index.write();
+        let mut writer = TxnWriter {
+            index: &mut index,
+            backend: self.shared.backend.as_ref(),
+            overlay,
+            batch,
+            base_rev: self.applied_rev,
+            compact_rev: self.compact_target,
+            changes: 0,
+            events: Vec::new(),
+        };
+        let result = match req {
+            WriteRequest::Put(p) => writer.apply_put(&p).map(WriteResponse::Put),
+            WriteRequest::DeleteRange(d) => writer.delete_range(&d).map(WriteResponse::DeleteRange),
+            WriteRequest::Txn(t) => {
+                metrics::counter!("etcd_mvcc_txn_total").increment(1);
+                writer.apply_txn(&t).map(WriteResponse::Txn)
+            }
+            WriteRequest::Compact(_) => unreachable!("handled above"),
+        };
+        let events = std::mem::take(&mut writer.events);
+        if events.is_empty() {
+            return Outcome::Ready(result, None);
+        }
+        self.applied_rev += 1;
+        let puts = events.iter().filter(|e| e.kind == EventKind::Put).count() as u64;
+        metrics::counter!("etcd_mvcc_put_total").increment(puts);
+        metrics::counter!("etcd_mvcc_delete_total").increment(events.len() as u64 - puts);
+        let committed = Arc::new(CommittedRevision {
+            revision: self.applied_rev,
+            events,
+        });
+        Outcome::Ready(result, Some(committed))
+    }
+
+    fn accept_compaction(&mut self, request: CompactRequest, batch: &mut WriteBatch) -> Outcome {
+        if request.revision <= self.compact_target {
+            return Outcome::Ready(Err(Error::Compacted), None);
+        }
+        if request.revision > self.applied_rev {
+            return Outcome::Ready(Err(Error::FutureRevision), None);
+        }
+        self.compact_target = request.revision;
+        batch.put(
+            Table::Meta,
+            META_SCHEDULED_COMPACT.to_vec(),
+            request.revision.to_be_bytes().to_vec(),
+        );
+        Outcome::Compact {
+            request,
+            header_revision: self.applied_rev,
+        }
+    }
+
+    /// The group is durable: make it visible, publish it, answer the callers.
+    fn finish(&mut self, outcomes: Vec<Outcome>, dones: Vec<Done>) {
+        {
+            let mut subs = self.shared.subscribers.lock();
+            self.shared
+                .committed_rev
+                .store(self.applied_rev, Ordering::Release);
+            for outcome in &outcomes {
+                if let Outcome::Ready(_, Some(committed)) = outcome {
+                    subs.retain(|s| s.send(committed.clone()).is_ok());
+                }
+            }
+        }
+        for (outcome, done) in outcomes.into_iter().zip(dones) {
+            match outcome {
+                Outcome::Ready(result, _) => done(result),
+                Outcome::Compact {
+                    request,
+                    header_revision,
+                } => {
+                    self.start_compaction(request, header_revision, done);
+                }
+            }
+        }
+        self.shared.record_gauges();
+    }
+
+    fn start_compaction(&mut self, request: CompactRequest, header_revision: i64, done: Done) {
+        let at = request.revision;
+        // Raise the bar before touching the index; readers check it under the index lock.
+        self.shared.compact_rev.store(at, Ordering::Release);
+        let keep = self.shared.index.write().compact(at);
+        let resp = CompactResponse { header_revision };
+        let done = if request.physical {
+            Some((done, resp))
+        } else {
+            done(Ok(WriteResponse::Compact(resp)));
+            None
+        };
+        if let Err(crossbeam_channel::SendError(c)) =
+            self.compactions.send(Compaction { at, keep, done })
+        {
+            if let Some((done, _)) = c.done {
+                done(Err(Error::Closed));
+            }
+        }
+    }
+}

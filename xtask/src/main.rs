@@ -1,0 +1,307 @@
+//! Project chores, run as `cargo xtask <command>` (see `.cargo/config.toml`).
+//!
+//! Commands:
+//!
+//! - `codegen`: regenerate the prost/tonic code of `crates/hark-proto` from
+//!   the protos under `proto/`, with the vendored `protoc`.
+//! - `codegen --check`: regenerate into a temporary directory and fail if the
+//!   committed code differs (for CI).
+//! - `run [ARGS]`: build the workspace the way the tests do and run Hark on the
+//!   default data dir (see `run` for why it is not a plain `cargo run`).
+
+use std::ffi::OsStr;
+use std::fmt::Write as _;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Protos to compile, relative to the include root `<workspace>/proto`.
+const PROTOS: &[&str] = &[
+    "etcd/api/mvccpb/kv.proto",
+    "etcd/api/authpb/auth.proto",
+    "etcd/api/etcdserverpb/rpc.proto",
+];
+
+/// Files the generator must produce (one per proto package); `hark-proto`'s
+/// `lib.rs` includes exactly these.
+const EXPECTED_OUTPUTS: &[&str] = &["authpb.rs", "etcdserverpb.rs", "mvccpb.rs"];
+
+/// Where the generated code is committed, relative to the workspace root.
+const GENERATED_DIR: &str = "crates/hark-proto/src/generated";
+
+const HELP: &str = "\
+Usage: cargo xtask <command>
+
+Commands:
+  codegen           Regenerate crates/hark-proto/src/generated/ from proto/
+  codegen --check   Fail if the committed generated code is stale
+  run [ARGS]        Build like the tests do, then run Hark (default data dir ./hark.data)
+  help              Print this help
+";
+
+type Result<T, E = String> = std::result::Result<T, E>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let result = match args.as_slice() {
+        ["codegen"] => codegen(),
+        ["codegen", "--check"] => codegen_check(),
+        ["run", rest @ ..] => run(rest),
+        [] | ["help" | "--help" | "-h"] => {
+            print!("{HELP}");
+            Ok(ExitCode::SUCCESS)
+        }
+        _ => {
+            eprintln!("xtask: unknown arguments: {}\n\n{HELP}", args.join(" "));
+            Ok(ExitCode::from(2))
+        }
+    };
+    result.unwrap_or_else(|err| {
+        eprintln!("xtask: error: {err}");
+        ExitCode::FAILURE
+    })
+}
+
+/// What `run` starts: until the gRPC server exists, the store shell example.
+const RUN_TARGET: &str = "examples/hark-store";
+
+/// `cargo xtask run`: builds with exactly the selection the tests use
+/// (`--workspace --all-targets`), then runs the program. A plain `cargo run`
+/// selects one package, which resolves the build-time crates (bindgen's
+/// dependencies) with other features and so recompiles RocksDB's C++ a second
+/// time (~20 CPU-minutes); this way the one build serves tests and running.
+fn run(args: &[&str]) -> Result<ExitCode> {
+    let root = workspace_root();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let status = Command::new(&cargo)
+        .args(["build", "--workspace", "--all-targets", "--locked"])
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("running cargo build: {e}"))?;
+    if !status.success() {
+        return Ok(ExitCode::FAILURE);
+    }
+    let program = target_dir(&cargo, &root)?.join("debug").join(RUN_TARGET);
+    let status = Command::new(&program)
+        .args(args)
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("running {}: {e}", program.display()))?;
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The workspace's target directory, as cargo reports it.
+fn target_dir(cargo: &str, root: &Path) -> Result<PathBuf> {
+    let out = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .current_dir(root)
+        .output()
+        .map_err(|e| format!("running cargo metadata: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let key = "\"target_directory\":\"";
+    let start = text
+        .find(key)
+        .ok_or("cargo metadata printed no target_directory")?
+        + key.len();
+    let end = text[start..]
+        .find('"')
+        .ok_or("cargo metadata output is cut")?
+        + start;
+    Ok(PathBuf::from(text[start..end].replace("\\\\", "\\")))
+}
+
+/// `cargo xtask codegen`: regenerate and write the files that changed.
+fn codegen() -> Result<ExitCode> {
+    let root = workspace_root();
+    let tmp = TempDir::new("codegen")?;
+    let generated = generate(&root, tmp.path())?;
+    let dest = root.join(GENERATED_DIR);
+    fs::create_dir_all(&dest).map_err(|e| format!("creating {}: {e}", dest.display()))?;
+
+    for (name, contents) in &generated {
+        let path = dest.join(name);
+        if fs::read(&path).ok().as_deref() == Some(contents.as_slice()) {
+            println!("unchanged {GENERATED_DIR}/{name}");
+            continue;
+        }
+        fs::write(&path, contents).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        println!("wrote     {GENERATED_DIR}/{name}");
+    }
+    for name in committed_rs_files(&dest)? {
+        if !generated.iter().any(|(n, _)| *n == name) {
+            let path = dest.join(&name);
+            fs::remove_file(&path).map_err(|e| format!("removing {}: {e}", path.display()))?;
+            println!("removed   {GENERATED_DIR}/{name} (no longer generated)");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cargo xtask codegen --check`: exit 1 if the committed files are stale.
+fn codegen_check() -> Result<ExitCode> {
+    let root = workspace_root();
+    let tmp = TempDir::new("codegen-check")?;
+    let generated = generate(&root, tmp.path())?;
+    let dest = root.join(GENERATED_DIR);
+
+    let mut stale = Vec::new();
+    for (name, contents) in &generated {
+        match fs::read(dest.join(name)) {
+            Ok(committed) if committed == *contents => {}
+            Ok(_) => stale.push(format!("{GENERATED_DIR}/{name} (differs)")),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                stale.push(format!("{GENERATED_DIR}/{name} (missing)"));
+            }
+            Err(e) => return Err(format!("reading {GENERATED_DIR}/{name}: {e}")),
+        }
+    }
+    if dest.is_dir() {
+        for name in committed_rs_files(&dest)? {
+            if !generated.iter().any(|(n, _)| *n == name) {
+                stale.push(format!("{GENERATED_DIR}/{name} (not generated any more)"));
+            }
+        }
+    }
+
+    if stale.is_empty() {
+        println!("hark-proto: generated code is up to date");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut msg = String::from("hark-proto: generated code is stale:\n");
+    for s in &stale {
+        let _ = writeln!(msg, "  {s}");
+    }
+    msg.push_str("run `cargo xtask codegen` and commit the result");
+    eprintln!("{msg}");
+    Ok(ExitCode::FAILURE)
+}
+
+/// Runs protoc + prost + tonic into `out_dir`, formats the output with
+/// rustfmt, and returns `(file name, contents)` sorted by name.
+fn generate(root: &Path, out_dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
+    let include = root.join("proto");
+    let protos: Vec<PathBuf> = PROTOS.iter().map(|p| include.join(p)).collect();
+    for p in &protos {
+        if !p.is_file() {
+            return Err(format!("missing proto file {}", p.display()));
+        }
+    }
+    let protoc = protoc_bin_vendored::protoc_bin_path()
+        .map_err(|e| format!("locating the vendored protoc: {e}"))?;
+
+    let mut config = tonic_prost_build::Config::new();
+    config.protoc_executable(protoc);
+    tonic_prost_build::configure()
+        .build_server(true)
+        .build_client(true)
+        .emit_rerun_if_changed(false)
+        .out_dir(out_dir)
+        .compile_with_config(config, &protos, &[include])
+        .map_err(|e| format!("protoc/prost code generation failed: {e}"))?;
+
+    let names = committed_rs_files(out_dir)?;
+    if names != EXPECTED_OUTPUTS {
+        return Err(format!(
+            "generator produced {names:?}, expected {EXPECTED_OUTPUTS:?}; \
+             update xtask and crates/hark-proto/src/lib.rs together"
+        ));
+    }
+    let paths: Vec<PathBuf> = names.iter().map(|n| out_dir.join(n)).collect();
+    rustfmt(root, &paths)?;
+
+    names
+        .into_iter()
+        .map(|name| {
+            let path = out_dir.join(&name);
+            let contents =
+                fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+            Ok((name, contents))
+        })
+        .collect()
+}
+
+/// Formats `files` in place as `cargo fmt` would (edition 2024, and the
+/// workspace's rustfmt.toml if there is one), so that `cargo fmt --check` and
+/// `codegen --check` agree.
+fn rustfmt(root: &Path, files: &[PathBuf]) -> Result<()> {
+    let rustfmt = std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into());
+    let mut cmd = Command::new(&rustfmt);
+    cmd.args(["--edition", "2024"]);
+    if let Some(cfg) = ["rustfmt.toml", ".rustfmt.toml"]
+        .iter()
+        .map(|n| root.join(n))
+        .find(|p| p.is_file())
+    {
+        cmd.arg("--config-path").arg(cfg);
+    }
+    cmd.args(files);
+    let status = cmd.status().map_err(|e| {
+        format!(
+            "running {}: {e} (is rustfmt installed? `rustup component add rustfmt`)",
+            Path::new(&rustfmt).display()
+        )
+    })?;
+    if !status.success() {
+        return Err(format!("rustfmt failed on the generated code ({status})"));
+    }
+    Ok(())
+}
+
+/// Sorted names of the `*.rs` files directly in `dir`.
+fn committed_rs_files(dir: &Path) -> Result<Vec<String>> {
+    let entries = fs::read_dir(dir).map_err(|e| format!("listing {}: {e}", dir.display()))?;
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("listing {}: {e}", dir.display()))?;
+        let path = entry.path();
+        if path.is_file() && path.extension() == Some(OsStr::new("rs")) {
+            let name = entry
+                .file_name()
+                .into_string()
+                .map_err(|n| format!("non-UTF-8 file name {}", Path::new(&n).display()))?;
+            names.push(name);
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// The workspace root: the parent of this crate's directory.
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in a subdirectory of the workspace")
+        .to_path_buf()
+}
+
+/// A uniquely named directory under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(label: &str) -> Result<Self> {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let path =
+            std::env::temp_dir().join(format!("hark-xtask-{label}-{}-{nanos}", std::process::id()));
+        fs::create_dir(&path).map_err(|e| format!("creating {}: {e}", path.display()))?;
+        Ok(Self(path))
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
