@@ -27,4 +27,4 @@ pub use key_index::KeyRange;
 pub use kv::{CommittedRevision, Event, EventKind, KeyValue};
 pub use request::*;
 pub use revision::Revision;
-pub use store::{Done, Store, StoreOptions};
+pub use store::{Done, HistoryChunk, Store, StoreOptions};

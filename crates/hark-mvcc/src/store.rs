@@ -328,6 +328,20 @@ impl Store {
         max_revisions: usize,
         max_bytes: usize,
     ) -> Result<Vec<CommittedRevision>> {
+        Ok(self
+            .history_chunk(from, max_revisions, max_bytes)?
+            .revisions)
+    }
+
+    /// [`Store::history`], also telling where the read stopped: every revision
+    /// below `next` was covered (a revision with no changes, like a new store's
+    /// first, yields nothing).
+    pub fn history_chunk(
+        &self,
+        from: i64,
+        max_revisions: usize,
+        max_bytes: usize,
+    ) -> Result<HistoryChunk> {
         let shared = self.shared();
         let current = shared.committed_rev.load(Ordering::Acquire);
         if from < shared.compact_rev.load(Ordering::Acquire) {
@@ -335,6 +349,7 @@ impl Store {
         }
         let mut out: Vec<CommittedRevision> = Vec::new();
         let mut bytes = 0usize;
+        let mut next = current + 1;
         let mut failure = None;
         let start = Revision::new(from.max(1), 0).to_bytes(false);
         let end = Revision::new(current + 1, 0).to_bytes(false);
@@ -351,6 +366,7 @@ impl Store {
                 let new_revision = out.last().is_none_or(|last| last.revision != rev.main);
                 if new_revision {
                     if out.len() >= max_revisions || bytes >= max_bytes {
+                        next = rev.main;
                         return false;
                     }
                     out.push(CommittedRevision {
@@ -377,8 +393,19 @@ impl Store {
         if from < shared.compact_rev.load(Ordering::Acquire) {
             return Err(Error::Compacted);
         }
-        Ok(out)
+        Ok(HistoryChunk {
+            revisions: out,
+            next,
+        })
     }
+}
+
+/// A piece of history: the changed revisions read, and the first revision not
+/// covered by the read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryChunk {
+    pub revisions: Vec<CommittedRevision>,
+    pub next: i64,
 }
 
 impl Shared {

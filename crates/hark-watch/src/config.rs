@@ -1,0 +1,39 @@
+use std::time::Duration;
+
+/// Tuning of the watch engine. Defaults follow etcd where it has a number.
+#[derive(Debug, Clone)]
+pub struct WatchConfig {
+    /// Event batches a stream may queue before its watchers become victims
+    /// (etcd's `chanBufLen`).
+    pub stream_capacity: usize,
+    /// Most recent revisions kept in memory for catch-up...
+    pub window_revisions: usize,
+    /// ...and most bytes of their keys and values.
+    pub window_bytes: usize,
+    /// A catch-up response is cut at a revision boundary past this many bytes
+    /// (well under gRPC's 2 MiB default, even without `fragment`).
+    pub max_response_bytes: usize,
+    /// Revisions, and bytes, read per catch-up step.
+    pub catch_up_revisions: usize,
+    pub catch_up_bytes: usize,
+    /// How often idle `progress_notify` watchers get a progress reply (etcd's
+    /// `--watch-progress-notify-interval`, default 10 min); `None` disables.
+    pub progress_notify_interval: Option<Duration>,
+    /// Longest the engine sleeps with nothing to do.
+    pub tick: Duration,
+}
+
+impl Default for WatchConfig {
+    fn default() -> Self {
+        WatchConfig {
+            stream_capacity: 128,
+            window_revisions: 200_000,
+            window_bytes: 128 << 20,
+            max_response_bytes: 1 << 20,
+            catch_up_revisions: 10_000,
+            catch_up_bytes: 8 << 20,
+            progress_notify_interval: Some(Duration::from_secs(600)),
+            tick: Duration::from_millis(100),
+        }
+    }
+}

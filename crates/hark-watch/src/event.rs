@@ -1,0 +1,94 @@
+//! Events as the engine shares them: allocated once per change, referenced by
+//! every watcher that receives it, encoded at most once per form.
+
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+use hark_mvcc::{EventKind, KeyValue, RangeRequest, Store};
+use prost::Message;
+
+/// One change of one key, shared (`Arc`) by every receiver.
+#[derive(Debug)]
+pub struct WatchEvent {
+    pub kind: EventKind,
+    /// For a delete: only `key` and `mod_revision` (etcd's form).
+    pub kv: KeyValue,
+    prev_kv: OnceLock<Option<KeyValue>>,
+    encoded: OnceLock<Bytes>,
+    encoded_with_prev: OnceLock<Bytes>,
+}
+
+/// `mvccpb.Event`'s wire layout.
+#[derive(Clone, PartialEq, prost::Message)]
+struct WireEvent {
+    #[prost(int32, tag = "1")]
+    kind: i32,
+    #[prost(message, optional, tag = "2")]
+    kv: Option<KeyValue>,
+    #[prost(message, optional, tag = "3")]
+    prev_kv: Option<KeyValue>,
+}
+
+impl WatchEvent {
+    pub fn new(kind: EventKind, kv: KeyValue) -> Self {
+        WatchEvent {
+            kind,
+            kv,
+            prev_kv: OnceLock::new(),
+            encoded: OnceLock::new(),
+            encoded_with_prev: OnceLock::new(),
+        }
+    }
+
+    pub fn revision(&self) -> i64 {
+        self.kv.mod_revision
+    }
+
+    /// The key's value before this change, once [`WatchEvent::load_prev_kv`] ran;
+    /// `None` for a creation or when that revision is compacted.
+    pub fn prev_kv(&self) -> Option<&KeyValue> {
+        self.prev_kv.get().and_then(Option::as_ref)
+    }
+
+    /// Reads the value at `mod_revision - 1` (etcd's rule: never for a put that
+    /// created the key; silently absent when compacted).
+    pub(crate) fn load_prev_kv(&self, store: &Store) {
+        self.prev_kv.get_or_init(|| {
+            if self.kind == EventKind::Put && self.kv.create_revision == self.kv.mod_revision {
+                return None;
+            }
+            let mut req = RangeRequest::key(self.kv.key.clone());
+            req.revision = self.kv.mod_revision - 1;
+            store.range(&req).ok().and_then(|mut r| r.kvs.pop())
+        });
+    }
+
+    /// The `mvccpb.Event` encoding, computed once per form and shared.
+    pub fn encoded(&self, with_prev_kv: bool) -> &Bytes {
+        let cell = if with_prev_kv {
+            &self.encoded_with_prev
+        } else {
+            &self.encoded
+        };
+        cell.get_or_init(|| {
+            let wire = WireEvent {
+                kind: match self.kind {
+                    EventKind::Put => 0,
+                    EventKind::Delete => 1,
+                },
+                kv: Some(self.kv.clone()),
+                prev_kv: if with_prev_kv {
+                    self.prev_kv().cloned()
+                } else {
+                    None
+                },
+            };
+            Bytes::from(wire.encode_to_vec())
+        })
+    }
+
+    /// Bytes this event adds to a response (an estimate, used to cut batches).
+    pub(crate) fn approx_size(&self) -> usize {
+        self.kv.key.len() + self.kv.value.len() + 48
+    }
+}

@@ -1,0 +1,211 @@
+//! A stream's ordered response queue. The engine never blocks on it: event
+//! batches are refused once `capacity` of them wait (the watcher then becomes a
+//! victim holding its batch); control replies (created, canceled, progress) are
+//! always taken, since they answer the client's own requests.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Sender;
+use parking_lot::{Condvar, Mutex};
+
+use crate::engine::{Command, StreamId};
+use crate::response::{ResponseKind, WatchResponse};
+
+/// Events queued in all outboxes and not yet taken by a consumer
+/// (`etcd_debugging_mvcc_pending_events_total`).
+pub(crate) static PENDING_EVENTS: AtomicI64 = AtomicI64::new(0);
+
+pub(crate) struct Outbox {
+    stream: StreamId,
+    capacity: usize,
+    state: Mutex<State>,
+    ready: Condvar,
+    engine: Sender<Command>,
+}
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<WatchResponse>,
+    /// Event responses in `queue` (control replies do not count).
+    event_batches: usize,
+    closed: bool,
+    /// A push was refused; tell the engine when room appears.
+    engine_waiting: bool,
+    waker: Option<Waker>,
+}
+
+impl Outbox {
+    pub(crate) fn new(stream: StreamId, capacity: usize, engine: Sender<Command>) -> Self {
+        Outbox {
+            stream,
+            capacity: capacity.max(1),
+            state: Mutex::new(State::default()),
+            ready: Condvar::new(),
+            engine,
+        }
+    }
+
+    /// Queues an event batch unless `capacity` batches already wait.
+    pub(crate) fn push_events(&self, resp: WatchResponse) -> Result<(), WatchResponse> {
+        let mut st = self.state.lock();
+        if st.closed {
+            return Ok(()); // nobody will read it; dropping is the right outcome
+        }
+        if st.event_batches >= self.capacity {
+            st.engine_waiting = true;
+            return Err(resp);
+        }
+        st.event_batches += 1;
+        PENDING_EVENTS.fetch_add(resp.events().len() as i64, Ordering::Relaxed);
+        self.enqueue(st, resp);
+        Ok(())
+    }
+
+    /// Queues as many batches as fit, in order, under one lock and one wake-up;
+    /// calls `sent` for each queued one and returns the refused tail.
+    pub(crate) fn push_events_batch<T>(
+        &self,
+        batch: Vec<(T, WatchResponse)>,
+        mut sent: impl FnMut(T),
+    ) -> Vec<(T, WatchResponse)> {
+        let mut st = self.state.lock();
+        if st.closed {
+            return Vec::new();
+        }
+        let room = self.capacity.saturating_sub(st.event_batches);
+        let mut batch = batch.into_iter();
+        let mut events = 0;
+        for (tag, resp) in batch.by_ref().take(room) {
+            events += resp.events().len();
+            st.event_batches += 1;
+            st.queue.push_back(resp);
+            sent(tag);
+        }
+        let refused: Vec<_> = batch.collect();
+        if !refused.is_empty() {
+            st.engine_waiting = true;
+        }
+        PENDING_EVENTS.fetch_add(events as i64, Ordering::Relaxed);
+        let waker = st.waker.take();
+        drop(st);
+        self.ready.notify_one();
+        if let Some(w) = waker {
+            w.wake();
+        }
+        refused
+    }
+
+    pub(crate) fn push_control(&self, resp: WatchResponse) {
+        let st = self.state.lock();
+        if !st.closed {
+            self.enqueue(st, resp);
+        }
+    }
+
+    fn enqueue(&self, mut st: parking_lot::MutexGuard<'_, State>, resp: WatchResponse) {
+        st.queue.push_back(resp);
+        let waker = st.waker.take();
+        drop(st);
+        self.ready.notify_one();
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
+    /// No more responses; drops what was queued. Idempotent.
+    pub(crate) fn close(&self) {
+        let mut st = self.state.lock();
+        st.closed = true;
+        let dropped: usize = st.queue.drain(..).map(|r| r.events().len()).sum();
+        st.event_batches = 0;
+        PENDING_EVENTS.fetch_sub(dropped as i64, Ordering::Relaxed);
+        let waker = st.waker.take();
+        drop(st);
+        self.ready.notify_all();
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
+    /// `Ok(Some)`: a response; `Ok(None)`: empty for now; `Err(())`: closed.
+    fn take(&self, st: &mut State) -> Result<Option<WatchResponse>, ()> {
+        let Some(resp) = st.queue.pop_front() else {
+            return if st.closed { Err(()) } else { Ok(None) };
+        };
+        if let ResponseKind::Events { events, .. } = &resp.kind {
+            st.event_batches -= 1;
+            PENDING_EVENTS.fetch_sub(events.len() as i64, Ordering::Relaxed);
+            metrics::counter!("etcd_debugging_mvcc_events_total").increment(events.len() as u64);
+            if st.engine_waiting {
+                st.engine_waiting = false;
+                let _ = self.engine.send(Command::Drained {
+                    stream: self.stream,
+                });
+            }
+        }
+        Ok(Some(resp))
+    }
+}
+
+/// The receiving end of a watch stream: every response, in order.
+pub struct Responses {
+    pub(crate) outbox: std::sync::Arc<Outbox>,
+}
+
+impl Responses {
+    /// The next response without waiting; `None` if none is queued (or closed).
+    pub fn try_recv(&self) -> Option<WatchResponse> {
+        self.outbox
+            .take(&mut self.outbox.state.lock())
+            .ok()
+            .flatten()
+    }
+
+    /// Waits up to `timeout` for the next response; `None` on timeout or close.
+    pub fn recv_timeout(&self, timeout: Duration) -> Option<WatchResponse> {
+        let deadline = Instant::now() + timeout;
+        let mut st = self.outbox.state.lock();
+        loop {
+            match self.outbox.take(&mut st) {
+                Ok(Some(r)) => return Some(r),
+                Err(()) => return None,
+                Ok(None) => {
+                    if self.outbox.ready.wait_until(&mut st, deadline).timed_out() {
+                        return self.outbox.take(&mut st).ok().flatten();
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next response; `None` once the stream is closed. Runtime-agnostic.
+    pub fn recv(&self) -> impl Future<Output = Option<WatchResponse>> + '_ {
+        RecvFuture { responses: self }
+    }
+}
+
+struct RecvFuture<'a> {
+    responses: &'a Responses,
+}
+
+impl Future for RecvFuture<'_> {
+    type Output = Option<WatchResponse>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let outbox = &self.responses.outbox;
+        let mut st = outbox.state.lock();
+        match outbox.take(&mut st) {
+            Ok(Some(r)) => Poll::Ready(Some(r)),
+            Err(()) => Poll::Ready(None),
+            Ok(None) => {
+                st.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! The public API: a [`WatchHub`] per store, a [`WatchStream`] per client stream.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+use bytes::Bytes;
+use crossbeam_channel::Sender;
+use hark_mvcc::Store;
+use parking_lot::Mutex;
+
+use crate::config::WatchConfig;
+use crate::engine::{Command, Engine, StreamId};
+use crate::outbox::{Outbox, Responses};
+use crate::response::WatchId;
+
+/// etcd's `WatchCreateRequest`, minus wire concerns (`fragment` is the server's).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WatchRequest {
+    /// 0: the stream picks the next free id (from 0 up, skipping ids in use).
+    pub id: WatchId,
+    /// Empty means `"\0"`.
+    pub key: Bytes,
+    /// Empty: one key; `"\0"`: every key `>= key`; else `[key, range_end)`.
+    pub range_end: Bytes,
+    /// 0: from the next revision on; `<= current`: replay history from it;
+    /// in the future: wait for it; negative: rejected.
+    pub start_revision: i64,
+    pub no_put: bool,
+    pub no_delete: bool,
+    pub prev_kv: bool,
+    pub progress_notify: bool,
+}
+
+impl WatchRequest {
+    pub fn key(key: impl Into<Bytes>) -> Self {
+        WatchRequest {
+            key: key.into(),
+            ..Default::default()
+        }
+    }
+
+    pub fn range(key: impl Into<Bytes>, range_end: impl Into<Bytes>) -> Self {
+        WatchRequest {
+            key: key.into(),
+            range_end: range_end.into(),
+            ..Default::default()
+        }
+    }
+
+    pub fn from_revision(mut self, start_revision: i64) -> Self {
+        self.start_revision = start_revision;
+        self
+    }
+}
+
+/// Why a create was refused. `Display` is etcd's `cancel_reason`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WatchError {
+    #[error("mvcc: watcher range is empty")]
+    EmptyRange,
+    #[error("mvcc: duplicate watch ID provided on the WatchStream")]
+    DuplicateId,
+    /// etcd (since 3.5.24) reports a negative start revision as compacted.
+    #[error("etcdserver: mvcc: required revision has been compacted")]
+    NegativeRevision,
+    #[error("mvcc: watch stream is closed")]
+    Closed,
+}
+
+/// The watch engine of one store. Cheap to clone; the engine thread stops once
+/// every hub clone and every stream is dropped.
+#[derive(Clone)]
+pub struct WatchHub {
+    inner: Arc<HubInner>,
+}
+
+struct HubInner {
+    commands: Sender<Command>,
+    config: WatchConfig,
+    rev: Arc<AtomicI64>,
+    next_stream: AtomicU64,
+}
+
+impl WatchHub {
+    pub fn new(store: Store, config: WatchConfig) -> WatchHub {
+        let (start_rev, revisions) = store.subscribe();
+        let (commands, commands_rx) = crossbeam_channel::unbounded();
+        let rev = Arc::new(AtomicI64::new(start_rev));
+        let engine = Engine::new(
+            store,
+            config.clone(),
+            start_rev,
+            revisions,
+            commands_rx,
+            rev.clone(),
+        );
+        std::thread::Builder::new()
+            .name("hark-watch-engine".into())
+            .spawn(move || engine.run())
+            .expect("spawning the watch engine thread");
+        WatchHub {
+            inner: Arc::new(HubInner {
+                commands,
+                config,
+                rev,
+                next_stream: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// Opens a stream: the handle to create, cancel and poll watchers, and the
+    /// ordered receiver of everything the stream is sent.
+    pub fn new_stream(&self) -> (WatchStream, Responses) {
+        let id = self.inner.next_stream.fetch_add(1, Ordering::Relaxed);
+        let outbox = Arc::new(Outbox::new(
+            id,
+            self.inner.config.stream_capacity,
+            self.inner.commands.clone(),
+        ));
+        let _ = self.inner.commands.send(Command::OpenStream {
+            stream: id,
+            outbox: outbox.clone(),
+        });
+        let stream = WatchStream {
+            id,
+            ids: Mutex::new(Ids::default()),
+            commands: self.inner.commands.clone(),
+            rev: self.inner.rev.clone(),
+        };
+        (stream, Responses { outbox })
+    }
+
+    /// The newest revision the engine has delivered.
+    pub fn rev(&self) -> i64 {
+        self.inner.rev.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for HubInner {
+    fn drop(&mut self) {
+        // Outboxes hold command senders too, so the channel alone never closes.
+        let _ = self.commands.send(Command::HubDropped);
+    }
+}
+
+#[derive(Default)]
+struct Ids {
+    next: WatchId,
+    in_use: HashSet<WatchId>,
+    closed: bool,
+}
+
+/// One client stream (etcd's mvcc `WatchStream`). Every reply, including a
+/// rejected create, arrives in order on the paired [`Responses`].
+pub struct WatchStream {
+    id: StreamId,
+    ids: Mutex<Ids>,
+    commands: Sender<Command>,
+    rev: Arc<AtomicI64>,
+}
+
+impl WatchStream {
+    /// Creates a watcher. A refused create is also answered on the response
+    /// channel (created + canceled, watch id -1), in order with other creates.
+    pub fn watch(&self, mut req: WatchRequest) -> Result<WatchId, WatchError> {
+        let result = self.admit(&mut req);
+        let cmd = match &result {
+            Ok(id) => Command::Create {
+                stream: self.id,
+                id: *id,
+                req,
+            },
+            Err(WatchError::Closed) => return result,
+            Err(e) => Command::Reject {
+                stream: self.id,
+                reason: e.to_string(),
+            },
+        };
+        let _ = self.commands.send(cmd);
+        result
+    }
+
+    fn admit(&self, req: &mut WatchRequest) -> Result<WatchId, WatchError> {
+        let mut ids = self.ids.lock();
+        if ids.closed {
+            return Err(WatchError::Closed);
+        }
+        if req.start_revision < 0 {
+            return Err(WatchError::NegativeRevision);
+        }
+        if req.key.is_empty() {
+            req.key = Bytes::from_static(b"\0");
+        }
+        if !req.range_end.is_empty() && req.range_end.as_ref() != b"\0" && req.key >= req.range_end
+        {
+            return Err(WatchError::EmptyRange);
+        }
+        let id = if req.id == 0 {
+            while ids.in_use.contains(&ids.next) {
+                ids.next += 1;
+            }
+            ids.next += 1;
+            ids.next - 1
+        } else if ids.in_use.contains(&req.id) {
+            return Err(WatchError::DuplicateId);
+        } else {
+            req.id
+        };
+        ids.in_use.insert(id);
+        Ok(id)
+    }
+
+    /// Cancels a watcher; `false` (and no reply, as etcd) if the id is unknown.
+    pub fn cancel(&self, id: WatchId) -> bool {
+        if !self.ids.lock().in_use.remove(&id) {
+            return false;
+        }
+        let _ = self.commands.send(Command::Cancel {
+            stream: self.id,
+            id,
+        });
+        true
+    }
+
+    /// Asks for a progress reply for one watcher (sent only if it is synced).
+    pub fn request_progress(&self, id: WatchId) {
+        let _ = self.commands.send(Command::Progress {
+            stream: self.id,
+            id: Some(id),
+        });
+    }
+
+    /// etcd's `RequestProgressAll`: a reply with watch id -1 and the current
+    /// revision, only if every watcher of the stream is synced (else nothing).
+    pub fn request_progress_all(&self) {
+        let _ = self.commands.send(Command::Progress {
+            stream: self.id,
+            id: None,
+        });
+    }
+
+    /// The newest revision the engine has delivered.
+    pub fn rev(&self) -> i64 {
+        self.rev.load(Ordering::Acquire)
+    }
+
+    /// Cancels every watcher and ends the response channel.
+    pub fn close(self) {}
+}
+
+impl Drop for WatchStream {
+    fn drop(&mut self) {
+        self.ids.lock().closed = true;
+        let _ = self.commands.send(Command::CloseStream { stream: self.id });
+    }
+}

@@ -1,0 +1,392 @@
+//! etcd's watch semantics through the public API.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use hark_mvcc::{DeleteRangeRequest, EventKind, PutRequest, RequestOp, Store, TxnRequest};
+use hark_watch::*;
+
+const WAIT: Duration = Duration::from_secs(5);
+
+fn setup(config: WatchConfig) -> (Store, WatchHub) {
+    let store = Store::in_memory();
+    let hub = WatchHub::new(store.clone(), config);
+    (store, hub)
+}
+
+fn put(s: &Store, k: &str, v: &str) -> i64 {
+    s.put(PutRequest::new(k.to_string(), v.to_string()))
+        .unwrap()
+        .header_revision
+}
+
+fn next(rx: &Responses) -> WatchResponse {
+    rx.recv_timeout(WAIT).expect("a response within the wait")
+}
+
+fn assert_quiet(rx: &Responses) {
+    if let Some(r) = rx.recv_timeout(Duration::from_millis(150)) {
+        panic!("unexpected response {r:?}");
+    }
+}
+
+/// (revision, kind, key, value) of every event in a response.
+fn evs(r: &WatchResponse) -> Vec<(i64, EventKind, String, String)> {
+    r.events()
+        .iter()
+        .map(|e| {
+            (
+                e.revision(),
+                e.kind,
+                String::from_utf8(e.kv.key.to_vec()).unwrap(),
+                String::from_utf8(e.kv.value.to_vec()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn created(r: &WatchResponse) -> i64 {
+    assert!(
+        matches!(r.kind, ResponseKind::Created),
+        "expected created, got {r:?}"
+    );
+    r.header_revision
+}
+
+#[test]
+fn created_comes_first_then_live_events() {
+    let (store, hub) = setup(WatchConfig::default());
+    put(&store, "a", "0");
+    let (ws, rx) = hub.new_stream();
+    let id = ws.watch(WatchRequest::key("a")).unwrap();
+    assert_eq!(id, 0, "auto ids start at 0");
+    let r = next(&rx);
+    assert_eq!((created(&r), r.watch_id), (2, 0));
+    let rev = put(&store, "a", "1");
+    put(&store, "b", "x");
+    let r = next(&rx);
+    assert_eq!((r.watch_id, r.header_revision), (0, rev));
+    assert_eq!(evs(&r), [(rev, EventKind::Put, "a".into(), "1".into())]);
+    store
+        .delete_range(DeleteRangeRequest::new("a", ""))
+        .unwrap();
+    let r = next(&rx);
+    let e = &r.events()[0];
+    assert_eq!(
+        (e.kind, e.kv.mod_revision, e.kv.version),
+        (EventKind::Delete, rev + 2, 0)
+    );
+    assert_quiet(&rx);
+}
+
+#[test]
+fn history_replay_then_live_without_gaps_or_duplicates() {
+    let (store, hub) = setup(WatchConfig::default());
+    for i in 0..5 {
+        put(&store, "k", &i.to_string()); // revisions 2..=6
+    }
+    let (ws, rx) = hub.new_stream();
+    ws.watch(WatchRequest::key("k").from_revision(3)).unwrap();
+    assert_eq!(created(&next(&rx)), 6);
+    let r = next(&rx);
+    assert_eq!(
+        r.header_revision, 6,
+        "catch-up header is the current revision"
+    );
+    let revs: Vec<i64> = evs(&r).iter().map(|e| e.0).collect();
+    assert_eq!(revs, [3, 4, 5, 6]);
+    put(&store, "k", "live");
+    assert_eq!(evs(&next(&rx))[0].0, 7);
+    assert_quiet(&rx);
+}
+
+#[test]
+fn range_forms_and_rejections() {
+    let (store, hub) = setup(WatchConfig::default());
+    let (ws, rx) = hub.new_stream();
+    let prefix = ws.watch(WatchRequest::range("p/", "p0")).unwrap();
+    let all = ws.watch(WatchRequest::range("q", "\0")).unwrap();
+    assert_eq!(
+        ws.watch(WatchRequest::range("b", "a")),
+        Err(WatchError::EmptyRange)
+    );
+    assert_eq!(
+        ws.watch(WatchRequest::key("x").from_revision(-1)),
+        Err(WatchError::NegativeRevision)
+    );
+    let mut dup = WatchRequest::key("x");
+    dup.id = all; // (id 0 would mean "pick one")
+    assert_eq!(ws.watch(dup), Err(WatchError::DuplicateId));
+    let mut explicit = WatchRequest::key("x");
+    explicit.id = 2;
+    assert_eq!(ws.watch(explicit), Ok(2));
+    assert_eq!(
+        ws.watch(WatchRequest::key("y")).unwrap(),
+        3,
+        "auto ids skip ids in use"
+    );
+
+    assert_eq!((created(&next(&rx)), next(&rx).watch_id), (1, all));
+    for reason in [
+        "mvcc: watcher range is empty",
+        "etcdserver: mvcc: required revision has been compacted",
+        "mvcc: duplicate watch ID provided on the WatchStream",
+    ] {
+        let r = next(&rx);
+        assert_eq!(r.watch_id, NO_WATCH_ID);
+        assert!(
+            matches!(&r.kind, ResponseKind::CreateRejected { reason: got } if got == reason),
+            "{r:?}"
+        );
+    }
+    assert_eq!(next(&rx).watch_id, 2, "creates are answered in order");
+    assert_eq!(next(&rx).watch_id, 3);
+
+    put(&store, "p/1", "v"); // prefix only
+    put(&store, "z", "v"); // "q".. only
+    put(&store, "p0", "v"); // neither: the prefix end is exclusive
+    let got: Vec<(i64, String)> = (0..2)
+        .map(|_| {
+            let r = next(&rx);
+            (r.watch_id, evs(&r)[0].2.clone())
+        })
+        .collect();
+    assert_eq!(got, [(prefix, "p/1".to_string()), (all, "z".into())]);
+    assert_quiet(&rx);
+}
+
+#[test]
+fn future_start_waits_for_its_revision() {
+    let (store, hub) = setup(WatchConfig::default());
+    let (ws, rx) = hub.new_stream();
+    ws.watch(WatchRequest::key("k").from_revision(4)).unwrap();
+    assert_eq!(created(&next(&rx)), 1);
+    put(&store, "k", "2");
+    put(&store, "k", "3");
+    ws.request_progress_all();
+    assert_quiet(&rx); // not past its start revision yet: no progress either
+    put(&store, "k", "4");
+    assert_eq!(evs(&next(&rx))[0].0, 4);
+}
+
+#[test]
+fn compacted_start_is_canceled_and_id_stays_until_cancel() {
+    let (store, hub) = setup(WatchConfig::default());
+    for i in 0..4 {
+        put(&store, "k", &i.to_string());
+    }
+    store.compact(4, true).unwrap();
+    let (ws, rx) = hub.new_stream();
+    let mut req = WatchRequest::key("k").from_revision(2);
+    req.id = 5;
+    let id = ws.watch(req).unwrap();
+    created(&next(&rx));
+    let r = next(&rx);
+    assert_eq!((r.watch_id, r.header_revision), (id, 0));
+    assert!(
+        matches!(
+            r.kind,
+            ResponseKind::Compacted {
+                compact_revision: 4
+            }
+        ),
+        "{r:?}"
+    );
+    let mut same = WatchRequest::key("k");
+    same.id = id;
+    assert_eq!(
+        ws.watch(same),
+        Err(WatchError::DuplicateId),
+        "the id stays in use"
+    );
+    let _ = next(&rx); // its rejection
+    assert!(ws.cancel(id));
+    assert!(matches!(next(&rx).kind, ResponseKind::Canceled));
+    // Starting exactly at the compacted revision is fine.
+    ws.watch(WatchRequest::key("k").from_revision(4)).unwrap();
+    created(&next(&rx));
+    assert_eq!(
+        evs(&next(&rx)).iter().map(|e| e.0).collect::<Vec<_>>(),
+        [4, 5]
+    );
+}
+
+#[test]
+fn cancel_and_filters_and_txn_atomicity() {
+    let (store, hub) = setup(WatchConfig::default());
+    let (ws, rx) = hub.new_stream();
+    let mut no_put = WatchRequest::range("a", "z");
+    no_put.no_put = true;
+    let deletes = ws.watch(no_put).unwrap();
+    let everything = ws.watch(WatchRequest::range("a", "z")).unwrap();
+    created(&next(&rx));
+    created(&next(&rx));
+    let rev = store
+        .txn(TxnRequest {
+            compare: vec![],
+            success: vec![
+                RequestOp::Put(PutRequest::new("a", "1")),
+                RequestOp::Put(PutRequest::new("b", "1")),
+                RequestOp::Put(PutRequest::new("c", "1")),
+            ],
+            failure: vec![],
+        })
+        .unwrap()
+        .header_revision;
+    let r = next(&rx);
+    assert_eq!(
+        r.watch_id, everything,
+        "all-put revision is filtered out for NOPUT"
+    );
+    assert_eq!(evs(&r).len(), 3, "a revision is never split");
+    assert!(evs(&r).iter().all(|e| e.0 == rev));
+    store
+        .delete_range(DeleteRangeRequest::new("a", "c"))
+        .unwrap();
+    let mut got = vec![next(&rx), next(&rx)];
+    got.sort_by_key(|r| r.watch_id);
+    assert_eq!(got[0].watch_id, deletes);
+    assert_eq!(evs(&got[0]).len(), 2);
+    assert!(!ws.cancel(99), "unknown id: no reply");
+    assert!(ws.cancel(everything));
+    let r = next(&rx);
+    assert!(matches!(r.kind, ResponseKind::Canceled) && r.watch_id == everything);
+    put(&store, "b", "2");
+    assert_quiet(&rx);
+}
+
+#[test]
+fn prev_kv_follows_etcd() {
+    let (store, hub) = setup(WatchConfig::default());
+    let (ws, rx) = hub.new_stream();
+    let mut req = WatchRequest::key("k");
+    req.prev_kv = true;
+    ws.watch(req).unwrap();
+    created(&next(&rx));
+    put(&store, "k", "1");
+    put(&store, "k", "2");
+    store
+        .delete_range(DeleteRangeRequest::new("k", ""))
+        .unwrap();
+    put(&store, "k", "3");
+    let prevs: Vec<Option<Bytes>> = (0..4)
+        .map(|_| next(&rx).events()[0].prev_kv().map(|kv| kv.value.clone()))
+        .collect();
+    assert_eq!(prevs, [None, Some("1".into()), Some("2".into()), None]);
+}
+
+#[test]
+fn progress_requests() {
+    let (store, hub) = setup(WatchConfig::default());
+    let (ws, rx) = hub.new_stream();
+    ws.request_progress_all();
+    assert_quiet(&rx); // no watchers: no reply (etcd)
+    ws.watch(WatchRequest::key("k")).unwrap();
+    created(&next(&rx));
+    let rev = put(&store, "other", "x");
+    ws.request_progress_all();
+    let r = next(&rx);
+    assert!(matches!(r.kind, ResponseKind::Progress));
+    assert_eq!((r.watch_id, r.header_revision), (NO_WATCH_ID, rev));
+}
+
+#[test]
+fn periodic_progress_notify_only_when_idle() {
+    let config = WatchConfig {
+        progress_notify_interval: Some(Duration::from_millis(200)),
+        tick: Duration::from_millis(20),
+        ..WatchConfig::default()
+    };
+    let (store, hub) = setup(config);
+    let (ws, rx) = hub.new_stream();
+    let mut req = WatchRequest::key("k");
+    req.progress_notify = true;
+    let id = ws.watch(req).unwrap();
+    ws.watch(WatchRequest::key("quiet")).unwrap(); // no progress_notify: never notified
+    created(&next(&rx));
+    created(&next(&rx));
+    let rev = put(&store, "x", "1");
+    let r = next(&rx);
+    assert!(matches!(r.kind, ResponseKind::Progress));
+    assert_eq!((r.watch_id, r.header_revision), (id, rev));
+}
+
+#[test]
+fn stalled_consumer_becomes_victim_and_loses_nothing() {
+    let config = WatchConfig {
+        stream_capacity: 2,
+        ..WatchConfig::default()
+    };
+    let (store, hub) = setup(config);
+    let (ws, rx) = hub.new_stream();
+    ws.watch(WatchRequest::range("k", "l")).unwrap();
+    let (other, other_rx) = hub.new_stream();
+    other.watch(WatchRequest::range("k", "l")).unwrap();
+    created(&next(&rx));
+    created(&next(&other_rx));
+    let mut revs = Vec::new();
+    for i in 0..200 {
+        revs.push(put(&store, &format!("k{}", i % 7), &i.to_string()));
+        // The other stream keeps reading: one stalled stream must not hold it back.
+        while let Some(r) = other_rx.try_recv() {
+            assert!(!r.events().is_empty());
+        }
+    }
+    ws.request_progress_all();
+    // Now read everything: exactly once, in order.
+    let mut got = Vec::new();
+    let mut progress_at = None;
+    while got.len() < revs.len() {
+        let r = next(&rx);
+        match r.kind {
+            ResponseKind::Progress => progress_at = Some((r.header_revision, got.len())),
+            _ => got.extend(evs(&r).iter().map(|e| e.0)),
+        }
+    }
+    assert_eq!(got, revs);
+    if let Some((rev, seen)) = progress_at {
+        assert!(got[..seen].iter().all(|&r| r <= rev) && got[seen..].iter().all(|&r| r > rev));
+    }
+    assert_quiet(&rx);
+}
+
+#[test]
+fn catch_up_responses_are_cut_by_size_at_revision_boundaries() {
+    let config = WatchConfig {
+        max_response_bytes: 4096,
+        ..WatchConfig::default()
+    };
+    let (store, hub) = setup(config);
+    let big = "v".repeat(1000);
+    for i in 0..30 {
+        store
+            .txn(TxnRequest {
+                compare: vec![],
+                success: vec![
+                    RequestOp::Put(PutRequest::new(format!("a{i}"), big.clone())),
+                    RequestOp::Put(PutRequest::new(format!("b{i}"), big.clone())),
+                ],
+                failure: vec![],
+            })
+            .unwrap();
+    }
+    let (ws, rx) = hub.new_stream();
+    ws.watch(WatchRequest::range("a", "c").from_revision(2))
+        .unwrap();
+    created(&next(&rx));
+    let mut total = 0;
+    let mut responses = 0;
+    while total < 60 {
+        let r = next(&rx);
+        let bytes: usize = r.events().iter().map(|e| e.encoded(false).len()).sum();
+        assert!(bytes <= 4096 + 2100, "response of {bytes} bytes");
+        let e = evs(&r);
+        assert!(
+            e.len() % 2 == 0 && e.chunks(2).all(|p| p[0].0 == p[1].0),
+            "revision split"
+        );
+        total += e.len();
+        responses += 1;
+    }
+    assert!(responses >= 10, "{responses} responses");
+}
