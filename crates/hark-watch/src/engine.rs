@@ -9,23 +9,27 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Instant;
 
-use bytes::Bytes;
 use crossbeam_channel::{Receiver, select};
-use hark_mvcc::{CommittedRevision, EventKind, KeyRange, Store};
+use hark_mvcc::{CommittedRevision, EventKind, Store};
+use parking_lot::Mutex;
 
 use crate::config::WatchConfig;
 use crate::event::WatchEvent;
+use crate::index::{
+    KeyIndex, Keys, NIL, NO_DELETE, NO_PUT, PREV_KV, PROGRESS_NOTIFY, SENT_SINCE_TICK, Slab, Slot,
+    State, Watcher,
+};
 use crate::outbox::{Outbox, PENDING_EVENTS};
 use crate::response::{NO_WATCH_ID, ResponseKind, WatchId, WatchResponse};
-use crate::stream::WatchRequest;
+use crate::stream::{StreamIds, WatchRequest};
 
-pub(crate) type StreamId = u64;
-type Slot = usize;
+pub(crate) type StreamId = u32;
 
 pub(crate) enum Command {
     OpenStream {
         stream: StreamId,
         outbox: Arc<Outbox>,
+        ids: Arc<Mutex<StreamIds>>,
     },
     CloseStream {
         stream: StreamId,
@@ -56,166 +60,25 @@ pub(crate) enum Command {
     HubDropped,
 }
 
-/// The keys a watcher covers.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Keys {
-    One(Bytes),
-    /// `[start, end)`; `end: None` means every key `>= start`. Boxed: most
-    /// watchers watch one key, and this enum is in every watcher.
-    Span(Box<(Bytes, Option<Bytes>)>),
-}
-
-impl Keys {
-    fn new(key: &Bytes, range_end: &Bytes) -> Keys {
-        match KeyRange::new(key, range_end) {
-            KeyRange::Single(_) => Keys::One(key.clone()),
-            KeyRange::Span { end, .. } => {
-                Keys::Span(Box::new((key.clone(), end.map(|_| range_end.clone()))))
-            }
-        }
-    }
-
-    fn contains(&self, key: &[u8]) -> bool {
-        match self {
-            Keys::One(k) => k.as_ref() == key,
-            Keys::Span(span) => {
-                key >= span.0.as_ref() && span.1.as_ref().is_none_or(|e| key < e.as_ref())
-            }
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Synced,
-    Unsynced,
-    /// Its stream was full; the batch it could not deliver waits in the stream's
-    /// `victims` queue.
-    Victim,
-}
-
-struct Watcher {
-    stream: StreamId,
-    id: WatchId,
-    keys: Keys,
-    /// The next revision this watcher needs.
-    min_rev: i64,
-    start_rev: i64,
-    no_put: bool,
-    no_delete: bool,
-    prev_kv: bool,
-    progress_notify: bool,
-    /// Events went out since the last progress-notify tick.
-    sent_since_tick: bool,
-    state: State,
-    /// Position in its synced-index list (valid while synced).
-    pos: u32,
-}
-
-impl Watcher {
-    fn wants(&self, ev: &WatchEvent) -> bool {
-        match ev.kind {
-            EventKind::Put => !self.no_put,
-            EventKind::Delete => !self.no_delete,
-        }
-    }
-}
-
-/// Watchers by what they watch: exact keys by hash, ranges grouped by identical
-/// range (watchers of one prefix share one entry, so matching an event costs one
-/// lookup plus one check per distinct range).
-#[derive(Default)]
-struct SyncedIndex {
-    groups: HashMap<Keys, Vec<Slot>>,
-    /// The distinct ranges in `groups`, scanned per event.
-    spans: Vec<Keys>,
-}
-
-impl SyncedIndex {
-    /// Adds `slot` under `keys`; returns its position in that group.
-    fn insert(&mut self, slot: Slot, keys: &Keys) -> u32 {
-        let list = self.groups.entry(keys.clone()).or_insert_with(|| {
-            if matches!(keys, Keys::Span(..)) {
-                self.spans.push(keys.clone());
-            }
-            Vec::new()
-        });
-        list.push(slot);
-        (list.len() - 1) as u32
-    }
-
-    /// Removes `slot`; the watcher that took its place gets its new position.
-    fn remove(&mut self, slot: Slot, watchers: &mut Slab) {
-        let keys = watchers.get(slot).keys.clone();
-        let pos = watchers.get(slot).pos as usize;
-        let list = self
-            .groups
-            .get_mut(&keys)
-            .expect("synced watcher is indexed");
-        debug_assert_eq!(list[pos], slot);
-        list.swap_remove(pos);
-        if let Some(&moved) = list.get(pos) {
-            watchers.get_mut(moved).pos = pos as u32;
-        }
-        if list.is_empty() {
-            self.groups.remove(&keys);
-            self.spans.retain(|s| *s != keys);
-        }
-    }
-
-    fn matching(&self, key: &Bytes, mut f: impl FnMut(Slot)) {
-        if let Some(list) = self.groups.get(&Keys::One(key.clone())) {
-            list.iter().for_each(|&s| f(s));
-        }
-        for span in &self.spans {
-            if span.contains(key) {
-                self.groups[span].iter().for_each(|&s| f(s));
-            }
-        }
-    }
-}
-
-#[derive(Default)]
-struct Slab {
-    entries: Vec<Option<Watcher>>,
-    free: Vec<Slot>,
-    len: usize,
-}
-
-impl Slab {
-    fn insert(&mut self, w: Watcher) -> Slot {
-        self.len += 1;
-        match self.free.pop() {
-            Some(s) => {
-                self.entries[s] = Some(w);
-                s
-            }
-            None => {
-                self.entries.push(Some(w));
-                self.entries.len() - 1
-            }
-        }
-    }
-    fn remove(&mut self, s: Slot) -> Watcher {
-        self.len -= 1;
-        self.free.push(s);
-        self.entries[s].take().expect("live slot")
-    }
-    fn get(&self, s: Slot) -> &Watcher {
-        self.entries[s].as_ref().expect("live slot")
-    }
-    fn get_mut(&mut self, s: Slot) -> &mut Watcher {
-        self.entries[s].as_mut().expect("live slot")
-    }
-}
-
 struct StreamState {
     outbox: Arc<Outbox>,
-    watchers: HashMap<WatchId, Slot>,
-    /// Canceled by compaction, id still in use until the client cancels it.
-    compacted: HashSet<WatchId>,
+    /// Shared with the stream handle: id → slot (`NIL` while only reserved, or
+    /// after a compaction cancel until the client cancels the id).
+    ids: Arc<Mutex<StreamIds>>,
     /// Victims with the batch each could not deliver, in the order they failed.
     victims: VecDeque<(Slot, WatchResponse)>,
+}
+
+impl StreamState {
+    fn slots(&self) -> Vec<Slot> {
+        self.ids
+            .lock()
+            .slots
+            .values()
+            .copied()
+            .filter(|&s| s != NIL)
+            .collect()
+    }
 }
 
 /// The changes of one revision, shared by the window and every receiver.
@@ -254,7 +117,7 @@ pub(crate) struct Engine {
     window_bytes: usize,
     watchers: Slab,
     streams: HashMap<StreamId, StreamState>,
-    synced: SyncedIndex,
+    synced: KeyIndex,
     unsynced: HashSet<Slot>,
     victims: usize,
     last_tick: Instant,
@@ -282,7 +145,7 @@ impl Engine {
             window_bytes: 0,
             watchers: Slab::default(),
             streams: HashMap::new(),
-            synced: SyncedIndex::default(),
+            synced: KeyIndex::default(),
             unsynced: HashSet::new(),
             victims: 0,
             last_tick: Instant::now(),
@@ -322,7 +185,7 @@ impl Engine {
                 },
                 recv(self.commands) -> cmd => match cmd {
                     Ok(cmd) => self.handle(cmd),
-                    Err(_) => return, // every stream and the hub are gone
+                    Err(_) => return,
                 },
                 default(self.config.tick) => {}
             }
@@ -350,11 +213,11 @@ impl Engine {
         self.shared_rev.store(self.rev, Ordering::Release);
 
         // (watcher, event index) for every match; sorted, each watcher's events
-        // are adjacent and in revision order.
+        // are adjacent and in order.
         let mut matches: Vec<(Slot, usize)> = Vec::new();
         for (i, ev) in revision.events.iter().enumerate() {
             self.synced
-                .matching(&ev.kv.key, |slot| matches.push((slot, i)));
+                .matching(&ev.kv.key, &self.watchers, |slot| matches.push((slot, i)));
         }
         if revision.events.len() > 1 {
             matches.sort_unstable();
@@ -378,7 +241,7 @@ impl Engine {
         for (stream, batch) in per_stream {
             let outbox = self.streams[&stream].outbox.clone();
             let refused = outbox.push_events_batch(batch, |slot| {
-                self.watchers.get_mut(slot).sent_since_tick = true
+                self.watchers.get_mut(slot).flags |= SENT_SINCE_TICK
             });
             for (slot, resp) in refused {
                 self.synced.remove(slot, &mut self.watchers);
@@ -404,11 +267,15 @@ impl Engine {
         header: i64,
     ) -> Option<WatchResponse> {
         let w = self.watchers.get(slot);
-        events.retain(|e| w.wants(e));
+        events.retain(|e| match e.kind {
+            EventKind::Put => !w.has(NO_PUT),
+            EventKind::Delete => !w.has(NO_DELETE),
+        });
         if events.is_empty() {
             return None;
         }
-        if w.prev_kv {
+        let prev_kv = w.has(PREV_KV);
+        if prev_kv {
             for e in &events {
                 e.load_prev_kv(&self.store);
             }
@@ -416,10 +283,7 @@ impl Engine {
         Some(WatchResponse {
             watch_id: w.id,
             header_revision: header,
-            kind: ResponseKind::Events {
-                events,
-                prev_kv: w.prev_kv,
-            },
+            kind: ResponseKind::Events { events, prev_kv },
         })
     }
 
@@ -436,26 +300,27 @@ impl Engine {
     /// Puts a watcher that owes nothing where it belongs: synced if it has seen
     /// everything up to `rev`, else unsynced.
     fn settle(&mut self, slot: Slot) {
-        let rev = self.rev;
-        let w = self.watchers.get_mut(slot);
-        if w.min_rev > rev {
-            w.state = State::Synced;
-            w.pos = self.synced.insert(slot, &w.keys);
+        if self.watchers.get(slot).min_rev > self.rev {
+            self.watchers.get_mut(slot).state = State::Synced;
+            self.synced.insert(slot, &mut self.watchers);
         } else {
-            w.state = State::Unsynced;
+            self.watchers.get_mut(slot).state = State::Unsynced;
             self.unsynced.insert(slot);
         }
     }
 
     fn handle(&mut self, cmd: Command) {
         match cmd {
-            Command::OpenStream { stream, outbox } => {
+            Command::OpenStream {
+                stream,
+                outbox,
+                ids,
+            } => {
                 self.streams.insert(
                     stream,
                     StreamState {
                         outbox,
-                        watchers: HashMap::new(),
-                        compacted: HashSet::new(),
+                        ids,
                         victims: VecDeque::new(),
                     },
                 );
@@ -464,8 +329,7 @@ impl Engine {
                 let Some(st) = self.streams.get(&stream) else {
                     return;
                 };
-                let slots: Vec<Slot> = st.watchers.values().copied().collect();
-                for slot in slots {
+                for slot in st.slots() {
                     self.remove_watcher(slot);
                 }
                 let st = self.streams.remove(&stream).expect("checked above");
@@ -482,21 +346,21 @@ impl Engine {
                 }
             }
             Command::Cancel { stream, id } => {
-                let Some(st) = self.streams.get_mut(&stream) else {
+                let Some(st) = self.streams.get(&stream) else {
                     return;
                 };
-                let slot = st.watchers.get(&id).copied();
-                let known = slot.is_some() || st.compacted.remove(&id);
-                if let Some(slot) = slot {
+                let Some(slot) = st.ids.lock().slots.remove(&id) else {
+                    return; // already canceled: no second reply
+                };
+                let outbox = st.outbox.clone();
+                if slot != NIL {
                     self.remove_watcher(slot);
                 }
-                if known {
-                    self.streams[&stream].outbox.push_control(WatchResponse {
-                        watch_id: id,
-                        header_revision: self.rev,
-                        kind: ResponseKind::Canceled,
-                    });
-                }
+                outbox.push_control(WatchResponse {
+                    watch_id: id,
+                    header_revision: self.rev,
+                    kind: ResponseKind::Canceled,
+                });
             }
             Command::Progress { stream, id } => self.progress(stream, id),
             Command::Drained { stream } => self.retry_victims(stream),
@@ -509,31 +373,27 @@ impl Engine {
             return;
         };
         let outbox = st.outbox.clone();
+        let ids = st.ids.clone();
         let start = req.start_revision;
         let min_rev = if start == 0 || start > self.rev {
             start.max(self.rev + 1)
         } else {
             start
         };
-        let slot = self.watchers.insert(Watcher {
-            stream,
-            id,
-            keys: Keys::new(&req.key, &req.range_end),
-            min_rev,
-            start_rev: start,
-            no_put: req.no_put,
-            no_delete: req.no_delete,
-            prev_kv: req.prev_kv,
-            progress_notify: req.progress_notify,
-            sent_since_tick: false,
-            state: State::Unsynced,
-            pos: 0,
-        });
-        self.streams
-            .get_mut(&stream)
-            .expect("checked")
+        let flags = [
+            (req.no_put, NO_PUT),
+            (req.no_delete, NO_DELETE),
+            (req.prev_kv, PREV_KV),
+            (req.progress_notify, PROGRESS_NOTIFY),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .fold(0, |acc, (_, f)| acc | f);
+        let keys = Keys::new(&req.key, &req.range_end);
+        let slot = self
             .watchers
-            .insert(id, slot);
+            .insert(Watcher::new(id, stream, keys, min_rev, start, flags));
+        ids.lock().slots.insert(id, slot);
         // The created reply goes first: every event of this watcher is queued after it.
         outbox.push_control(WatchResponse {
             watch_id: id,
@@ -543,9 +403,10 @@ impl Engine {
         self.settle(slot);
     }
 
+    /// Forgets a watcher (its id mapping is the caller's business).
     fn remove_watcher(&mut self, slot: Slot) {
         let w = self.watchers.get(slot);
-        let (stream, id) = (w.stream, w.id);
+        let stream = w.stream;
         match w.state {
             State::Synced => self.synced.remove(slot, &mut self.watchers),
             State::Unsynced => {
@@ -558,9 +419,6 @@ impl Engine {
                 }
             }
         }
-        if let Some(st) = self.streams.get_mut(&stream) {
-            st.watchers.remove(&id);
-        }
         self.watchers.remove(slot);
     }
 
@@ -571,8 +429,16 @@ impl Engine {
             return;
         };
         let slots: Vec<Slot> = match id {
-            Some(id) => st.watchers.get(&id).copied().into_iter().collect(),
-            None => st.watchers.values().copied().collect(),
+            Some(id) => st
+                .ids
+                .lock()
+                .slots
+                .get(&id)
+                .copied()
+                .filter(|&s| s != NIL)
+                .into_iter()
+                .collect(),
+            None => st.slots(),
         };
         if slots.is_empty() {
             return;
@@ -591,24 +457,20 @@ impl Engine {
     }
 
     fn retry_victims(&mut self, stream: StreamId) {
-        let Some(st) = self.streams.get_mut(&stream) else {
-            return;
-        };
-        while let Some((slot, held)) = st.victims.pop_front() {
+        loop {
+            let Some(st) = self.streams.get_mut(&stream) else {
+                return;
+            };
+            let Some((slot, held)) = st.victims.pop_front() else {
+                return;
+            };
             if let Err(held) = st.outbox.push_events(held) {
                 st.victims.push_front((slot, held));
                 return;
             }
             self.victims -= 1;
             // Delivered: it owes only what came after the held batch.
-            let w = self.watchers.get_mut(slot);
-            if w.min_rev > self.rev {
-                w.state = State::Synced;
-                w.pos = self.synced.insert(slot, &w.keys);
-            } else {
-                w.state = State::Unsynced;
-                self.unsynced.insert(slot);
-            }
+            self.settle(slot);
         }
     }
 
@@ -623,13 +485,13 @@ impl Engine {
         }
         self.last_tick = Instant::now();
         let mut due = Vec::new();
-        for (slot, w) in self.watchers.entries.iter_mut().enumerate() {
-            let Some(w) = w else { continue };
-            if w.progress_notify && !std::mem::take(&mut w.sent_since_tick) {
-                due.push((slot, w.stream, w.id));
+        for w in self.watchers.iter_mut() {
+            if w.has(PROGRESS_NOTIFY) && !w.has(SENT_SINCE_TICK) {
+                due.push((w.stream, w.id));
             }
+            w.flags &= !SENT_SINCE_TICK;
         }
-        for (_, stream, id) in due {
+        for (stream, id) in due {
             self.progress(stream, Some(id));
         }
     }
@@ -643,19 +505,17 @@ impl Engine {
             let w = self.watchers.get(slot);
             if w.min_rev < compacted {
                 let (stream, id) = (w.stream, w.id);
-                self.streams[&stream].outbox.push_control(WatchResponse {
+                let st = &self.streams[&stream];
+                st.outbox.push_control(WatchResponse {
                     watch_id: id,
                     header_revision: 0,
                     kind: ResponseKind::Compacted {
                         compact_revision: compacted,
                     },
                 });
+                // The id stays in use (mapped to nothing) until the client cancels it.
+                st.ids.lock().slots.insert(id, NIL);
                 self.remove_watcher(slot);
-                self.streams
-                    .get_mut(&stream)
-                    .expect("exists")
-                    .compacted
-                    .insert(id);
             } else if w.min_rev > self.rev {
                 self.unsynced.remove(&slot);
                 self.settle(slot);
@@ -679,16 +539,16 @@ impl Engine {
             }
         };
 
-        // Index the unsynced watchers once, then scan the chunk once.
-        let mut index = SyncedIndex::default();
+        // Index the unsynced watchers (their index links are free), scan the chunk once.
+        let mut index = KeyIndex::default();
         let slots: Vec<Slot> = self.unsynced.iter().copied().collect();
         for &slot in &slots {
-            index.insert(slot, &self.watchers.get(slot).keys);
+            index.insert(slot, &mut self.watchers);
         }
         let mut found: HashMap<Slot, Vec<Arc<WatchEvent>>> = HashMap::new();
         for r in &chunk {
             for ev in &r.events {
-                index.matching(&ev.kv.key, |slot| {
+                index.matching(&ev.kv.key, &self.watchers, |slot| {
                     if self.watchers.get(slot).min_rev <= r.revision {
                         found.entry(slot).or_default().push(ev.clone());
                     }
@@ -735,7 +595,7 @@ impl Engine {
             let Some(resp) = self.response_for(slot, batch.to_vec(), self.rev) else {
                 continue;
             };
-            self.watchers.get_mut(slot).sent_since_tick = true;
+            self.watchers.get_mut(slot).flags |= SENT_SINCE_TICK;
             if let Err(resp) = outbox.push_events(resp) {
                 self.unsynced.remove(&slot);
                 self.make_victim(slot, resp, batch_last + 1);

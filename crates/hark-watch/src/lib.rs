@@ -18,6 +18,7 @@
 mod config;
 mod engine;
 mod event;
+mod index;
 mod outbox;
 mod response;
 mod stream;

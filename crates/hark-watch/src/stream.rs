@@ -1,8 +1,8 @@
 //! The public API: a [`WatchHub`] per store, a [`WatchStream`] per client stream.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 
 use bytes::Bytes;
 use crossbeam_channel::Sender;
@@ -11,6 +11,7 @@ use parking_lot::Mutex;
 
 use crate::config::WatchConfig;
 use crate::engine::{Command, Engine, StreamId};
+use crate::index::{NIL, Slot};
 use crate::outbox::{Outbox, Responses};
 use crate::response::WatchId;
 
@@ -79,7 +80,7 @@ struct HubInner {
     commands: Sender<Command>,
     config: WatchConfig,
     rev: Arc<AtomicI64>,
-    next_stream: AtomicU64,
+    next_stream: AtomicU32,
 }
 
 impl WatchHub {
@@ -104,7 +105,7 @@ impl WatchHub {
                 commands,
                 config,
                 rev,
-                next_stream: AtomicU64::new(0),
+                next_stream: AtomicU32::new(0),
             }),
         }
     }
@@ -118,13 +119,15 @@ impl WatchHub {
             self.inner.config.stream_capacity,
             self.inner.commands.clone(),
         ));
+        let ids = Arc::new(Mutex::new(StreamIds::default()));
         let _ = self.inner.commands.send(Command::OpenStream {
             stream: id,
             outbox: outbox.clone(),
+            ids: ids.clone(),
         });
         let stream = WatchStream {
             id,
-            ids: Mutex::new(Ids::default()),
+            ids,
             commands: self.inner.commands.clone(),
             rev: self.inner.rev.clone(),
         };
@@ -144,10 +147,14 @@ impl Drop for HubInner {
     }
 }
 
+/// A stream's watch ids, shared by its handle (which hands ids out and spots
+/// duplicates at once) and the engine (which maps them to watchers).
 #[derive(Default)]
-struct Ids {
+pub(crate) struct StreamIds {
     next: WatchId,
-    in_use: HashSet<WatchId>,
+    /// Every id in use → its watcher, or `NIL` until the engine has created it
+    /// (or after a compaction cancel, until the client cancels the id).
+    pub(crate) slots: HashMap<WatchId, Slot>,
     closed: bool,
 }
 
@@ -155,7 +162,7 @@ struct Ids {
 /// rejected create, arrives in order on the paired [`Responses`].
 pub struct WatchStream {
     id: StreamId,
-    ids: Mutex<Ids>,
+    ids: Arc<Mutex<StreamIds>>,
     commands: Sender<Command>,
     rev: Arc<AtomicI64>,
 }
@@ -197,23 +204,24 @@ impl WatchStream {
             return Err(WatchError::EmptyRange);
         }
         let id = if req.id == 0 {
-            while ids.in_use.contains(&ids.next) {
+            while ids.slots.contains_key(&ids.next) {
                 ids.next += 1;
             }
             ids.next += 1;
             ids.next - 1
-        } else if ids.in_use.contains(&req.id) {
+        } else if ids.slots.contains_key(&req.id) {
             return Err(WatchError::DuplicateId);
         } else {
             req.id
         };
-        ids.in_use.insert(id);
+        ids.slots.insert(id, NIL);
         Ok(id)
     }
 
     /// Cancels a watcher; `false` (and no reply, as etcd) if the id is unknown.
+    /// The id is free again once the engine has answered the cancel.
     pub fn cancel(&self, id: WatchId) -> bool {
-        if !self.ids.lock().in_use.remove(&id) {
+        if !self.ids.lock().slots.contains_key(&id) {
             return false;
         }
         let _ = self.commands.send(Command::Cancel {
