@@ -53,6 +53,21 @@ impl KeyHistory {
         })
     }
 
+    /// Visits the changes with main revision in `from..=to`, oldest first:
+    /// `(revision, is_deletion)`.
+    fn changes(&self, from: i64, to: i64, mut f: impl FnMut(Revision, bool)) {
+        for g in &self.generations {
+            let last = g.revs.len() - 1;
+            let start = g.revs.partition_point(|r| r.main < from);
+            for (i, r) in g.revs.iter().enumerate().skip(start) {
+                if r.main > to {
+                    break;
+                }
+                f(*r, g.ended && i == last);
+            }
+        }
+    }
+
     /// Records a put at `rev` (newer than every recorded revision).
     fn put(&mut self, rev: Revision, create_revision: i64, version: i64) -> IndexEntry {
         match self.generations.last_mut() {
@@ -205,6 +220,33 @@ impl TreeIndex {
         }
     }
 
+    /// Visits every change to a key in `range` with main revision in `from..=to`
+    /// (deletions included), key by key.
+    pub(crate) fn changes(
+        &self,
+        range: KeyRange<'_>,
+        from: i64,
+        to: i64,
+        mut f: impl FnMut(&Bytes, Revision, bool),
+    ) {
+        match range {
+            KeyRange::Single(key) => {
+                if let Some((k, h)) = self.keys.get_key_value(key) {
+                    h.changes(from, to, |r, del| f(k, r, del));
+                }
+            }
+            KeyRange::Span { start, end } => {
+                if end.is_some_and(|e| start >= e) {
+                    return;
+                }
+                let upper = end.map_or(Bound::Unbounded, Bound::Excluded);
+                for (k, h) in self.keys.range::<[u8], _>((Bound::Included(start), upper)) {
+                    h.changes(from, to, |r, del| f(k, r, del));
+                }
+            }
+        }
+    }
+
     /// Records a put; `create_revision` and `version` are used only when the put
     /// starts a new generation (normally `rev.main` and 1; from the stored value
     /// when rebuilding).
@@ -335,6 +377,24 @@ mod tests {
         assert_eq!((e.rev.main, e.create_revision, e.version), (8, 5, 4));
         assert_eq!(idx.get(b"k", 7).unwrap().version, 3);
         assert_eq!(idx.get(b"k", 100).unwrap().version, 4);
+    }
+
+    #[test]
+    fn changes_list_puts_and_deletes_in_a_window() {
+        let idx = history();
+        let mut got = vec![];
+        idx.changes(KeyRange::new(b"foo", b""), 3, 8, |_, r, del| {
+            got.push((r.main, del))
+        });
+        assert_eq!(
+            got,
+            [(3, false), (4, true), (6, false), (7, false), (8, true)]
+        );
+        got.clear();
+        idx.changes(KeyRange::new(b"a", b"z"), 9, 100, |_, r, del| {
+            got.push((r.main, del))
+        });
+        assert_eq!(got, [(10, false)]);
     }
 
     #[test]

@@ -8,13 +8,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::thread::JoinHandle;
 
+use bytes::Bytes;
 use crossbeam_channel::{Receiver, Sender};
 use parking_lot::{Mutex, RwLock};
 
 use crate::apply::{TxnWriter, decode_kv, finish_range, load_kv, plan_range};
 use crate::backend::{Backend, MemoryBackend, RocksBackend, Table, WriteBatch};
 use crate::error::{Error, Result};
-use crate::key_index::TreeIndex;
+use crate::key_index::{KeyRange, TreeIndex};
 use crate::kv::{CommittedRevision, Event, EventKind, KeyValue};
 use crate::request::{
     CompactRequest, CompactResponse, DeleteRangeRequest, DeleteRangeResponse, PutRequest,
@@ -397,6 +398,64 @@ impl Store {
             revisions: out,
             next,
         })
+    }
+}
+
+impl Store {
+    /// The changes to keys in `[key, range_end)` (etcd's range forms) with
+    /// revisions in `from..=to`, in revision order, found through the key index:
+    /// the cost follows that range's own history, not the store's write volume.
+    pub fn key_changes(
+        &self,
+        key: &[u8],
+        range_end: &[u8],
+        from: i64,
+        to: i64,
+    ) -> Result<Vec<Event>> {
+        let shared = self.shared();
+        let mut found: Vec<(Revision, Bytes, bool)> = Vec::new();
+        {
+            let index = shared.index.read();
+            if from < shared.compact_rev.load(Ordering::Acquire) {
+                return Err(Error::Compacted);
+            }
+            let to = to.min(shared.committed_rev.load(Ordering::Acquire));
+            index.changes(KeyRange::new(key, range_end), from, to, |k, r, del| {
+                found.push((r, k.clone(), del))
+            });
+        }
+        found.sort_unstable_by_key(|(r, _, _)| *r);
+        let empty = HashMap::new();
+        let mut events = Vec::with_capacity(found.len());
+        for (rev, key, deleted) in found {
+            let kv = if deleted {
+                KeyValue {
+                    key,
+                    mod_revision: rev.main,
+                    ..Default::default()
+                }
+            } else {
+                match load_kv(shared.backend.as_ref(), &empty, rev)? {
+                    Some(kv) => kv,
+                    None if from < shared.compact_rev.load(Ordering::Acquire) => {
+                        return Err(Error::Compacted);
+                    }
+                    None => {
+                        return Err(Error::Backend(format!(
+                            "missing value at revision {}_{}",
+                            rev.main, rev.sub
+                        )));
+                    }
+                }
+            };
+            let kind = if deleted {
+                EventKind::Delete
+            } else {
+                EventKind::Put
+            };
+            events.push(Event { kind, kv });
+        }
+        Ok(events)
     }
 }
 

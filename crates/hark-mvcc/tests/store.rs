@@ -417,6 +417,25 @@ fn subscribers_get_every_revision_in_order() {
     assert_eq!(h.iter().map(|c| c.revision).collect::<Vec<_>>(), [3, 4, 5]);
     assert_eq!(h[1].events[0].kv.mod_revision, 4);
     assert!(h[1].events[0].kv.value.is_empty());
+    // The same changes through the key index, for one key and for a range.
+    let a: Vec<(i64, EventKind)> = s
+        .key_changes(b"a", b"", 1, 100)
+        .unwrap()
+        .iter()
+        .map(|e| (e.kv.mod_revision, e.kind))
+        .collect();
+    assert_eq!(a, [(3, Put), (4, Delete)]);
+    let all: Vec<i64> = s
+        .key_changes(b"a", b"\0", 4, 5)
+        .unwrap()
+        .iter()
+        .map(|e| e.kv.mod_revision)
+        .collect();
+    assert_eq!(all, [4, 5, 5]);
+    assert_eq!(
+        s.key_changes(b"c", b"", 5, 5).unwrap()[0].kv.value,
+        Bytes::from("1")
+    );
     // History stops at revision boundaries and says where.
     assert_eq!(s.history_chunk(3, 2, usize::MAX).unwrap().next, 5);
     assert_eq!(s.history_chunk(3, 100, usize::MAX).unwrap().next, 6);

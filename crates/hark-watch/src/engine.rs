@@ -521,6 +521,9 @@ impl Engine {
                 self.settle(slot);
             }
         }
+        if self.catch_up_narrow() {
+            return;
+        }
         let Some(from) = self
             .unsynced
             .iter()
@@ -562,6 +565,44 @@ impl Engine {
             let events = found.remove(&slot).unwrap_or_default();
             self.deliver_catch_up(slot, events, last);
         }
+    }
+
+    /// Single-key watchers that need history older than the memory window read
+    /// just their key's changes through the store's key index, so their cost
+    /// follows what they watch rather than everything written meanwhile.
+    /// Returns whether it did any work (at most `NARROW_PER_STEP` watchers).
+    fn catch_up_narrow(&mut self) -> bool {
+        const NARROW_PER_STEP: usize = 256;
+        let window_first = self.window.front().map_or(self.rev + 1, |r| r.revision);
+        let narrow: Vec<Slot> = self
+            .unsynced
+            .iter()
+            .copied()
+            .filter(|&s| {
+                let w = self.watchers.get(s);
+                w.min_rev < window_first && w.keys.single().is_some()
+            })
+            .take(NARROW_PER_STEP)
+            .collect();
+        let upto = window_first - 1;
+        for &slot in &narrow {
+            let w = self.watchers.get(slot);
+            let key = w.keys.single().expect("filtered above");
+            let events = match self.store.key_changes(key, b"", w.min_rev, upto) {
+                Ok(events) => events,
+                Err(hark_mvcc::Error::Compacted) => continue, // cancelled on the next step
+                Err(e) => {
+                    tracing::error!(error = %e, "watch catch-up cannot read key history; retrying");
+                    continue;
+                }
+            };
+            let events = events
+                .into_iter()
+                .map(|e| Arc::new(WatchEvent::new(e.kind, e.kv)))
+                .collect();
+            self.deliver_catch_up(slot, events, upto);
+        }
+        !narrow.is_empty()
     }
 
     /// Sends a caught-up watcher its events in batches cut at revision boundaries

@@ -46,7 +46,7 @@ impl Keys {
     }
 
     /// The one key watched, if it is a single key.
-    fn single(&self) -> Option<&[u8]> {
+    pub(crate) fn single(&self) -> Option<&[u8]> {
         match self {
             Keys::Short { len, buf } => Some(&buf[..*len as usize]),
             Keys::Long(k) => Some(k),
