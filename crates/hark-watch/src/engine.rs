@@ -34,10 +34,13 @@ pub(crate) enum Command {
     CloseStream {
         stream: StreamId,
     },
+    /// `now`: the store's revision when `watch` was called; a watch from the
+    /// current revision starts right after it (as etcd registers synchronously).
     Create {
         stream: StreamId,
         id: WatchId,
         req: WatchRequest,
+        now: i64,
     },
     Reject {
         stream: StreamId,
@@ -335,7 +338,12 @@ impl Engine {
                 let st = self.streams.remove(&stream).expect("checked above");
                 st.outbox.close();
             }
-            Command::Create { stream, id, req } => self.create(stream, id, req),
+            Command::Create {
+                stream,
+                id,
+                req,
+                now,
+            } => self.create(stream, id, req, now),
             Command::Reject { stream, reason } => {
                 if let Some(st) = self.streams.get(&stream) {
                     st.outbox.push_control(WatchResponse {
@@ -368,18 +376,16 @@ impl Engine {
         }
     }
 
-    fn create(&mut self, stream: StreamId, id: WatchId, req: WatchRequest) {
+    fn create(&mut self, stream: StreamId, id: WatchId, req: WatchRequest, now: i64) {
         let Some(st) = self.streams.get(&stream) else {
             return;
         };
         let outbox = st.outbox.clone();
         let ids = st.ids.clone();
         let start = req.start_revision;
-        let min_rev = if start == 0 || start > self.rev {
-            start.max(self.rev + 1)
-        } else {
-            start
-        };
+        // From "now": the first revision after the call, even if this engine has
+        // dispatched past it already (then it is caught up from memory).
+        let min_rev = if start == 0 { now + 1 } else { start };
         let flags = [
             (req.no_put, NO_PUT),
             (req.no_delete, NO_DELETE),
@@ -397,7 +403,7 @@ impl Engine {
         // The created reply goes first: every event of this watcher is queued after it.
         outbox.push_control(WatchResponse {
             watch_id: id,
-            header_revision: self.rev,
+            header_revision: if start == 0 { now } else { self.rev.max(now) },
             kind: ResponseKind::Created,
         });
         self.settle(slot);

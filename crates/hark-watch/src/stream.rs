@@ -77,6 +77,7 @@ pub struct WatchHub {
 }
 
 struct HubInner {
+    store: Store,
     commands: Sender<Command>,
     config: WatchConfig,
     rev: Arc<AtomicI64>,
@@ -89,7 +90,7 @@ impl WatchHub {
         let (commands, commands_rx) = crossbeam_channel::unbounded();
         let rev = Arc::new(AtomicI64::new(start_rev));
         let engine = Engine::new(
-            store,
+            store.clone(),
             config.clone(),
             start_rev,
             revisions,
@@ -102,6 +103,7 @@ impl WatchHub {
             .expect("spawning the watch engine thread");
         WatchHub {
             inner: Arc::new(HubInner {
+                store,
                 commands,
                 config,
                 rev,
@@ -127,6 +129,7 @@ impl WatchHub {
         });
         let stream = WatchStream {
             id,
+            store: self.inner.store.clone(),
             ids,
             commands: self.inner.commands.clone(),
             rev: self.inner.rev.clone(),
@@ -162,6 +165,8 @@ pub(crate) struct StreamIds {
 /// rejected create, arrives in order on the paired [`Responses`].
 pub struct WatchStream {
     id: StreamId,
+    /// To pin "now" for watches from the current revision at the moment of the call.
+    store: Store,
     ids: Arc<Mutex<StreamIds>>,
     commands: Sender<Command>,
     rev: Arc<AtomicI64>,
@@ -177,6 +182,7 @@ impl WatchStream {
                 stream: self.id,
                 id: *id,
                 req,
+                now: self.store.current_revision(),
             },
             Err(WatchError::Closed) => return result,
             Err(e) => Command::Reject {
