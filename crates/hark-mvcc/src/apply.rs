@@ -34,6 +34,14 @@ pub(crate) fn load_kv(
     }
 }
 
+/// The index points at a revision the backend does not hold.
+pub(crate) fn missing_value(rev: Revision) -> Error {
+    Error::Backend(format!(
+        "missing value at revision {}_{}",
+        rev.main, rev.sub
+    ))
+}
+
 pub(crate) fn decode_kv(bytes: &[u8]) -> Result<KeyValue> {
     KeyValue::decode(bytes).map_err(|e| Error::Backend(format!("corrupt stored key-value: {e}")))
 }
@@ -181,12 +189,7 @@ impl TxnWriter<'_> {
     }
 
     fn load(&self, rev: Revision) -> Result<KeyValue> {
-        load_kv(self.backend, self.overlay, rev)?.ok_or_else(|| {
-            Error::Backend(format!(
-                "missing value at revision {}_{}",
-                rev.main, rev.sub
-            ))
-        })
+        load_kv(self.backend, self.overlay, rev)?.ok_or_else(|| missing_value(rev))
     }
 
     /// Applies a whole (validated) transaction. Compares of nested transactions are

@@ -12,7 +12,7 @@ use bytes::Bytes;
 use crossbeam_channel::{Receiver, Sender};
 use parking_lot::{Mutex, RwLock};
 
-use crate::apply::{TxnWriter, decode_kv, finish_range, load_kv, plan_range};
+use crate::apply::{TxnWriter, decode_kv, finish_range, load_kv, missing_value, plan_range};
 use crate::backend::{Backend, MemoryBackend, RocksBackend, Table, WriteBatch};
 use crate::error::{Error, Result};
 use crate::key_index::{KeyRange, TreeIndex};
@@ -230,18 +230,7 @@ impl Store {
             }
             (plan_range(&index, req, at), current, at)
         };
-        let empty = HashMap::new();
-        let mut resp = finish_range(plan, req, |rev| {
-            match load_kv(shared.backend.as_ref(), &empty, rev)? {
-                Some(kv) => Ok(kv),
-                // Physical compaction removed it after the index was read.
-                None if at < shared.compact_rev.load(Ordering::Acquire) => Err(Error::Compacted),
-                None => Err(Error::Backend(format!(
-                    "missing value at revision {}_{}",
-                    rev.main, rev.sub
-                ))),
-            }
-        })?;
+        let mut resp = finish_range(plan, req, |rev| shared.load_committed(rev, at))?;
         resp.header_revision = current;
         metrics::counter!("etcd_mvcc_range_total").increment(1);
         Ok(resp)
@@ -425,7 +414,6 @@ impl Store {
             });
         }
         found.sort_unstable_by_key(|(r, _, _)| *r);
-        let empty = HashMap::new();
         let mut events = Vec::with_capacity(found.len());
         for (rev, key, deleted) in found {
             let kv = if deleted {
@@ -435,18 +423,7 @@ impl Store {
                     ..Default::default()
                 }
             } else {
-                match load_kv(shared.backend.as_ref(), &empty, rev)? {
-                    Some(kv) => kv,
-                    None if from < shared.compact_rev.load(Ordering::Acquire) => {
-                        return Err(Error::Compacted);
-                    }
-                    None => {
-                        return Err(Error::Backend(format!(
-                            "missing value at revision {}_{}",
-                            rev.main, rev.sub
-                        )));
-                    }
-                }
+                shared.load_committed(rev, from)?
             };
             let kind = if deleted {
                 EventKind::Delete
@@ -468,6 +445,16 @@ pub struct HistoryChunk {
 }
 
 impl Shared {
+    /// The value stored at `rev`, for a read at revision `read_at`: if it is gone,
+    /// a compaction past `read_at` removed it after the index was consulted.
+    fn load_committed(&self, rev: Revision, read_at: i64) -> Result<KeyValue> {
+        match load_kv(self.backend.as_ref(), &HashMap::new(), rev)? {
+            Some(kv) => Ok(kv),
+            None if read_at < self.compact_rev.load(Ordering::Acquire) => Err(Error::Compacted),
+            None => Err(missing_value(rev)),
+        }
+    }
+
     fn record_gauges(&self) {
         metrics::gauge!("etcd_debugging_mvcc_current_revision")
             .set(self.committed_rev.load(Ordering::Relaxed) as f64);

@@ -11,7 +11,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::engine::{Command, StreamId};
 use crate::response::{ResponseKind, WatchResponse};
@@ -91,12 +91,7 @@ impl Outbox {
             st.engine_waiting = true;
         }
         PENDING_EVENTS.fetch_add(events as i64, Ordering::Relaxed);
-        let waker = st.waker.take();
-        drop(st);
-        self.ready.notify_one();
-        if let Some(w) = waker {
-            w.wake();
-        }
+        Self::wake(st, &self.ready);
         refused
     }
 
@@ -107,11 +102,16 @@ impl Outbox {
         }
     }
 
-    fn enqueue(&self, mut st: parking_lot::MutexGuard<'_, State>, resp: WatchResponse) {
+    fn enqueue(&self, mut st: MutexGuard<'_, State>, resp: WatchResponse) {
         st.queue.push_back(resp);
+        Self::wake(st, &self.ready);
+    }
+
+    /// Releases the lock, then wakes whoever waits: a blocked or an async reader.
+    fn wake(mut st: MutexGuard<'_, State>, ready: &Condvar) {
         let waker = st.waker.take();
         drop(st);
-        self.ready.notify_one();
+        ready.notify_all();
         if let Some(w) = waker {
             w.wake();
         }
@@ -124,12 +124,7 @@ impl Outbox {
         let dropped: usize = st.queue.drain(..).map(|r| r.events().len()).sum();
         st.event_batches = 0;
         PENDING_EVENTS.fetch_sub(dropped as i64, Ordering::Relaxed);
-        let waker = st.waker.take();
-        drop(st);
-        self.ready.notify_all();
-        if let Some(w) = waker {
-            w.wake();
-        }
+        Self::wake(st, &self.ready);
     }
 
     /// `Ok(Some)`: a response; `Ok(None)`: empty for now; `Err(())`: closed.

@@ -392,34 +392,6 @@ fn catch_up_responses_are_cut_by_size_at_revision_boundaries() {
 }
 
 #[test]
-fn victims_of_one_stream_all_recover_with_capacity_one() {
-    let config = WatchConfig {
-        stream_capacity: 1,
-        tick: Duration::from_millis(5),
-        ..WatchConfig::default()
-    };
-    let (store, hub) = setup(config);
-    let (ws, rx) = hub.new_stream();
-    for i in 0..3 {
-        ws.watch(WatchRequest::key(format!("k{i}"))).unwrap();
-    }
-    for _ in 0..3 {
-        created(&next(&rx));
-    }
-    let mut want = Vec::new();
-    for i in 0..10 {
-        want.push((i % 3, put(&store, &format!("k{}", i % 3), "v")));
-    }
-    let mut got = Vec::new();
-    while got.len() < want.len() {
-        let r = next(&rx);
-        got.extend(r.events().iter().map(|e| (r.watch_id, e.revision())));
-    }
-    got.sort_by_key(|&(_, rev)| rev);
-    assert_eq!(got, want);
-}
-
-#[test]
 fn from_now_means_the_moment_of_the_call() {
     // The puts follow watch() at once, before the engine has seen the creates;
     // a stalled neighbour stream must not matter either.
