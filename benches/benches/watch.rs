@@ -1,7 +1,7 @@
 //! `hark-watch` benchmarks, in process:
 //! * fan-out: one writer, 1k / 10k / 100k watchers on one prefix;
-//! * catch-up: 100 watchers over 100k revisions of history while writes go on
-//!   (also prints put latency percentiles measured meanwhile);
+//! * catch-up: 100 watchers over 100k revisions of history (RocksDB, fsync on)
+//!   while writes go on; prints put latency percentiles measured meanwhile;
 //! * put latency with one stalled watcher versus none.
 //!
 //! Run: `cargo bench -p hark-benches --bench watch` (results in docs/benchmarks.md).
@@ -10,13 +10,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{
+    BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
+};
 use hark_mvcc::{PutRequest, Store, StoreOptions};
 use hark_watch::{Responses, WatchConfig, WatchHub, WatchRequest, WatchStream};
-
-fn memory_store() -> Store {
-    Store::in_memory()
-}
 
 /// Streams whose consumer threads count every event received.
 struct Consumers {
@@ -107,8 +105,9 @@ fn big_streams() -> WatchConfig {
 fn fan_out(c: &mut Criterion) {
     let mut group = c.benchmark_group("fan-out");
     group.sample_size(10);
+    group.sampling_mode(SamplingMode::Flat);
     for watchers in [1_000usize, 10_000, 100_000] {
-        let store = memory_store();
+        let store = Store::in_memory();
         let hub = WatchHub::new(store.clone(), big_streams());
         let consumers =
             Consumers::start(&hub, 10, watchers, |_| WatchRequest::range("fan/", "fan0"));
@@ -138,20 +137,30 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 fn catch_up(c: &mut Criterion) {
     const HISTORY: usize = 100_000;
     const WATCHERS: usize = 100;
-    let store = memory_store();
+    // On disk with fsync, like etcd: the put latency measured meanwhile is real.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
     let hub = WatchHub::new(store.clone(), WatchConfig::default());
     let first = store.current_revision() + 1;
-    // One revision per put: catch-up cost is about revisions.
-    for i in 0..HISTORY {
-        store
-            .put(PutRequest::new(
-                format!("hist/{}", i % 1000),
-                vec![b'v'; 64],
-            ))
-            .unwrap();
-    }
+    // One revision per put (catch-up is about revisions); 16 writers share syncs.
+    std::thread::scope(|s| {
+        for w in 0..16 {
+            let store = &store;
+            s.spawn(move || {
+                for i in (w..HISTORY).step_by(16) {
+                    store
+                        .put(PutRequest::new(
+                            format!("hist/{}", i % 1000),
+                            vec![b'v'; 64],
+                        ))
+                        .unwrap();
+                }
+            });
+        }
+    });
     let mut group = c.benchmark_group("catch-up");
     group.sample_size(10);
+    group.sampling_mode(SamplingMode::Flat);
     group.throughput(Throughput::Elements((HISTORY * WATCHERS) as u64));
     let mut latencies = Vec::new();
     group.bench_function("100-watchers-100k-revisions", |b| {
