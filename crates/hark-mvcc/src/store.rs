@@ -708,10 +708,9 @@ impl Committer {
         };
         if let Err(crossbeam_channel::SendError(c)) =
             self.compactions.send(Compaction { at, keep, done })
+            && let Some((done, _)) = c.done
         {
-            if let Some((done, _)) = c.done {
-                done(Err(Error::Closed));
-            }
+            done(Err(Error::Closed));
         }
     }
 }

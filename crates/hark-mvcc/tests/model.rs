@@ -203,6 +203,9 @@ fn apply(store: &Store, model: &mut Model, op: &Op) {
     }
 }
 
+/// A revision and its changes: `(key, Some(value))` for a put, `(key, None)` for a delete.
+type RevisionChanges = (i64, Vec<(String, Option<Bytes>)>);
+
 fn check(store: &Store, model: &Model) {
     assert_eq!(store.current_revision(), model.current());
     assert_eq!(store.compacted_revision(), model.compacted);
@@ -239,7 +242,7 @@ fn check(store: &Store, model: &Model) {
     }
     let from = model.compacted.max(1);
     let history = store.history(from, usize::MAX, usize::MAX).unwrap();
-    let got: Vec<(i64, Vec<(String, Option<Bytes>)>)> = history
+    let got: Vec<RevisionChanges> = history
         .into_iter()
         .map(|c| {
             let evs = c
@@ -254,7 +257,7 @@ fn check(store: &Store, model: &Model) {
             (c.revision, evs)
         })
         .collect();
-    let want: Vec<(i64, Vec<(String, Option<Bytes>)>)> = model
+    let want: Vec<RevisionChanges> = model
         .events
         .range(from..)
         .map(|(r, evs)| {

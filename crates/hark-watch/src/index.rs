@@ -18,13 +18,16 @@ const INLINE: usize = 22;
 /// The keys a watcher covers. Keys up to 22 bytes are stored inline.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Keys {
-    Short {
-        len: u8,
-        buf: [u8; INLINE],
-    },
+    Short { len: u8, buf: [u8; INLINE] },
     Long(Box<[u8]>),
-    /// `[start, end)`; `end: None` means every key `>= start`.
-    Span(Box<(Box<[u8]>, Option<Box<[u8]>>)>),
+    Span(Box<Span>),
+}
+
+/// `[start, end)`; `end: None` means every key `>= start`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Span {
+    start: Box<[u8]>,
+    end: Option<Box<[u8]>>,
 }
 
 impl Keys {
@@ -39,9 +42,10 @@ impl Keys {
                 }
             }
             KeyRange::Single(k) => Keys::Long(k.into()),
-            KeyRange::Span { start, end } => {
-                Keys::Span(Box::new((start.into(), end.map(Into::into))))
-            }
+            KeyRange::Span { start, end } => Keys::Span(Box::new(Span {
+                start: start.into(),
+                end: end.map(Into::into),
+            })),
         }
     }
 
@@ -56,7 +60,7 @@ impl Keys {
 
     pub(crate) fn contains(&self, key: &[u8]) -> bool {
         match self {
-            Keys::Span(span) => key >= &*span.0 && span.1.as_deref().is_none_or(|e| key < e),
+            Keys::Span(span) => key >= &*span.start && span.end.as_deref().is_none_or(|e| key < e),
             one => one.single() == Some(key),
         }
     }

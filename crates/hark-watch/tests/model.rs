@@ -368,6 +368,9 @@ fn run(ops: &[Op]) {
     }
 }
 
+/// An event as a watcher saw it: revision, kind, key, value, prev_kv's value.
+type Seen = (i64, EventKind, String, Bytes, Option<Bytes>);
+
 fn check_stream(s: usize, c: &Client, watches: &[ModelWatch], history: &History) {
     // Creates are answered in order; no event before its created reply or after its cancel.
     let mut answers = c.log.iter().filter(|r| {
@@ -389,8 +392,7 @@ fn check_stream(s: usize, c: &Client, watches: &[ModelWatch], history: &History)
     let mut created_at: HashMap<WatchId, i64> = HashMap::new();
     let mut ended: HashMap<WatchId, Option<i64>> = HashMap::new(); // Some(compact rev) or None (canceled)
     // Events per watcher, by the order the model's watch list has them (ids are reused).
-    let mut received: HashMap<usize, Vec<(i64, EventKind, String, Bytes, Option<Bytes>)>> =
-        HashMap::new();
+    let mut received: HashMap<usize, Vec<Seen>> = HashMap::new();
     let mut last_rev_seen = 0i64;
     // A progress reply at H promises: no later event at or below H for any
     // watcher that existed when it was sent.

@@ -243,7 +243,7 @@ fn cancel_and_filters_and_txn_atomicity() {
     store
         .delete_range(DeleteRangeRequest::new("a", "c"))
         .unwrap();
-    let mut got = vec![next(&rx), next(&rx)];
+    let mut got = [next(&rx), next(&rx)];
     got.sort_by_key(|r| r.watch_id);
     assert_eq!(got[0].watch_id, deletes);
     assert_eq!(evs(&got[0]).len(), 2);
@@ -382,7 +382,7 @@ fn catch_up_responses_are_cut_by_size_at_revision_boundaries() {
         assert!(bytes <= 4096 + 2100, "response of {bytes} bytes");
         let e = evs(&r);
         assert!(
-            e.len() % 2 == 0 && e.chunks(2).all(|p| p[0].0 == p[1].0),
+            e.len().is_multiple_of(2) && e.chunks(2).all(|p| p[0].0 == p[1].0),
             "revision split"
         );
         total += e.len();
