@@ -2,7 +2,7 @@
 //! that finds the watchers of a key. Built for memory: an idle watcher costs
 //! its slab entry (64 bytes, short keys inline) plus one hash-table slot.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 
 use bytes::Bytes;
@@ -18,16 +18,32 @@ const INLINE: usize = 22;
 /// The keys a watcher covers. Keys up to 22 bytes are stored inline.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Keys {
-    Short { len: u8, buf: [u8; INLINE] },
+    Short {
+        len: u8,
+        buf: [u8; INLINE],
+    },
     Long(Box<[u8]>),
+    /// Every key starting with these bytes (etcd's `WithPrefix` range).
+    Prefix(Box<[u8]>),
+    /// Every key `>= start` (`range_end == "\0"`).
+    From(Box<[u8]>),
+    /// Any other `[start, end)`.
     Span(Box<Span>),
 }
 
-/// `[start, end)`; `end: None` means every key `>= start`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Span {
     start: Box<[u8]>,
-    end: Option<Box<[u8]>>,
+    end: Box<[u8]>,
+}
+
+/// The end of the range of keys starting with `prefix` (etcd's
+/// `GetPrefixRangeEnd`); `None` when every byte is 0xff (no end).
+fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let last = prefix.iter().rposition(|&b| b < 0xff)?;
+    let mut end = prefix[..=last].to_vec();
+    end[last] += 1;
+    Some(end)
 }
 
 impl Keys {
@@ -42,9 +58,19 @@ impl Keys {
                 }
             }
             KeyRange::Single(k) => Keys::Long(k.into()),
-            KeyRange::Span { start, end } => Keys::Span(Box::new(Span {
+            KeyRange::Span { start, end: None } => Keys::From(start.into()),
+            KeyRange::Span {
+                start,
+                end: Some(end),
+            } if !start.is_empty() && prefix_end(start).as_deref() == Some(end) => {
+                Keys::Prefix(start.into())
+            }
+            KeyRange::Span {
+                start,
+                end: Some(end),
+            } => Keys::Span(Box::new(Span {
                 start: start.into(),
-                end: end.map(Into::into),
+                end: end.into(),
             })),
         }
     }
@@ -54,14 +80,23 @@ impl Keys {
         match self {
             Keys::Short { len, buf } => Some(&buf[..*len as usize]),
             Keys::Long(k) => Some(k),
-            Keys::Span(_) => None,
+            Keys::Prefix(_) | Keys::From(_) | Keys::Span(_) => None,
         }
     }
 
     pub(crate) fn contains(&self, key: &[u8]) -> bool {
         match self {
-            Keys::Span(span) => key >= &*span.start && span.end.as_deref().is_none_or(|e| key < e),
+            Keys::Prefix(p) => key.starts_with(p),
+            Keys::From(start) => key >= &**start,
+            Keys::Span(span) => key >= &*span.start && key < &*span.end,
             one => one.single() == Some(key),
+        }
+    }
+
+    fn open_start(&self) -> &[u8] {
+        match self {
+            Keys::From(start) => start,
+            _ => unreachable!("only from-key watchers are in the sorted list"),
         }
     }
 }
@@ -182,16 +217,24 @@ impl Hasher for PassThrough {
     }
 }
 
-/// Finds the watchers of a key. Single-key watchers hang in chains from a table
-/// keyed by the key's hash (a chain may mix keys whose hashes collide, so the
-/// walk compares keys); range watchers hang in one chain per distinct range.
-/// Chains are intrusive (`Watcher::prev/next`), so the index itself holds one
-/// table slot per distinct key.
+/// Finds the watchers of a key, at a cost that follows what matches, not how
+/// many watchers there are (an interval tree's job, specialised to the ranges
+/// etcd clients use). Watchers hang in intrusive chains (`Watcher::prev/next`),
+/// so the index itself holds one slot per distinct key or range:
+/// * single keys: a table from the key's hash to its chain (a chain may mix
+///   keys whose hashes collide; the walk compares keys);
+/// * prefixes: the same, keyed by the prefix; a key probes only the prefix
+///   lengths in use;
+/// * from-key ranges: chains sorted by start; all with start <= key match;
+/// * other ranges: one chain per distinct range, checked one by one.
 #[derive(Default)]
 pub(crate) struct KeyIndex {
     hasher: RandomState,
-    heads: HashMap<u64, Slot, BuildHasherDefault<PassThrough>>,
-    /// Head of each distinct range's chain.
+    keys: HashMap<u64, Slot, BuildHasherDefault<PassThrough>>,
+    prefixes: HashMap<u64, Slot, BuildHasherDefault<PassThrough>>,
+    /// Prefix length → prefix watchers of that length.
+    prefix_lens: BTreeMap<usize, usize>,
+    from_keys: Vec<Slot>,
     spans: Vec<Slot>,
 }
 
@@ -201,12 +244,25 @@ impl KeyIndex {
     }
 
     pub(crate) fn insert(&mut self, slot: Slot, slab: &mut Slab) {
-        let head = match slab.get(slot).keys.single() {
-            Some(key) => {
-                let h = self.hash(key);
-                self.heads.insert(h, slot).unwrap_or(NIL)
+        let head = match &slab.get(slot).keys {
+            Keys::Prefix(p) => {
+                *self.prefix_lens.entry(p.len()).or_default() += 1;
+                let h = self.hash(p);
+                self.prefixes.insert(h, slot).unwrap_or(NIL)
             }
-            None => {
+            Keys::From(start) => {
+                match self
+                    .from_keys
+                    .binary_search_by(|&h| slab.get(h).keys.open_start().cmp(start))
+                {
+                    Ok(i) => std::mem::replace(&mut self.from_keys[i], slot),
+                    Err(i) => {
+                        self.from_keys.insert(i, slot);
+                        NIL
+                    }
+                }
+            }
+            Keys::Span(_) => {
                 let keys = &slab.get(slot).keys;
                 match self.spans.iter().position(|&h| slab.get(h).keys == *keys) {
                     Some(i) => std::mem::replace(&mut self.spans[i], slot),
@@ -215,6 +271,10 @@ impl KeyIndex {
                         NIL
                     }
                 }
+            }
+            one => {
+                let h = self.hash(one.single().expect("single key"));
+                self.keys.insert(h, slot).unwrap_or(NIL)
             }
         };
         let w = slab.get_mut(slot);
@@ -230,6 +290,16 @@ impl KeyIndex {
             let w = slab.get(slot);
             (w.prev, w.next)
         };
+        if let Keys::Prefix(p) = &slab.get(slot).keys {
+            let n = self
+                .prefix_lens
+                .get_mut(&p.len())
+                .expect("indexed prefix length");
+            *n -= 1;
+            if *n == 0 {
+                self.prefix_lens.remove(&p.len());
+            }
+        }
         if next != NIL {
             slab.get_mut(next).prev = prev;
         }
@@ -237,52 +307,86 @@ impl KeyIndex {
             slab.get_mut(prev).next = next;
             return;
         }
-        // It was the head of its chain.
-        match slab.get(slot).keys.single() {
-            Some(key) => {
-                let h = self.hash(key);
-                if next == NIL {
-                    self.heads.remove(&h);
-                } else {
-                    self.heads.insert(h, next);
-                }
+        // It was the head of its chain: the index must point at the next one.
+        let replace = |list: &mut Vec<Slot>, i: usize| {
+            if next == NIL {
+                list.remove(i);
+            } else {
+                list[i] = next;
             }
-            None => {
+        };
+        match &slab.get(slot).keys {
+            Keys::Prefix(p) => {
+                let h = self.hash(p);
+                relink(&mut self.prefixes, h, next);
+            }
+            Keys::From(start) => {
+                let i = self
+                    .from_keys
+                    .binary_search_by(|&h| slab.get(h).keys.open_start().cmp(start))
+                    .expect("indexed from-key range");
+                replace(&mut self.from_keys, i);
+            }
+            Keys::Span(_) => {
                 let i = self
                     .spans
                     .iter()
                     .position(|&h| h == slot)
                     .expect("indexed range");
-                if next == NIL {
-                    self.spans.swap_remove(i);
-                } else {
-                    self.spans[i] = next;
-                }
+                replace(&mut self.spans, i);
+            }
+            one => {
+                let h = self.hash(one.single().expect("single key"));
+                relink(&mut self.keys, h, next);
             }
         }
     }
 
     /// Calls `f` for every indexed watcher whose keys include `key`.
     pub(crate) fn matching(&self, key: &[u8], slab: &Slab, mut f: impl FnMut(Slot)) {
-        if let Some(&head) = self.heads.get(&self.hash(key)) {
+        let walk = |head: Slot, f: &mut dyn FnMut(Slot), keep: &dyn Fn(&Watcher) -> bool| {
             let mut s = head;
             while s != NIL {
                 let w = slab.get(s);
-                if w.keys.single() == Some(key) {
+                if keep(w) {
                     f(s);
                 }
                 s = w.next;
             }
+        };
+        if let Some(&head) = self.keys.get(&self.hash(key)) {
+            walk(head, &mut f, &|w| w.keys.single() == Some(key));
+        }
+        for &len in self.prefix_lens.range(..=key.len()).map(|(len, _)| len) {
+            let prefix = &key[..len];
+            if let Some(&head) = self.prefixes.get(&self.hash(prefix)) {
+                walk(
+                    head,
+                    &mut f,
+                    &|w| matches!(&w.keys, Keys::Prefix(p) if **p == *prefix),
+                );
+            }
+        }
+        for &head in &self.from_keys {
+            if slab.get(head).keys.open_start() > key {
+                break;
+            }
+            walk(head, &mut f, &|_| true);
         }
         for &head in &self.spans {
             if slab.get(head).keys.contains(key) {
-                let mut s = head;
-                while s != NIL {
-                    f(s);
-                    s = slab.get(s).next;
-                }
+                walk(head, &mut f, &|_| true);
             }
         }
+    }
+}
+
+/// Points a hash chain's table entry at its new head (or drops it).
+fn relink(table: &mut HashMap<u64, Slot, BuildHasherDefault<PassThrough>>, h: u64, next: Slot) {
+    if next == NIL {
+        table.remove(&h);
+    } else {
+        table.insert(h, next);
     }
 }
 
@@ -314,6 +418,9 @@ mod tests {
             ("a", "c"),
             ("a", "c"),
             ("b", "\0"),
+            ("b", "c"),   // the prefix "b"
+            ("ab", "ac"), // the prefix "ab"
+            ("c", "\0"),
         ];
         let slots: Vec<Slot> = specs
             .iter()
@@ -328,20 +435,40 @@ mod tests {
             v.sort();
             v
         };
+        assert!(matches!(slab.get(4).keys, Keys::Span(_)));
+        assert!(matches!(slab.get(7).keys, Keys::Prefix(_)));
+        assert!(matches!(slab.get(9).keys, Keys::From(_)));
         assert_eq!(find(&idx, &slab, "a"), [0, 1, 4, 5]);
-        assert_eq!(find(&idx, &slab, "b"), [2, 4, 5, 6]);
-        assert_eq!(find(&idx, &slab, &long), [3, 6]);
-        assert_eq!(find(&idx, &slab, "c"), [6]);
+        assert_eq!(find(&idx, &slab, "b"), [2, 4, 5, 6, 7]);
+        assert_eq!(find(&idx, &slab, "ab"), [4, 5, 8]);
+        assert_eq!(find(&idx, &slab, "bz"), [4, 5, 6, 7]);
+        assert_eq!(find(&idx, &slab, &long), [3, 6, 9]);
+        assert_eq!(find(&idx, &slab, "c"), [6, 9]);
         assert!(find(&idx, &slab, "0").is_empty());
         for &s in &[1, 4, 0, 6] {
             idx.remove(s, &mut slab);
         }
         assert_eq!(find(&idx, &slab, "a"), [5]);
-        assert_eq!(find(&idx, &slab, "b"), [2, 5]);
-        for &s in &[5, 2, 3] {
+        assert_eq!(find(&idx, &slab, "b"), [2, 5, 7]);
+        assert_eq!(find(&idx, &slab, "c"), [9]);
+        for &s in &[8, 5, 2, 3, 9, 7] {
             idx.remove(s, &mut slab);
         }
-        assert!(idx.heads.is_empty() && idx.spans.is_empty());
+        assert!(idx.keys.is_empty() && idx.prefixes.is_empty() && idx.prefix_lens.is_empty());
+        assert!(idx.from_keys.is_empty() && idx.spans.is_empty());
+    }
+
+    #[test]
+    fn prefix_ends_follow_etcd() {
+        assert_eq!(prefix_end(b"a"), Some(b"b".to_vec()));
+        assert_eq!(prefix_end(b"a\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_end(b"\xff\xff"), None);
+        let k = |key: &[u8], end: &[u8]| {
+            Keys::new(&Bytes::copy_from_slice(key), &Bytes::copy_from_slice(end))
+        };
+        assert!(matches!(k(b"a\xff", b"b"), Keys::Prefix(_)));
+        assert!(matches!(k(b"a", b"\0"), Keys::From(_)));
+        assert!(matches!(k(b"a", b"bb"), Keys::Span(_)));
     }
 
     #[test]

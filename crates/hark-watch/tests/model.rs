@@ -19,8 +19,10 @@ const STREAMS: usize = 3;
 #[derive(Debug, Clone, Copy)]
 enum Scope {
     Key(usize),
-    /// `[k/a, k/c)`
+    /// `[k/a, k/c)`: an arbitrary span
     Prefix,
+    /// `[k/, k0)`: the prefix `k/` (etcd's `WithPrefix`)
+    KeyPrefix,
     /// Every key `>= "\0"`.
     All,
 }
@@ -67,6 +69,7 @@ fn op() -> impl Strategy<Value = Op> {
     let scope = prop_oneof![
         (0..KEYS.len()).prop_map(Scope::Key),
         Just(Scope::Prefix),
+        Just(Scope::KeyPrefix),
         Just(Scope::All)
     ];
     let start = prop_oneof![
@@ -135,6 +138,7 @@ impl ModelWatch {
         match self.scope {
             Scope::Key(i) => key == KEYS[i],
             Scope::Prefix => ("k/a".."k/c").contains(&key),
+            Scope::KeyPrefix => key.starts_with("k/"),
             Scope::All => true,
         }
     }
@@ -163,6 +167,7 @@ fn scope_request(scope: Scope) -> WatchRequest {
     match scope {
         Scope::Key(i) => WatchRequest::key(KEYS[i]),
         Scope::Prefix => WatchRequest::range("k/a", "k/c"),
+        Scope::KeyPrefix => WatchRequest::range("k/", "k0"),
         Scope::All => WatchRequest::range("\0", "\0"),
     }
 }
