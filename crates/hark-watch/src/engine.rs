@@ -549,7 +549,7 @@ impl Engine {
         };
 
         // Index the unsynced watchers (their index links are free), scan the chunk once.
-        let mut index = KeyIndex::default();
+        let mut index: KeyIndex = KeyIndex::default();
         let slots: Vec<Slot> = self.unsynced.iter().copied().collect();
         for &slot in &slots {
             index.insert(slot, &mut self.watchers);

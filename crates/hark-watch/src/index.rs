@@ -221,35 +221,31 @@ impl Hasher for PassThrough {
 /// many watchers there are (an interval tree's job, specialised to the ranges
 /// etcd clients use). Watchers hang in intrusive chains (`Watcher::prev/next`),
 /// so the index itself holds one slot per distinct key or range:
-/// * single keys: a table from the key's hash to its chain (a chain may mix
-///   keys whose hashes collide; the walk compares keys);
+/// * single keys: a table from the key's hash to its chain;
 /// * prefixes: the same, keyed by the prefix; a key probes only the prefix
 ///   lengths in use;
 /// * from-key ranges: chains sorted by start; all with start <= key match;
-/// * other ranges: one chain per distinct range, checked one by one.
+/// * other ranges (and colliding keys): one chain per distinct range, checked
+///   one by one.
+/// Every chain holds watchers of one identical key or range, so a walk only
+/// compares its head.
 #[derive(Default)]
-pub(crate) struct KeyIndex {
-    hasher: RandomState,
+pub(crate) struct KeyIndex<S = RandomState> {
+    hasher: S,
     keys: HashMap<u64, Slot, BuildHasherDefault<PassThrough>>,
     prefixes: HashMap<u64, Slot, BuildHasherDefault<PassThrough>>,
     /// Prefix length → prefix watchers of that length.
     prefix_lens: BTreeMap<usize, usize>,
     from_keys: Vec<Slot>,
-    spans: Vec<Slot>,
+    /// Heads of the chains checked one by one: arbitrary ranges, and the rare
+    /// key or prefix whose hash collides with another's.
+    listed: Vec<Slot>,
 }
 
-impl KeyIndex {
-    fn hash(&self, key: &[u8]) -> u64 {
-        self.hasher.hash_one(key)
-    }
-
+impl<S: BuildHasher> KeyIndex<S> {
     pub(crate) fn insert(&mut self, slot: Slot, slab: &mut Slab) {
-        let head = match &slab.get(slot).keys {
-            Keys::Prefix(p) => {
-                *self.prefix_lens.entry(p.len()).or_default() += 1;
-                let h = self.hash(p);
-                self.prefixes.insert(h, slot).unwrap_or(NIL)
-            }
+        let keys = &slab.get(slot).keys;
+        let head = match keys {
             Keys::From(start) => {
                 match self
                     .from_keys
@@ -262,19 +258,25 @@ impl KeyIndex {
                     }
                 }
             }
-            Keys::Span(_) => {
-                let keys = &slab.get(slot).keys;
-                match self.spans.iter().position(|&h| slab.get(h).keys == *keys) {
-                    Some(i) => std::mem::replace(&mut self.spans[i], slot),
+            Keys::Span(_) => self.push_listed(slot, slab),
+            hashed => {
+                if let Keys::Prefix(p) = hashed {
+                    *self.prefix_lens.entry(p.len()).or_default() += 1;
+                }
+                let (table, h) = self.table_of(hashed);
+                match table.get(&h) {
+                    // A chain holds one key only, so a walk needs no comparisons.
+                    Some(&head) if slab.get(head).keys == *keys => {
+                        table.insert(h, slot);
+                        head
+                    }
+                    // A different key with the same hash: rare, so listed.
+                    Some(_) => self.push_listed(slot, slab),
                     None => {
-                        self.spans.push(slot);
+                        table.insert(h, slot);
                         NIL
                     }
                 }
-            }
-            one => {
-                let h = self.hash(one.single().expect("single key"));
-                self.keys.insert(h, slot).unwrap_or(NIL)
             }
         };
         let w = slab.get_mut(slot);
@@ -282,6 +284,35 @@ impl KeyIndex {
         w.next = head;
         if head != NIL {
             slab.get_mut(head).prev = slot;
+        }
+    }
+
+    /// The hash table for single keys or prefixes, and the key's hash in it.
+    fn table_of(
+        &mut self,
+        keys: &Keys,
+    ) -> (
+        &mut HashMap<u64, Slot, BuildHasherDefault<PassThrough>>,
+        u64,
+    ) {
+        match keys {
+            Keys::Prefix(p) => (&mut self.prefixes, self.hasher.hash_one(&**p)),
+            one => (
+                &mut self.keys,
+                self.hasher.hash_one(one.single().expect("single key")),
+            ),
+        }
+    }
+
+    /// Joins the listed chain of equal keys, or starts one; returns the old head.
+    fn push_listed(&mut self, slot: Slot, slab: &Slab) -> Slot {
+        let keys = &slab.get(slot).keys;
+        match self.listed.iter().position(|&h| slab.get(h).keys == *keys) {
+            Some(i) => std::mem::replace(&mut self.listed[i], slot),
+            None => {
+                self.listed.push(slot);
+                NIL
+            }
         }
     }
 
@@ -307,86 +338,78 @@ impl KeyIndex {
             slab.get_mut(prev).next = next;
             return;
         }
-        // It was the head of its chain: the index must point at the next one.
-        let replace = |list: &mut Vec<Slot>, i: usize| {
-            if next == NIL {
-                list.remove(i);
-            } else {
-                list[i] = next;
-            }
-        };
-        match &slab.get(slot).keys {
-            Keys::Prefix(p) => {
-                let h = self.hash(p);
-                relink(&mut self.prefixes, h, next);
-            }
-            Keys::From(start) => {
-                let i = self
-                    .from_keys
-                    .binary_search_by(|&h| slab.get(h).keys.open_start().cmp(start))
-                    .expect("indexed from-key range");
-                replace(&mut self.from_keys, i);
-            }
-            Keys::Span(_) => {
-                let i = self
-                    .spans
-                    .iter()
-                    .position(|&h| h == slot)
-                    .expect("indexed range");
-                replace(&mut self.spans, i);
-            }
-            one => {
-                let h = self.hash(one.single().expect("single key"));
-                relink(&mut self.keys, h, next);
+        // It was the head of its chain: whoever points at it must point at the next.
+        let keys = &slab.get(slot).keys;
+        if let Keys::From(start) = keys {
+            let i = self
+                .from_keys
+                .binary_search_by(|&h| slab.get(h).keys.open_start().cmp(start))
+                .expect("indexed from-key range");
+            replace_head(&mut self.from_keys, i, next);
+            return;
+        }
+        if !matches!(keys, Keys::Span(_)) {
+            let (table, h) = self.table_of(keys);
+            if table.get(&h) == Some(&slot) {
+                if next == NIL {
+                    table.remove(&h);
+                } else {
+                    table.insert(h, next);
+                }
+                return;
             }
         }
+        let i = self
+            .listed
+            .iter()
+            .position(|&h| h == slot)
+            .expect("listed chain");
+        replace_head(&mut self.listed, i, next);
     }
 
     /// Calls `f` for every indexed watcher whose keys include `key`.
     pub(crate) fn matching(&self, key: &[u8], slab: &Slab, mut f: impl FnMut(Slot)) {
-        let walk = |head: Slot, f: &mut dyn FnMut(Slot), keep: &dyn Fn(&Watcher) -> bool| {
+        let mut walk = |head: Slot| {
             let mut s = head;
             while s != NIL {
-                let w = slab.get(s);
-                if keep(w) {
-                    f(s);
-                }
-                s = w.next;
+                f(s);
+                s = slab.get(s).next;
             }
         };
-        if let Some(&head) = self.keys.get(&self.hash(key)) {
-            walk(head, &mut f, &|w| w.keys.single() == Some(key));
+        let hash = |k: &[u8]| self.hasher.hash_one(k);
+        if let Some(&head) = self.keys.get(&hash(key))
+            && slab.get(head).keys.single() == Some(key)
+        {
+            walk(head);
         }
-        for &len in self.prefix_lens.range(..=key.len()).map(|(len, _)| len) {
+        for &len in self.prefix_lens.keys().take_while(|&&len| len <= key.len()) {
             let prefix = &key[..len];
-            if let Some(&head) = self.prefixes.get(&self.hash(prefix)) {
-                walk(
-                    head,
-                    &mut f,
-                    &|w| matches!(&w.keys, Keys::Prefix(p) if **p == *prefix),
-                );
+            if let Some(&head) = self.prefixes.get(&hash(prefix))
+                && matches!(&slab.get(head).keys, Keys::Prefix(p) if **p == *prefix)
+            {
+                walk(head);
             }
         }
         for &head in &self.from_keys {
             if slab.get(head).keys.open_start() > key {
                 break;
             }
-            walk(head, &mut f, &|_| true);
+            walk(head);
         }
-        for &head in &self.spans {
+        for &head in &self.listed {
             if slab.get(head).keys.contains(key) {
-                walk(head, &mut f, &|_| true);
+                walk(head);
             }
         }
     }
 }
 
-/// Points a hash chain's table entry at its new head (or drops it).
-fn relink(table: &mut HashMap<u64, Slot, BuildHasherDefault<PassThrough>>, h: u64, next: Slot) {
+/// Points a listed chain at its new head, or drops it when it is empty.
+fn replace_head(list: &mut Vec<Slot>, i: usize, next: Slot) {
     if next == NIL {
-        table.remove(&h);
+        list.remove(i);
     } else {
-        table.insert(h, next);
+        list[i] = next;
     }
 }
 
@@ -408,7 +431,7 @@ mod tests {
     #[test]
     fn index_finds_watchers_and_survives_removal_in_any_order() {
         let mut slab = Slab::default();
-        let mut idx = KeyIndex::default();
+        let mut idx: KeyIndex = KeyIndex::default();
         let long = "k".repeat(40);
         let specs = [
             ("a", ""),
@@ -429,33 +452,74 @@ mod tests {
         for &s in &slots {
             idx.insert(s, &mut slab);
         }
-        let find = |idx: &KeyIndex, slab: &Slab, key: &str| {
-            let mut v = vec![];
-            idx.matching(key.as_bytes(), slab, |s| v.push(s));
-            v.sort();
-            v
-        };
         assert!(matches!(slab.get(4).keys, Keys::Span(_)));
         assert!(matches!(slab.get(7).keys, Keys::Prefix(_)));
         assert!(matches!(slab.get(9).keys, Keys::From(_)));
-        assert_eq!(find(&idx, &slab, "a"), [0, 1, 4, 5]);
-        assert_eq!(find(&idx, &slab, "b"), [2, 4, 5, 6, 7]);
-        assert_eq!(find(&idx, &slab, "ab"), [4, 5, 8]);
-        assert_eq!(find(&idx, &slab, "bz"), [4, 5, 6, 7]);
-        assert_eq!(find(&idx, &slab, &long), [3, 6, 9]);
-        assert_eq!(find(&idx, &slab, "c"), [6, 9]);
-        assert!(find(&idx, &slab, "0").is_empty());
+        assert_eq!(find_in(&idx, &slab, "a"), [0, 1, 4, 5]);
+        assert_eq!(find_in(&idx, &slab, "b"), [2, 4, 5, 6, 7]);
+        assert_eq!(find_in(&idx, &slab, "ab"), [4, 5, 8]);
+        assert_eq!(find_in(&idx, &slab, "bz"), [4, 5, 6, 7]);
+        assert_eq!(find_in(&idx, &slab, &long), [3, 6, 9]);
+        assert_eq!(find_in(&idx, &slab, "c"), [6, 9]);
+        assert!(find_in(&idx, &slab, "0").is_empty());
         for &s in &[1, 4, 0, 6] {
             idx.remove(s, &mut slab);
         }
-        assert_eq!(find(&idx, &slab, "a"), [5]);
-        assert_eq!(find(&idx, &slab, "b"), [2, 5, 7]);
-        assert_eq!(find(&idx, &slab, "c"), [9]);
+        assert_eq!(find_in(&idx, &slab, "a"), [5]);
+        assert_eq!(find_in(&idx, &slab, "b"), [2, 5, 7]);
+        assert_eq!(find_in(&idx, &slab, "c"), [9]);
         for &s in &[8, 5, 2, 3, 9, 7] {
             idx.remove(s, &mut slab);
         }
         assert!(idx.keys.is_empty() && idx.prefixes.is_empty() && idx.prefix_lens.is_empty());
-        assert!(idx.from_keys.is_empty() && idx.spans.is_empty());
+        assert!(idx.from_keys.is_empty() && idx.listed.is_empty());
+    }
+
+    fn find_in<S: BuildHasher>(idx: &KeyIndex<S>, slab: &Slab, key: &str) -> Vec<Slot> {
+        let mut v = vec![];
+        idx.matching(key.as_bytes(), slab, |s| v.push(s));
+        v.sort();
+        v
+    }
+
+    /// Every key hashes alike: all but the first key or prefix per table go to
+    /// the listed chains, which must give the same answers.
+    #[test]
+    fn colliding_hashes_fall_back_to_listed_chains() {
+        let mut slab = Slab::default();
+        let mut idx = KeyIndex::<BuildHasherDefault<ZeroHasher>>::default();
+        let specs = [
+            ("a", ""),
+            ("b", ""),
+            ("b", ""),
+            ("p/", "p0"),
+            ("q/", "q0"),
+            ("q/", "q0"),
+        ];
+        for (k, e) in specs {
+            let s = slab.insert(watcher(k, e));
+            idx.insert(s, &mut slab);
+        }
+        assert_eq!(find_in(&idx, &slab, "a"), [0]);
+        assert_eq!(find_in(&idx, &slab, "b"), [1, 2]);
+        assert_eq!(find_in(&idx, &slab, "p/x"), [3]);
+        assert_eq!(find_in(&idx, &slab, "q/x"), [4, 5]);
+        for s in [0, 2, 3, 4] {
+            idx.remove(s, &mut slab);
+        }
+        assert_eq!(find_in(&idx, &slab, "a"), [] as [Slot; 0]);
+        assert_eq!(find_in(&idx, &slab, "b"), [1]);
+        assert_eq!(find_in(&idx, &slab, "q/x"), [5]);
+    }
+
+    /// Hashes everything to 0.
+    #[derive(Default)]
+    struct ZeroHasher;
+    impl Hasher for ZeroHasher {
+        fn finish(&self) -> u64 {
+            0
+        }
+        fn write(&mut self, _: &[u8]) {}
     }
 
     #[test]
