@@ -227,6 +227,7 @@ impl Hasher for PassThrough {
 /// * from-key ranges: chains sorted by start; all with start <= key match;
 /// * other ranges (and colliding keys): one chain per distinct range, checked
 ///   one by one.
+///
 /// Every chain holds watchers of one identical key or range, so a walk only
 /// compares its head.
 #[derive(Default)]
