@@ -52,18 +52,10 @@ impl Outbox {
 
     /// Queues an event batch unless `capacity` batches already wait.
     pub(crate) fn push_events(&self, resp: WatchResponse) -> Result<(), WatchResponse> {
-        let mut st = self.state.lock();
-        if st.closed {
-            return Ok(()); // nobody will read it; dropping is the right outcome
+        match self.push_events_batch(vec![((), resp)], |()| {}).pop() {
+            Some(((), refused)) => Err(refused),
+            None => Ok(()),
         }
-        if st.event_batches >= self.capacity {
-            st.engine_waiting = true;
-            return Err(resp);
-        }
-        st.event_batches += 1;
-        PENDING_EVENTS.fetch_add(resp.events().len() as i64, Ordering::Relaxed);
-        self.enqueue(st, resp);
-        Ok(())
     }
 
     /// Queues as many batches as fit, in order, under one lock and one wake-up;
