@@ -12,6 +12,7 @@ use crate::backend::{Backend, Table, WriteBatch};
 use crate::error::{Error, Result};
 use crate::key_index::{IndexEntry, KeyRange, TreeIndex};
 use crate::kv::{Event, EventKind, KeyValue};
+use crate::lease_table::LeaseTable;
 use crate::request::{
     Compare, CompareResult, CompareTarget, DeleteRangeRequest, DeleteRangeResponse, PutRequest,
     PutResponse, RangeRequest, RangeResponse, RequestOp, ResponseOp, SortOrder, SortTarget,
@@ -171,6 +172,8 @@ pub(crate) struct TxnWriter<'a> {
     /// Values written earlier in this commit group, not yet in the backend.
     pub overlay: &'a mut HashMap<Revision, KeyValue>,
     pub batch: &'a mut WriteBatch,
+    /// Kept in step with the index: which live key holds which lease.
+    pub leases: &'a mut LeaseTable,
     pub base_rev: i64,
     pub compact_rev: i64,
     /// Changes made so far; the next one gets `sub = changes`.
@@ -250,6 +253,9 @@ impl TxnWriter<'_> {
             && self.index.get(&put.key, self.read_rev()).is_none()
         {
             return Err(Error::KeyNotFound);
+        }
+        if put.lease != 0 && !self.leases.contains(put.lease) {
+            return Err(Error::LeaseNotFound);
         }
         Ok(())
     }
@@ -349,6 +355,7 @@ impl TxnWriter<'_> {
         };
         self.batch
             .put(Table::Kv, rev.to_bytes(false), kv.encode_to_vec());
+        self.leases.attach(&kv.key, kv.lease);
         self.overlay.insert(rev, kv.clone());
         self.events.push(Event {
             kind: EventKind::Put,
@@ -376,6 +383,7 @@ impl TxnWriter<'_> {
         for (key, _) in &doomed {
             let rev = self.next_rev();
             self.index.tombstone(key.clone(), rev);
+            self.leases.detach(key);
             let kv = KeyValue {
                 key: key.clone(),
                 mod_revision: rev.main,

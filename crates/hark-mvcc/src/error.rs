@@ -19,6 +19,10 @@ pub enum Error {
     ValueProvided,
     #[error("etcdserver: lease is provided")]
     LeaseProvided,
+    #[error("etcdserver: requested lease not found")]
+    LeaseNotFound,
+    #[error("etcdserver: lease already exists")]
+    LeaseExists,
     /// The store is shutting down or a previous write failed; nothing more is accepted.
     #[error("mvcc: store is closed")]
     Closed,

@@ -16,6 +16,7 @@ pub mod backend;
 mod error;
 mod key_index;
 mod kv;
+mod lease_table;
 mod request;
 mod revision;
 mod store;

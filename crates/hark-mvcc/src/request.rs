@@ -195,6 +195,30 @@ pub struct CompactResponse {
     pub header_revision: i64,
 }
 
+/// Records a lease: from now on puts may attach keys to `id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LeaseGrantRequest {
+    pub id: i64,
+    /// Granted TTL in seconds, kept for the lessor (the store does not expire leases).
+    pub ttl: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LeaseGrantResponse {
+    pub header_revision: i64,
+}
+
+/// Forgets a lease and deletes every key attached to it, in one revision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LeaseRevokeRequest {
+    pub id: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LeaseRevokeResponse {
+    pub header_revision: i64,
+}
+
 /// Every change to the store enters as one of these (see [`crate::Store::apply`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteRequest {
@@ -202,6 +226,8 @@ pub enum WriteRequest {
     DeleteRange(DeleteRangeRequest),
     Txn(TxnRequest),
     Compact(CompactRequest),
+    LeaseGrant(LeaseGrantRequest),
+    LeaseRevoke(LeaseRevokeRequest),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -210,4 +236,6 @@ pub enum WriteResponse {
     DeleteRange(DeleteRangeResponse),
     Txn(TxnResponse),
     Compact(CompactResponse),
+    LeaseGrant(LeaseGrantResponse),
+    LeaseRevoke(LeaseRevokeResponse),
 }

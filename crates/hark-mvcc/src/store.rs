@@ -17,9 +17,11 @@ use crate::backend::{Backend, MemoryBackend, RocksBackend, Table, WriteBatch};
 use crate::error::{Error, Result};
 use crate::key_index::{KeyRange, TreeIndex};
 use crate::kv::{CommittedRevision, Event, EventKind, KeyValue};
+use crate::lease_table::{self, LeaseTable};
 use crate::request::{
-    CompactRequest, CompactResponse, DeleteRangeRequest, DeleteRangeResponse, PutRequest,
-    PutResponse, RangeRequest, RangeResponse, TxnRequest, TxnResponse, WriteRequest, WriteResponse,
+    CompactRequest, CompactResponse, DeleteRangeRequest, DeleteRangeResponse, LeaseGrantRequest,
+    LeaseGrantResponse, LeaseRevokeRequest, LeaseRevokeResponse, PutRequest, PutResponse,
+    RangeRequest, RangeResponse, TxnRequest, TxnResponse, WriteRequest, WriteResponse,
 };
 use crate::revision::Revision;
 use crate::validate;
@@ -63,6 +65,8 @@ struct Job {
 struct Shared {
     backend: Box<dyn Backend>,
     index: RwLock<TreeIndex>,
+    /// Changed only by the committer, under the index write lock.
+    leases: Mutex<LeaseTable>,
     /// Newest durable revision; readers never look past it.
     committed_rev: AtomicI64,
     /// Reads below this revision fail with `Compacted`.
@@ -122,6 +126,7 @@ impl Store {
         let finished = meta(META_FINISHED_COMPACT)?;
         let mut current = meta(META_CURRENT_REV)?.max(1);
         let mut index = TreeIndex::default();
+        let mut key_lease: HashMap<Bytes, i64> = HashMap::new();
         let mut bad = None;
         backend.scan(Table::Kv, &[], None, &mut |k, v| {
             let (Some((rev, tombstone)), Ok(kv)) = (Revision::from_bytes(k), decode_kv(v)) else {
@@ -129,6 +134,12 @@ impl Store {
                 return false;
             };
             current = current.max(rev.main);
+            // Rows come in revision order, so the last one of a key is its current state.
+            if tombstone || kv.lease == 0 {
+                key_lease.remove(&kv.key);
+            } else {
+                key_lease.insert(kv.key.clone(), kv.lease);
+            }
             if tombstone {
                 index.tombstone(kv.key, rev);
             } else {
@@ -141,9 +152,25 @@ impl Store {
                 "corrupt key-value entry at key {k:?}"
             )));
         }
+        let mut leases = LeaseTable::default();
+        let (from, to) = lease_table::record_range();
+        backend.scan(Table::Meta, &from, Some(&to), &mut |k, v| {
+            match lease_table::decode_record(k, v) {
+                Some((id, ttl)) => leases.grant(id, ttl),
+                None => bad = Some(k.to_vec()),
+            }
+            bad.is_none()
+        })?;
+        if let Some(k) = bad {
+            return Err(Error::Backend(format!("corrupt lease record at key {k:?}")));
+        }
+        for (key, lease) in &key_lease {
+            leases.attach(key, *lease);
+        }
         let shared = Arc::new(Shared {
             backend,
             index: RwLock::new(index),
+            leases: Mutex::new(leases),
             committed_rev: AtomicI64::new(current),
             compact_rev: AtomicI64::new(scheduled),
             subscribers: Mutex::new(Vec::new()),
@@ -295,6 +322,32 @@ impl Store {
             WriteResponse::Compact(r) => Ok(r),
             other => unreachable!("compact answered with {other:?}"),
         }
+    }
+
+    /// Records lease `id` with its granted TTL (fails with [`Error::LeaseExists`]).
+    pub fn lease_grant(&self, id: i64, ttl: i64) -> Result<LeaseGrantResponse> {
+        match self.apply_blocking(WriteRequest::LeaseGrant(LeaseGrantRequest { id, ttl }))? {
+            WriteResponse::LeaseGrant(r) => Ok(r),
+            other => unreachable!("lease grant answered with {other:?}"),
+        }
+    }
+
+    /// Revokes lease `id`, deleting its keys in one revision.
+    pub fn lease_revoke(&self, id: i64) -> Result<LeaseRevokeResponse> {
+        match self.apply_blocking(WriteRequest::LeaseRevoke(LeaseRevokeRequest { id }))? {
+            WriteResponse::LeaseRevoke(r) => Ok(r),
+            other => unreachable!("lease revoke answered with {other:?}"),
+        }
+    }
+
+    /// Every lease as `(id, granted TTL)`, by id.
+    pub fn leases(&self) -> Vec<(i64, i64)> {
+        self.shared().leases.lock().list()
+    }
+
+    /// The live keys attached to lease `id`, sorted; `None` if there is no such lease.
+    pub fn lease_keys(&self, id: i64) -> Option<Vec<Bytes>> {
+        self.shared().leases.lock().keys(id)
     }
 
     /// Subscribes to committed changes: returns the newest revision already
@@ -614,11 +667,28 @@ impl Committer {
             return self.accept_compaction(c, batch);
         }
         let mut index = self.shared.index.write();
+        let mut leases = self.shared.leases.lock();
+        if let WriteRequest::LeaseGrant(g) = req {
+            if leases.contains(g.id) {
+                return Outcome::Ready(Err(Error::LeaseExists), None);
+            }
+            leases.grant(g.id, g.ttl);
+            batch.put(
+                Table::Meta,
+                lease_table::record_key(g.id),
+                g.ttl.to_be_bytes().to_vec(),
+            );
+            let resp = LeaseGrantResponse {
+                header_revision: self.applied_rev,
+            };
+            return Outcome::Ready(Ok(WriteResponse::LeaseGrant(resp)), None);
+        }
         let mut writer = TxnWriter {
             index: &mut index,
             backend: self.shared.backend.as_ref(),
             overlay,
             batch,
+            leases: &mut leases,
             base_rev: self.applied_rev,
             compact_rev: self.compact_target,
             changes: 0,
@@ -631,7 +701,30 @@ impl Committer {
                 metrics::counter!("etcd_mvcc_txn_total").increment(1);
                 writer.apply_txn(&t).map(WriteResponse::Txn)
             }
-            WriteRequest::Compact(_) => unreachable!("handled above"),
+            WriteRequest::LeaseRevoke(r) => match writer.leases.remove(r.id) {
+                None => Err(Error::LeaseNotFound),
+                Some(keys) => {
+                    writer
+                        .batch
+                        .delete(Table::Meta, lease_table::record_key(r.id));
+                    let mut outcome = Ok(());
+                    for key in keys {
+                        let one = DeleteRangeRequest::new(key, Bytes::new());
+                        if let Err(e) = writer.delete_range(&one) {
+                            outcome = Err(e);
+                            break;
+                        }
+                    }
+                    outcome.map(|()| {
+                        WriteResponse::LeaseRevoke(LeaseRevokeResponse {
+                            header_revision: writer.base_rev + i64::from(writer.changes > 0),
+                        })
+                    })
+                }
+            },
+            WriteRequest::Compact(_) | WriteRequest::LeaseGrant(_) => {
+                unreachable!("handled above")
+            }
         };
         let events = std::mem::take(&mut writer.events);
         if events.is_empty() {

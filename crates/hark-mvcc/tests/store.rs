@@ -172,6 +172,8 @@ fn range_options_match_etcd() {
 #[test]
 fn put_options() {
     let s = Store::in_memory();
+    s.lease_grant(42, 60).unwrap();
+    s.lease_grant(7, 60).unwrap();
     let mut p = PutRequest::new("k", "v1");
     p.lease = 42;
     s.put(p).unwrap();
