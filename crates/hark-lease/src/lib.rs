@@ -1,0 +1,357 @@
+//! etcd's leases over a [`hark_mvcc::Store`].
+//!
+//! The store keeps what must survive a crash: each lease's id and granted TTL, and
+//! which keys are attached to it. The [`Lessor`] keeps time: every lease's expiry,
+//! pushed back by keep-alives. An expired lease is revoked by submitting
+//! `WriteRequest::LeaseRevoke` to the store's one apply path, so its keys are
+//! deleted in one revision and watchers see the DELETE events like any other.
+//!
+//! As etcd does on a leader change, a restart gives every lease its full TTL
+//! again: remaining time is not persisted.
+
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use crossbeam_channel::{Receiver, Sender};
+use hark_mvcc::{LeaseGrantRequest, LeaseRevokeRequest, Store, WriteRequest, WriteResponse};
+use parking_lot::Mutex;
+
+/// etcd's `MaxLeaseTTL`: larger TTLs are refused.
+pub const MAX_LEASE_TTL: i64 = 9_000_000_000;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LeaseError {
+    #[error("etcdserver: requested lease not found")]
+    NotFound,
+    #[error("etcdserver: lease already exists")]
+    Exists,
+    #[error("etcdserver: too large lease TTL")]
+    TtlTooLarge,
+    /// The store refused or failed the write.
+    #[error("{0}")]
+    Store(hark_mvcc::Error),
+}
+
+impl From<hark_mvcc::Error> for LeaseError {
+    fn from(e: hark_mvcc::Error) -> Self {
+        match e {
+            hark_mvcc::Error::LeaseNotFound => LeaseError::NotFound,
+            hark_mvcc::Error::LeaseExists => LeaseError::Exists,
+            other => LeaseError::Store(other),
+        }
+    }
+}
+
+/// Where the lessor reads the time: the real clock, or a test's.
+#[derive(Clone)]
+pub struct Clock(Arc<dyn Fn() -> Instant + Send + Sync>);
+
+impl Clock {
+    pub fn new(now: impl Fn() -> Instant + Send + Sync + 'static) -> Self {
+        Clock(Arc::new(now))
+    }
+
+    pub fn now(&self) -> Instant {
+        (self.0)()
+    }
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock::new(Instant::now)
+    }
+}
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Clock")
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct LessorConfig {
+    /// Shorter TTLs are raised to this (etcd: 1.5 election timeouts, 2 s by default).
+    pub min_ttl: i64,
+    /// How often the expiry thread looks for expired leases (etcd: 500 ms).
+    pub check_interval: Duration,
+    pub clock: Clock,
+}
+
+impl Default for LessorConfig {
+    fn default() -> Self {
+        LessorConfig {
+            min_ttl: 2,
+            check_interval: Duration::from_millis(500),
+            clock: Clock::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Granted {
+    pub id: i64,
+    pub ttl: i64,
+    pub header_revision: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimeToLive {
+    pub id: i64,
+    /// Whole seconds left (truncated, as etcd reports it).
+    pub ttl: i64,
+    pub granted_ttl: i64,
+    /// Attached keys, when asked for.
+    pub keys: Vec<Bytes>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct LeaseClock {
+    ttl: i64,
+    expiry: Instant,
+    /// A revoke for it is in flight: keep-alives no longer save it.
+    revoking: bool,
+}
+
+struct Inner {
+    store: Store,
+    config: LessorConfig,
+    leases: Mutex<HashMap<i64, LeaseClock>>,
+    id_seed: std::hash::RandomState,
+    id_counter: AtomicU64,
+}
+
+/// Grants, renews and expires leases. Dropping it stops the expiry thread.
+pub struct Lessor {
+    inner: Arc<Inner>,
+    stop: Option<Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Drop for Lessor {
+    fn drop(&mut self) {
+        self.stop.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+type Callback<T> = Box<dyn FnOnce(Result<T, LeaseError>) + Send + 'static>;
+
+impl Lessor {
+    /// Takes over the store's leases, each with its full TTL from now, and starts
+    /// the expiry thread.
+    pub fn start(store: Store, config: LessorConfig) -> Lessor {
+        let now = config.clock.now();
+        let leases = store
+            .leases()
+            .into_iter()
+            .map(|(id, ttl)| (id, LeaseClock::new(ttl, now)))
+            .collect();
+        let interval = config.check_interval;
+        let inner = Arc::new(Inner {
+            store,
+            config,
+            leases: Mutex::new(leases),
+            id_seed: std::hash::RandomState::new(),
+            id_counter: AtomicU64::new(0),
+        });
+        let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(0);
+        let thread = {
+            let inner = inner.clone();
+            std::thread::Builder::new()
+                .name("hark-lease-expiry".into())
+                .spawn(move || run_expiry(inner, stop_rx, interval))
+                .expect("spawn the lease expiry thread")
+        };
+        Lessor {
+            inner,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// Grants a lease (`id` 0: the lessor picks a positive one). `done` runs once the
+    /// grant is durable, on the store's committer thread.
+    pub fn grant(&self, id: i64, ttl: i64, done: Callback<Granted>) {
+        if ttl > MAX_LEASE_TTL {
+            return done(Err(LeaseError::TtlTooLarge));
+        }
+        let ttl = ttl.max(self.inner.config.min_ttl);
+        let id = if id == 0 { self.fresh_id() } else { id };
+        let inner = self.inner.clone();
+        self.inner.store.apply(
+            WriteRequest::LeaseGrant(LeaseGrantRequest { id, ttl }),
+            Box::new(move |r| {
+                done(r.map_err(LeaseError::from).map(|resp| {
+                    let WriteResponse::LeaseGrant(g) = resp else {
+                        unreachable!("lease grant answered with {resp:?}")
+                    };
+                    inner
+                        .leases
+                        .lock()
+                        .insert(id, LeaseClock::new(ttl, inner.config.clock.now()));
+                    Granted {
+                        id,
+                        ttl,
+                        header_revision: g.header_revision,
+                    }
+                }))
+            }),
+        );
+    }
+
+    /// Revokes a lease and deletes its keys; `done` gets the revision of the change.
+    pub fn revoke(&self, id: i64, done: Callback<i64>) {
+        revoke(&self.inner, id, done);
+    }
+
+    /// Renews a lease to its full TTL; returns that TTL.
+    pub fn keep_alive(&self, id: i64) -> Result<i64, LeaseError> {
+        let now = self.inner.config.clock.now();
+        let mut leases = self.inner.leases.lock();
+        match leases.get_mut(&id) {
+            Some(l) if !l.revoking && l.expiry > now => {
+                l.expiry = now + secs(l.ttl);
+                Ok(l.ttl)
+            }
+            _ => Err(LeaseError::NotFound),
+        }
+    }
+
+    pub fn time_to_live(&self, id: i64, with_keys: bool) -> Result<TimeToLive, LeaseError> {
+        let clock = *self
+            .inner
+            .leases
+            .lock()
+            .get(&id)
+            .ok_or(LeaseError::NotFound)?;
+        let keys = if with_keys {
+            self.inner
+                .store
+                .lease_keys(id)
+                .ok_or(LeaseError::NotFound)?
+        } else {
+            Vec::new()
+        };
+        let left = clock
+            .expiry
+            .saturating_duration_since(self.inner.config.clock.now());
+        Ok(TimeToLive {
+            id,
+            ttl: left.as_secs() as i64,
+            granted_ttl: clock.ttl,
+            keys,
+        })
+    }
+
+    /// Ids of every lease, sorted.
+    pub fn leases(&self) -> Vec<i64> {
+        let mut ids: Vec<i64> = self.inner.leases.lock().keys().copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Revokes every lease that has expired by the clock's time, waiting until the
+    /// revokes are applied; returns their ids, sorted. The expiry thread calls this
+    /// every `check_interval`.
+    pub fn expire_due(&self) -> Vec<i64> {
+        expire_due(&self.inner)
+    }
+
+    fn fresh_id(&self) -> i64 {
+        let leases = self.inner.leases.lock();
+        loop {
+            let n = self.inner.id_counter.fetch_add(1, Ordering::Relaxed);
+            let id = (self.inner.id_seed.hash_one(n) & i64::MAX as u64) as i64;
+            if id != 0 && !leases.contains_key(&id) {
+                return id;
+            }
+        }
+    }
+}
+
+impl LeaseClock {
+    fn new(ttl: i64, now: Instant) -> Self {
+        LeaseClock {
+            ttl,
+            expiry: now + secs(ttl),
+            revoking: false,
+        }
+    }
+}
+
+fn secs(ttl: i64) -> Duration {
+    Duration::from_secs(ttl.max(0) as u64)
+}
+
+fn revoke(inner: &Arc<Inner>, id: i64, done: Callback<i64>) {
+    let owner = inner.clone();
+    inner.store.apply(
+        WriteRequest::LeaseRevoke(LeaseRevokeRequest { id }),
+        Box::new(move |r| {
+            let r = r.map_err(LeaseError::from);
+            if matches!(r, Ok(_) | Err(LeaseError::NotFound)) {
+                owner.leases.lock().remove(&id);
+            } else if let Some(l) = owner.leases.lock().get_mut(&id) {
+                // Let the expiry thread try again.
+                l.revoking = false;
+            }
+            done(r.map(|resp| match resp {
+                WriteResponse::LeaseRevoke(v) => v.header_revision,
+                other => unreachable!("lease revoke answered with {other:?}"),
+            }))
+        }),
+    );
+}
+
+fn expire_due(inner: &Arc<Inner>) -> Vec<i64> {
+    let now = inner.config.clock.now();
+    let mut due: Vec<i64> = {
+        let mut leases = inner.leases.lock();
+        leases
+            .iter_mut()
+            .filter(|(_, l)| !l.revoking && l.expiry <= now)
+            .map(|(id, l)| {
+                l.revoking = true;
+                *id
+            })
+            .collect()
+    };
+    due.sort_unstable();
+    let (tx, rx) = crossbeam_channel::unbounded();
+    for &id in &due {
+        let tx = tx.clone();
+        revoke(
+            inner,
+            id,
+            Box::new(move |r| {
+                if let Err(e) = &r {
+                    tracing::warn!(lease = id, error = %e, "revoking an expired lease failed");
+                }
+                let _ = tx.send(());
+            }),
+        );
+    }
+    drop(tx);
+    while rx.recv().is_ok() {}
+    due
+}
+
+fn run_expiry(inner: Arc<Inner>, stop: Receiver<()>, interval: Duration) {
+    loop {
+        match stop.recv_timeout(interval) {
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+            _ => return,
+        }
+        let expired = expire_due(&inner);
+        if !expired.is_empty() {
+            tracing::debug!(count = expired.len(), "revoked expired leases");
+        }
+    }
+}
