@@ -37,7 +37,7 @@ Usage: cargo xtask <command>
 Commands:
   codegen           Regenerate crates/hark-proto/src/generated/ from proto/
   codegen --check   Fail if the committed generated code is stale
-  run [ARGS]        Build like the tests do, then run Hark (default data dir ./hark.data)
+  run [ARGS]        Build like the tests do, then run the hark server (default data dir ./default.hark)
   help              Print this help
 ";
 
@@ -65,8 +65,8 @@ fn main() -> ExitCode {
     })
 }
 
-/// What `run` starts: until the gRPC server exists, the store shell example.
-const RUN_TARGET: &str = "examples/hark-store";
+/// What `run` starts: the server binary.
+const RUN_TARGET: &str = "hark";
 
 /// `cargo xtask run`: builds with exactly the selection the tests use
 /// (`--workspace --all-targets`), then runs the program. A plain `cargo run`
@@ -85,16 +85,26 @@ fn run(args: &[&str]) -> Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     let program = target_dir(&cargo, &root)?.join("debug").join(RUN_TARGET);
-    let status = Command::new(&program)
-        .args(args)
-        .current_dir(&root)
-        .status()
-        .map_err(|e| format!("running {}: {e}", program.display()))?;
-    Ok(if status.success() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    let mut cmd = Command::new(&program);
+    cmd.args(args).current_dir(&root);
+    // Become the server, so Ctrl-C and SIGTERM reach it alone and it exits cleanly.
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        let err = cmd.exec();
+        Err(format!("running {}: {err}", program.display()))
+    }
+    #[cfg(not(unix))]
+    {
+        let status = cmd
+            .status()
+            .map_err(|e| format!("running {}: {e}", program.display()))?;
+        Ok(if status.success() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        })
+    }
 }
 
 /// The workspace's target directory, as cargo reports it.
@@ -198,6 +208,9 @@ fn generate(root: &Path, out_dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
 
     let mut config = tonic_prost_build::Config::new();
     config.protoc_executable(protoc);
+    // `bytes::Bytes` for every bytes field: keys and values pass between the wire
+    // and the store (which holds `Bytes`) without copying.
+    config.bytes(["."]);
     tonic_prost_build::configure()
         .build_server(true)
         .build_client(true)

@@ -11,11 +11,11 @@ use prost::Message;
 #[test]
 fn key_value_encodes_to_known_bytes() {
     let kv = KeyValue {
-        key: b"a".to_vec(),
+        key: prost::bytes::Bytes::from_static(b"a"),
         create_revision: 2,
         mod_revision: 3,
         version: 1,
-        value: b"x".to_vec(),
+        value: prost::bytes::Bytes::from_static(b"x"),
         lease: 0,
     };
     // (field << 3 | wire type): key=1/LEN, create_revision=2/VARINT,
@@ -42,8 +42,8 @@ fn key_value_encodes_to_known_bytes() {
 fn watch_create_request_round_trips() {
     let req = WatchRequest {
         request_union: Some(RequestUnion::CreateRequest(WatchCreateRequest {
-            key: b"/registry/".to_vec(),
-            range_end: b"/registry0".to_vec(),
+            key: prost::bytes::Bytes::from_static(b"/registry/"),
+            range_end: prost::bytes::Bytes::from_static(b"/registry0"),
             start_revision: 42,
             progress_notify: false,
             filters: vec![FilterType::Nodelete as i32],
@@ -60,8 +60,8 @@ fn watch_create_request_round_trips() {
     let Some(RequestUnion::CreateRequest(create)) = decoded.request_union else {
         panic!("expected a create_request, got {decoded:?}");
     };
-    assert_eq!(create.key, b"/registry/");
-    assert_eq!(create.range_end, b"/registry0");
+    assert_eq!(create.key, &b"/registry/"[..]);
+    assert_eq!(create.range_end, &b"/registry0"[..]);
     assert_eq!(create.start_revision, 42);
     assert!(!create.progress_notify);
     assert_eq!(create.filters, [1]); // NODELETE = 1
@@ -75,7 +75,7 @@ fn watch_create_request_round_trips() {
 fn watch_create_request_encodes_to_known_bytes() {
     let req = WatchRequest {
         request_union: Some(RequestUnion::CreateRequest(WatchCreateRequest {
-            key: b"foo".to_vec(),
+            key: prost::bytes::Bytes::from_static(b"foo"),
             start_revision: 5,
             filters: vec![FilterType::Nodelete as i32],
             prev_kv: true,
@@ -113,8 +113,8 @@ fn compare_range_end_is_field_64() {
     let cmp = Compare {
         result: compare::CompareResult::Equal as i32,
         target: compare::CompareTarget::Mod as i32,
-        key: b"k".to_vec(),
-        range_end: b"l".to_vec(),
+        key: prost::bytes::Bytes::from_static(b"k"),
+        range_end: prost::bytes::Bytes::from_static(b"l"),
         target_union: Some(compare::TargetUnion::ModRevision(4)),
     };
     let expected = [

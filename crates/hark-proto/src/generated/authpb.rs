@@ -11,10 +11,10 @@ pub struct UserAddOptions {
 #[allow(clippy::all)]
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct User {
-    #[prost(bytes = "vec", tag = "1")]
-    pub name: ::prost::alloc::vec::Vec<u8>,
-    #[prost(bytes = "vec", tag = "2")]
-    pub password: ::prost::alloc::vec::Vec<u8>,
+    #[prost(bytes = "bytes", tag = "1")]
+    pub name: ::prost::bytes::Bytes,
+    #[prost(bytes = "bytes", tag = "2")]
+    pub password: ::prost::bytes::Bytes,
     #[prost(string, repeated, tag = "3")]
     pub roles: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
     #[prost(message, optional, tag = "4")]
@@ -26,11 +26,11 @@ pub struct User {
 pub struct Permission {
     #[prost(enumeration = "permission::Type", tag = "1")]
     pub perm_type: i32,
-    #[prost(bytes = "vec", tag = "2")]
-    pub key: ::prost::alloc::vec::Vec<u8>,
+    #[prost(bytes = "bytes", tag = "2")]
+    pub key: ::prost::bytes::Bytes,
     /// Empty: just `key`; otherwise the range \[key, range_end).
-    #[prost(bytes = "vec", tag = "3")]
-    pub range_end: ::prost::alloc::vec::Vec<u8>,
+    #[prost(bytes = "bytes", tag = "3")]
+    pub range_end: ::prost::bytes::Bytes,
 }
 /// Nested message and enum types in `Permission`.
 pub mod permission {
@@ -69,8 +69,8 @@ pub mod permission {
 #[allow(clippy::all)]
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct Role {
-    #[prost(bytes = "vec", tag = "1")]
-    pub name: ::prost::alloc::vec::Vec<u8>,
+    #[prost(bytes = "bytes", tag = "1")]
+    pub name: ::prost::bytes::Bytes,
     #[prost(message, repeated, tag = "2")]
     pub key_permission: ::prost::alloc::vec::Vec<Permission>,
 }

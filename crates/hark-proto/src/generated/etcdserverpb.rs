@@ -18,11 +18,11 @@ pub struct ResponseHeader {
 #[allow(clippy::all)]
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct RangeRequest {
-    #[prost(bytes = "vec", tag = "1")]
-    pub key: ::prost::alloc::vec::Vec<u8>,
+    #[prost(bytes = "bytes", tag = "1")]
+    pub key: ::prost::bytes::Bytes,
     /// Empty: just `key`. "\0": every key >= key. Otherwise \[key, range_end).
-    #[prost(bytes = "vec", tag = "2")]
-    pub range_end: ::prost::alloc::vec::Vec<u8>,
+    #[prost(bytes = "bytes", tag = "2")]
+    pub range_end: ::prost::bytes::Bytes,
     /// Max keys to return; 0 = unlimited.
     #[prost(int64, tag = "3")]
     pub limit: i64,
@@ -136,10 +136,10 @@ pub struct RangeResponse {
 #[allow(clippy::all)]
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct PutRequest {
-    #[prost(bytes = "vec", tag = "1")]
-    pub key: ::prost::alloc::vec::Vec<u8>,
-    #[prost(bytes = "vec", tag = "2")]
-    pub value: ::prost::alloc::vec::Vec<u8>,
+    #[prost(bytes = "bytes", tag = "1")]
+    pub key: ::prost::bytes::Bytes,
+    #[prost(bytes = "bytes", tag = "2")]
+    pub value: ::prost::bytes::Bytes,
     /// Lease ID to attach; 0 = none.
     #[prost(int64, tag = "3")]
     pub lease: i64,
@@ -164,11 +164,11 @@ pub struct PutResponse {
 #[allow(clippy::all)]
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct DeleteRangeRequest {
-    #[prost(bytes = "vec", tag = "1")]
-    pub key: ::prost::alloc::vec::Vec<u8>,
+    #[prost(bytes = "bytes", tag = "1")]
+    pub key: ::prost::bytes::Bytes,
     /// Same meaning as in RangeRequest.
-    #[prost(bytes = "vec", tag = "2")]
-    pub range_end: ::prost::alloc::vec::Vec<u8>,
+    #[prost(bytes = "bytes", tag = "2")]
+    pub range_end: ::prost::bytes::Bytes,
     /// Return the deleted key-values in the response.
     #[prost(bool, tag = "3")]
     pub prev_kv: bool,
@@ -236,11 +236,11 @@ pub struct Compare {
     pub result: i32,
     #[prost(enumeration = "compare::CompareTarget", tag = "2")]
     pub target: i32,
-    #[prost(bytes = "vec", tag = "3")]
-    pub key: ::prost::alloc::vec::Vec<u8>,
+    #[prost(bytes = "bytes", tag = "3")]
+    pub key: ::prost::bytes::Bytes,
     /// If set, compare every key in \[key, range_end).
-    #[prost(bytes = "vec", tag = "64")]
-    pub range_end: ::prost::alloc::vec::Vec<u8>,
+    #[prost(bytes = "bytes", tag = "64")]
+    pub range_end: ::prost::bytes::Bytes,
     /// The operand; which member is set matches `target`.
     #[prost(oneof = "compare::TargetUnion", tags = "4, 5, 6, 7, 8")]
     pub target_union: ::core::option::Option<compare::TargetUnion>,
@@ -327,7 +327,7 @@ pub mod compare {
         #[prost(int64, tag = "6")]
         ModRevision(i64),
         #[prost(bytes, tag = "7")]
-        Value(::prost::alloc::vec::Vec<u8>),
+        Value(::prost::bytes::Bytes),
         #[prost(int64, tag = "8")]
         Lease(i64),
     }
@@ -416,8 +416,8 @@ pub struct SnapshotResponse {
     /// Bytes still to come after this chunk.
     #[prost(uint64, tag = "2")]
     pub remaining_bytes: u64,
-    #[prost(bytes = "vec", tag = "3")]
-    pub blob: ::prost::alloc::vec::Vec<u8>,
+    #[prost(bytes = "bytes", tag = "3")]
+    pub blob: ::prost::bytes::Bytes,
     /// Server version that produced the snapshot.
     #[prost(string, tag = "4")]
     pub version: ::prost::alloc::string::String,
@@ -444,11 +444,11 @@ pub mod watch_request {
 #[allow(clippy::all)]
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct WatchCreateRequest {
-    #[prost(bytes = "vec", tag = "1")]
-    pub key: ::prost::alloc::vec::Vec<u8>,
+    #[prost(bytes = "bytes", tag = "1")]
+    pub key: ::prost::bytes::Bytes,
     /// Same meaning as in RangeRequest.
-    #[prost(bytes = "vec", tag = "2")]
-    pub range_end: ::prost::alloc::vec::Vec<u8>,
+    #[prost(bytes = "bytes", tag = "2")]
+    pub range_end: ::prost::bytes::Bytes,
     /// First revision to deliver (inclusive); 0 = from now.
     #[prost(int64, tag = "3")]
     pub start_revision: i64,
@@ -628,8 +628,8 @@ pub struct LeaseTimeToLiveResponse {
     /// TTL at grant or last renewal.
     #[prost(int64, tag = "4")]
     pub granted_ttl: i64,
-    #[prost(bytes = "vec", repeated, tag = "5")]
-    pub keys: ::prost::alloc::vec::Vec<::prost::alloc::vec::Vec<u8>>,
+    #[prost(bytes = "bytes", repeated, tag = "5")]
+    pub keys: ::prost::alloc::vec::Vec<::prost::bytes::Bytes>,
 }
 #[allow(clippy::all)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
@@ -1036,10 +1036,10 @@ pub struct AuthRoleGrantPermissionRequest {
 pub struct AuthRoleRevokePermissionRequest {
     #[prost(string, tag = "1")]
     pub role: ::prost::alloc::string::String,
-    #[prost(bytes = "vec", tag = "2")]
-    pub key: ::prost::alloc::vec::Vec<u8>,
-    #[prost(bytes = "vec", tag = "3")]
-    pub range_end: ::prost::alloc::vec::Vec<u8>,
+    #[prost(bytes = "bytes", tag = "2")]
+    pub key: ::prost::bytes::Bytes,
+    #[prost(bytes = "bytes", tag = "3")]
+    pub range_end: ::prost::bytes::Bytes,
 }
 #[allow(clippy::all)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]

@@ -4,8 +4,8 @@
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct KeyValue {
     /// The key; never empty.
-    #[prost(bytes = "vec", tag = "1")]
-    pub key: ::prost::alloc::vec::Vec<u8>,
+    #[prost(bytes = "bytes", tag = "1")]
+    pub key: ::prost::bytes::Bytes,
     /// Revision at which the key was (last) created.
     #[prost(int64, tag = "2")]
     pub create_revision: i64,
@@ -16,8 +16,8 @@ pub struct KeyValue {
     #[prost(int64, tag = "4")]
     pub version: i64,
     /// The value.
-    #[prost(bytes = "vec", tag = "5")]
-    pub value: ::prost::alloc::vec::Vec<u8>,
+    #[prost(bytes = "bytes", tag = "5")]
+    pub value: ::prost::bytes::Bytes,
     /// Attached lease ID, 0 for none.
     #[prost(int64, tag = "6")]
     pub lease: i64,
