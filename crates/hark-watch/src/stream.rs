@@ -78,6 +78,8 @@ pub struct WatchHub {
 
 struct HubInner {
     store: Store,
+    /// Taken by [`WatchHub::shutdown`] to wait for the engine.
+    engine: Option<std::thread::JoinHandle<()>>,
     commands: Sender<Command>,
     config: WatchConfig,
     rev: Arc<AtomicI64>,
@@ -97,18 +99,33 @@ impl WatchHub {
             commands_rx,
             rev.clone(),
         );
-        std::thread::Builder::new()
+        let engine = std::thread::Builder::new()
             .name("hark-watch-engine".into())
             .spawn(move || engine.run())
             .expect("spawning the watch engine thread");
         WatchHub {
             inner: Arc::new(HubInner {
                 store,
+                engine: Some(engine),
                 commands,
                 config,
                 rev,
                 next_stream: AtomicU32::new(0),
             }),
+        }
+    }
+
+    /// Drops this handle and, if it was the last one, waits until the engine has
+    /// stopped, which it does once every stream is closed too. Afterwards the
+    /// engine holds no clone of the store, so closing the store closes it.
+    pub fn shutdown(self) {
+        if let Ok(mut inner) = Arc::try_unwrap(self.inner) {
+            let engine = inner.engine.take();
+            // Dropping the last handle tells the engine the hub is gone.
+            drop(inner);
+            if let Some(engine) = engine {
+                let _ = engine.join();
+            }
         }
     }
 

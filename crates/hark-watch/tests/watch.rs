@@ -424,3 +424,20 @@ fn from_now_means_the_moment_of_the_call() {
     want.sort_by_key(|&(_, rev)| rev);
     assert_eq!(got, want);
 }
+
+#[test]
+fn shutdown_waits_for_the_engine_so_the_store_can_close() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), hark_mvcc::StoreOptions::default()).unwrap();
+    let hub = WatchHub::new(store.clone(), WatchConfig::default());
+    let (stream, rx) = hub.new_stream();
+    stream.watch(WatchRequest::key("k")).unwrap();
+    assert!(matches!(next(&rx).kind, ResponseKind::Created));
+    drop(stream);
+    hub.shutdown();
+    // Our handle is now the last: dropping it closes RocksDB, so the directory
+    // opens again (RocksDB locks it while open).
+    drop(store);
+    let reopened = Store::open(dir.path(), hark_mvcc::StoreOptions::default());
+    assert!(reopened.is_ok(), "{:?}", reopened.err());
+}

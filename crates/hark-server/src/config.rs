@@ -1,0 +1,265 @@
+//! The `hark` binary's configuration: etcd's flag names for what Hark supports,
+//! each also read from a `HARK_*` environment variable.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "hark",
+    version,
+    about = "Hark: an etcd v3 compatible key-value store built around watch"
+)]
+pub struct Config {
+    /// Human-readable name for this member.
+    #[arg(long, env = "HARK_NAME", default_value = "default")]
+    pub name: String,
+
+    /// Path to the data directory [default: <name>.hark].
+    #[arg(long, env = "HARK_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+
+    /// URLs to serve clients on (gRPC and HTTP), comma-separated.
+    #[arg(
+        long,
+        env = "HARK_LISTEN_CLIENT_URLS",
+        value_delimiter = ',',
+        default_value = "http://127.0.0.1:2379"
+    )]
+    pub listen_client_urls: Vec<String>,
+
+    /// Client URLs to advertise (MemberList) [default: the listen URLs].
+    #[arg(long, env = "HARK_ADVERTISE_CLIENT_URLS", value_delimiter = ',')]
+    pub advertise_client_urls: Vec<String>,
+
+    /// Extra URLs serving only /metrics and /health, comma-separated.
+    #[arg(long, env = "HARK_LISTEN_METRICS_URLS", value_delimiter = ',')]
+    pub listen_metrics_urls: Vec<String>,
+
+    /// Largest request a client may send, in bytes.
+    #[arg(long, env = "HARK_MAX_REQUEST_BYTES", default_value_t = 1_572_864)]
+    pub max_request_bytes: usize,
+
+    /// Most operations (and compares) in one transaction.
+    #[arg(long, env = "HARK_MAX_TXN_OPS", default_value_t = 128)]
+    pub max_txn_ops: usize,
+
+    /// `periodic` (retention is a duration, e.g. 1h or a number of hours) or
+    /// `revision` (retention is a number of revisions).
+    #[arg(long, env = "HARK_AUTO_COMPACTION_MODE", value_enum, default_value_t = CompactionMode::Periodic)]
+    pub auto_compaction_mode: CompactionMode,
+
+    /// How much history auto-compaction keeps; 0 disables it.
+    #[arg(long, env = "HARK_AUTO_COMPACTION_RETENTION", default_value = "0")]
+    pub auto_compaction_retention: String,
+
+    /// Interval of progress notifications to idle `progress_notify` watchers.
+    #[arg(long = "experimental-watch-progress-notify-interval",
+          alias = "watch-progress-notify-interval",
+          env = "HARK_WATCH_PROGRESS_NOTIFY_INTERVAL",
+          default_value = "10m", value_parser = parse_go_duration)]
+    pub watch_progress_notify_interval: Duration,
+
+    /// Do not fsync: a crash may lose acknowledged writes (tests and benchmarks).
+    #[arg(long, env = "HARK_UNSAFE_NO_FSYNC")]
+    pub unsafe_no_fsync: bool,
+
+    /// debug, info, warn or error.
+    #[arg(long, env = "HARK_LOG_LEVEL", default_value = "info")]
+    pub log_level: String,
+
+    #[arg(long, env = "HARK_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompactionMode {
+    Periodic,
+    Revision,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Json,
+    Text,
+}
+
+/// What auto-compaction keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retention {
+    Off,
+    Period(Duration),
+    Revisions(i64),
+}
+
+impl Config {
+    pub fn data_dir(&self) -> PathBuf {
+        self.data_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(format!("{}.hark", self.name)))
+    }
+
+    pub fn retention(&self) -> Result<Retention, String> {
+        let raw = self.auto_compaction_retention.trim();
+        let bad = || format!("invalid --auto-compaction-retention {raw:?}");
+        let retention = match self.auto_compaction_mode {
+            // etcd: a bare number is hours.
+            CompactionMode::Periodic => match raw.parse::<u64>() {
+                Ok(hours) => Duration::from_secs(hours * 3600),
+                Err(_) => parse_go_duration(raw).map_err(|_| bad())?,
+            },
+            CompactionMode::Revision => {
+                let n = raw.parse::<i64>().map_err(|_| bad())?;
+                if n < 0 {
+                    return Err(bad());
+                }
+                return Ok(if n == 0 {
+                    Retention::Off
+                } else {
+                    Retention::Revisions(n)
+                });
+            }
+        };
+        Ok(if retention.is_zero() {
+            Retention::Off
+        } else {
+            Retention::Period(retention)
+        })
+    }
+
+    /// `--log-level` as a tracing filter (etcd's `panic` and `fatal` map to error).
+    pub fn log_filter(&self) -> Result<&'static str, String> {
+        match self.log_level.as_str() {
+            "debug" => Ok("debug"),
+            "info" => Ok("info"),
+            "warn" => Ok("warn"),
+            "error" | "dpanic" | "panic" | "fatal" => Ok("error"),
+            other => Err(format!("invalid --log-level {other:?}")),
+        }
+    }
+}
+
+/// Resolves an `http://host:port` URL to the addresses to bind or advertise.
+pub fn socket_addrs(url: &str) -> Result<Vec<SocketAddr>, String> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| format!("unsupported URL {url:?}: Hark serves plain http:// only"))?;
+    let host_port = rest.trim_end_matches('/');
+    let addrs: Vec<SocketAddr> = host_port
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve {url:?}: {e}"))?
+        .collect();
+    if addrs.is_empty() {
+        return Err(format!("{url:?} resolves to no address"));
+    }
+    Ok(addrs)
+}
+
+/// Go's `time.ParseDuration` format: e.g. `500ms`, `10m`, `1h30m`, `1.5s`.
+pub fn parse_go_duration(s: &str) -> Result<Duration, String> {
+    let bad = || format!("invalid duration {s:?}");
+    if s == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let mut rest = s;
+    let mut total = 0f64;
+    if rest.is_empty() {
+        return Err(bad());
+    }
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(bad)?;
+        let value: f64 = rest[..num_len].parse().map_err(|_| bad())?;
+        rest = &rest[num_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let seconds = match &rest[..unit_len] {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return Err(bad()),
+        };
+        total += value * seconds;
+        rest = &rest[unit_len..];
+    }
+    Ok(Duration::from_secs_f64(total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations() {
+        assert_eq!(parse_go_duration("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_go_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_go_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_go_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_go_duration("0"), Ok(Duration::ZERO));
+        assert!(parse_go_duration("10").is_err());
+        assert!(parse_go_duration("").is_err());
+        assert!(parse_go_duration("5d").is_err());
+    }
+
+    #[test]
+    fn flags_defaults_and_retention() {
+        let c = Config::try_parse_from(["hark"]).unwrap();
+        assert_eq!(c.data_dir(), PathBuf::from("default.hark"));
+        assert_eq!(c.listen_client_urls, vec!["http://127.0.0.1:2379"]);
+        assert_eq!(c.max_request_bytes, 1_572_864);
+        assert_eq!(c.retention(), Ok(Retention::Off));
+        assert_eq!(c.watch_progress_notify_interval, Duration::from_secs(600));
+
+        let c = Config::try_parse_from([
+            "hark",
+            "--name=n1",
+            "--auto-compaction-retention=2",
+            "--watch-progress-notify-interval",
+            "3s",
+            "--listen-client-urls=http://127.0.0.1:1,http://127.0.0.1:2",
+        ])
+        .unwrap();
+        assert_eq!(c.data_dir(), PathBuf::from("n1.hark"));
+        assert_eq!(
+            c.retention(),
+            Ok(Retention::Period(Duration::from_secs(7200)))
+        );
+        assert_eq!(c.watch_progress_notify_interval, Duration::from_secs(3));
+        assert_eq!(c.listen_client_urls.len(), 2);
+
+        let c = Config::try_parse_from([
+            "hark",
+            "--auto-compaction-mode=revision",
+            "--auto-compaction-retention=1000",
+            "--experimental-watch-progress-notify-interval=250ms",
+        ])
+        .unwrap();
+        assert_eq!(c.retention(), Ok(Retention::Revisions(1000)));
+        assert_eq!(c.watch_progress_notify_interval, Duration::from_millis(250));
+
+        let c = Config::try_parse_from(["hark", "--auto-compaction-retention=30m"]).unwrap();
+        assert_eq!(
+            c.retention(),
+            Ok(Retention::Period(Duration::from_secs(1800)))
+        );
+        assert!(Config::try_parse_from(["hark", "--log-format=xml"]).is_err());
+    }
+
+    #[test]
+    fn urls() {
+        assert_eq!(
+            socket_addrs("http://127.0.0.1:2379").unwrap(),
+            vec!["127.0.0.1:2379".parse().unwrap()]
+        );
+        assert!(socket_addrs("https://127.0.0.1:2379").is_err());
+        assert!(socket_addrs("http://127.0.0.1").is_err());
+    }
+}

@@ -1,0 +1,42 @@
+//! etcd's gRPC status codes and messages (its `rpctypes`) for Hark's errors.
+//! Clients match on the message text, so it must be etcd's exactly.
+
+use hark_lease::LeaseError;
+use hark_mvcc::Error;
+use tonic::Status;
+
+pub const REQUEST_TOO_LARGE: &str = "etcdserver: request is too large";
+
+pub fn mvcc_status(e: Error) -> Status {
+    match e {
+        Error::Compacted => {
+            Status::out_of_range("etcdserver: mvcc: required revision has been compacted")
+        }
+        Error::FutureRevision => {
+            Status::out_of_range("etcdserver: mvcc: required revision is a future revision")
+        }
+        Error::EmptyKey
+        | Error::TooManyOps
+        | Error::DuplicateKey
+        | Error::KeyNotFound
+        | Error::ValueProvided
+        | Error::LeaseProvided => Status::invalid_argument(e.to_string()),
+        Error::LeaseNotFound => Status::not_found(e.to_string()),
+        Error::LeaseExists => Status::failed_precondition(e.to_string()),
+        Error::Closed => Status::unavailable("etcdserver: server stopped"),
+        Error::Backend(msg) => Status::internal(format!("etcdserver: {msg}")),
+    }
+}
+
+pub fn lease_status(e: LeaseError) -> Status {
+    match e {
+        LeaseError::NotFound => Status::not_found(e.to_string()),
+        LeaseError::Exists => Status::failed_precondition(e.to_string()),
+        LeaseError::TtlTooLarge => Status::out_of_range(e.to_string()),
+        LeaseError::Store(inner) => mvcc_status(inner),
+    }
+}
+
+pub fn request_too_large() -> Status {
+    Status::invalid_argument(REQUEST_TOO_LARGE)
+}

@@ -1,0 +1,29 @@
+//! `hark-server`: Hark's etcd v3 API over gRPC (tonic) and its HTTP endpoints.
+//!
+//! One [`Node`] holds the store, the watch engine and the lessor; the gRPC
+//! services ([`kv`], [`watch`], [`lease`], [`maintenance`]) translate between
+//! etcd's wire types and those layers and never touch storage themselves. Every
+//! write goes through `hark_mvcc::Store::apply`, the one apply path.
+//!
+//! [`start`] binds the listeners and serves until [`RunningServer::shutdown`];
+//! the `hark` binary wraps it with etcd's flags ([`Config`]).
+
+mod compactor;
+pub mod config;
+mod errors;
+mod grpc_metrics;
+mod http;
+mod kv;
+mod lease;
+mod maintenance;
+mod node;
+mod server;
+mod watch;
+
+pub use config::{Config, LogFormat};
+pub use node::Node;
+pub use server::{RunningServer, start};
+
+/// The version Hark reports in `Status`: clients gate features on etcd's version,
+/// and Hark implements the 3.5 API (progress requests need at least 3.5.8...).
+pub const ETCD_VERSION: &str = "3.5.17";

@@ -1,0 +1,54 @@
+//! The `hark` binary: etcd's flags in, a serving member out; SIGTERM or SIGINT
+//! stops it cleanly (exit status 0).
+
+use std::io::IsTerminal;
+
+use clap::Parser;
+use hark_server::{Config, LogFormat};
+use tracing_subscriber::EnvFilter;
+
+fn main() -> std::process::ExitCode {
+    let config = Config::parse();
+    let level = match config.log_filter() {
+        Ok(level) => level,
+        Err(e) => {
+            eprintln!("hark: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    // RUST_LOG, when set, overrides --log-level (e.g. to see h2's own logs).
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(format!("{level},h2=warn,hyper=warn,tower=warn")));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(std::io::stderr);
+    match config.log_format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.init(),
+    }
+    let runtime = tokio::runtime::Runtime::new().expect("start the tokio runtime");
+    runtime.block_on(async move {
+        let server = match hark_server::start(&config).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::error!("{e}");
+                return std::process::ExitCode::FAILURE;
+            }
+        };
+        wait_for_signal().await;
+        tracing::info!("shutting down");
+        server.shutdown().await;
+        std::process::ExitCode::SUCCESS
+    })
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).expect("install SIGTERM handler");
+    let mut int = signal(SignalKind::interrupt()).expect("install SIGINT handler");
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}

@@ -1,0 +1,258 @@
+//! Opening the layers, binding the listeners, serving, and shutting down.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hark_lease::{Lessor, LessorConfig};
+use hark_mvcc::{Store, StoreOptions};
+use hark_proto::etcdserverpb::{
+    cluster_server::ClusterServer, kv_server::KvServer, lease_server::LeaseServer,
+    maintenance_server::MaintenanceServer, watch_server::WatchServer,
+};
+use hark_watch::{WatchConfig, WatchHub};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tonic::service::Routes;
+use tonic::transport::Server;
+use tonic::transport::server::TcpIncoming;
+
+use crate::config::{Config, socket_addrs};
+use crate::kv::KvService;
+use crate::lease::LeaseService;
+use crate::maintenance::{ClusterService, MaintenanceService};
+use crate::node::{Node, stable_id};
+use crate::watch::WatchService;
+use crate::{compactor, http};
+
+/// gRPC's allowance on top of `--max-request-bytes` for framing, as etcd's.
+const GRPC_OVERHEAD_BYTES: usize = 512 * 1024;
+/// HTTP/2 flow-control windows. h2 lets a peer keep about half the connection
+/// window in small unread DATA frames before it answers ENHANCE_YOUR_CALM, so a
+/// large window lets clients pipeline thousands of watch creates or keep-alives.
+const CONNECTION_WINDOW: u32 = 64 << 20;
+const STREAM_WINDOW: u32 = 16 << 20;
+/// How long shutdown waits for in-flight requests.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A serving Hark member; [`RunningServer::shutdown`] stops it cleanly.
+pub struct RunningServer {
+    /// Bound client addresses (gRPC and HTTP), in `--listen-client-urls` order.
+    pub client_addrs: Vec<SocketAddr>,
+    /// Bound `--listen-metrics-urls` addresses.
+    pub metrics_addrs: Vec<SocketAddr>,
+    node: Arc<Node>,
+    stop: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+/// Resolves when shutdown has begun (or the server is gone).
+pub async fn shutting_down(rx: &mut watch::Receiver<bool>) {
+    let _ = rx.wait_for(|stopping| *stopping).await;
+}
+
+/// Opens the data dir, starts the engine and the lessor, binds every listener
+/// and starts serving.
+pub async fn start(config: &Config) -> Result<RunningServer, String> {
+    let retention = config.retention()?;
+    let data_dir = config.data_dir();
+    let options = StoreOptions {
+        sync: !config.unsafe_no_fsync,
+        max_txn_ops: config.max_txn_ops,
+        ..StoreOptions::default()
+    };
+    let store = {
+        let dir = data_dir.clone();
+        tokio::task::spawn_blocking(move || Store::open(dir, options))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("cannot open data dir {}: {e}", data_dir.display()))?
+    };
+    let interval = config.watch_progress_notify_interval;
+    let hub = WatchHub::new(
+        store.clone(),
+        WatchConfig {
+            progress_notify_interval: (!interval.is_zero()).then_some(interval),
+            ..WatchConfig::default()
+        },
+    );
+    let lessor = Lessor::start(store.clone(), LessorConfig::default());
+
+    let client_listeners = bind_all(&config.listen_client_urls).await?;
+    let metrics_listeners = bind_all(&config.listen_metrics_urls).await?;
+    let client_addrs = local_addrs(&client_listeners)?;
+    let metrics_addrs = local_addrs(&metrics_listeners)?;
+    let client_urls = if config.advertise_client_urls.is_empty() {
+        client_addrs.iter().map(|a| format!("http://{a}")).collect()
+    } else {
+        config.advertise_client_urls.clone()
+    };
+    let mut id_parts = vec![config.name.as_str()];
+    id_parts.extend(client_urls.iter().map(String::as_str));
+    let member_id = stable_id(&id_parts);
+    let (stop, shutdown) = watch::channel(false);
+    let node = Arc::new(Node {
+        store,
+        hub,
+        lessor,
+        name: config.name.clone(),
+        member_id,
+        cluster_id: stable_id(&["hark-cluster", &member_id.to_string()]),
+        client_urls,
+        max_request_bytes: config.max_request_bytes,
+        shutdown,
+    });
+
+    let limit = config.max_request_bytes + GRPC_OVERHEAD_BYTES;
+    let grpc =
+        Routes::new(KvServer::new(KvService::new(node.clone())).max_decoding_message_size(limit))
+            .add_service(
+                WatchServer::new(WatchService::new(node.clone())).max_decoding_message_size(limit),
+            )
+            .add_service(
+                LeaseServer::new(LeaseService::new(node.clone())).max_decoding_message_size(limit),
+            )
+            .add_service(
+                MaintenanceServer::new(MaintenanceService::new(node.clone()))
+                    .max_decoding_message_size(limit),
+            )
+            .add_service(
+                ClusterServer::new(ClusterService::new(node.clone()))
+                    .max_decoding_message_size(limit),
+            );
+    let client_routes = Routes::from(grpc.into_axum_router().merge(http::routes(node.clone())));
+    let metrics_routes = Routes::from(http::routes(node.clone()));
+
+    let mut tasks = Vec::new();
+    for listener in client_listeners {
+        tasks.push(serve(
+            listener,
+            client_routes.clone(),
+            node.shutdown.clone(),
+        ));
+    }
+    for listener in metrics_listeners {
+        tasks.push(serve(
+            listener,
+            metrics_routes.clone(),
+            node.shutdown.clone(),
+        ));
+    }
+    compactor::spawn(node.clone(), retention);
+    tracing::info!(
+        name = %config.name,
+        data_dir = %data_dir.display(),
+        clients = ?client_addrs,
+        metrics = ?metrics_addrs,
+        revision = node.store.current_revision(),
+        "hark is serving"
+    );
+    Ok(RunningServer {
+        client_addrs,
+        metrics_addrs,
+        node,
+        stop,
+        tasks,
+    })
+}
+
+async fn bind_all(urls: &[String]) -> Result<Vec<TcpListener>, String> {
+    let mut listeners = Vec::new();
+    for url in urls.iter().filter(|u| !u.trim().is_empty()) {
+        let addr = socket_addrs(url)?[0];
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("cannot listen on {url}: {e}"))?;
+        listeners.push(listener);
+    }
+    Ok(listeners)
+}
+
+fn local_addrs(listeners: &[TcpListener]) -> Result<Vec<SocketAddr>, String> {
+    listeners
+        .iter()
+        .map(|l| l.local_addr().map_err(|e| e.to_string()))
+        .collect()
+}
+
+fn serve(
+    listener: TcpListener,
+    routes: Routes,
+    mut shutdown: watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+        let result = Server::builder()
+            .accept_http1(true)
+            .initial_connection_window_size(CONNECTION_WINDOW)
+            .initial_stream_window_size(STREAM_WINDOW)
+            .add_routes(routes)
+            .serve_with_incoming_shutdown(incoming, async move {
+                shutting_down(&mut shutdown).await;
+            })
+            .await;
+        if let Err(e) = result {
+            tracing::error!(error = %e, "listener failed");
+        }
+    })
+}
+
+impl RunningServer {
+    /// `http://addr` of each client listener.
+    pub fn endpoints(&self) -> Vec<String> {
+        self.client_addrs
+            .iter()
+            .map(|a| format!("http://{a}"))
+            .collect()
+    }
+
+    pub fn node(&self) -> &Arc<Node> {
+        &self.node
+    }
+
+    /// Stops accepting, ends watch and keep-alive streams, lets in-flight
+    /// requests finish (up to a timeout), then closes the lessor, the engine and
+    /// the store, which makes everything acknowledged durable and releases the
+    /// data dir.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let drain = async {
+            for task in self.tasks {
+                let _ = task.await;
+            }
+        };
+        if tokio::time::timeout(DRAIN_TIMEOUT, drain).await.is_err() {
+            tracing::warn!("in-flight requests did not finish in time");
+        }
+        // Stream tasks finishing may still hold the node for a moment.
+        let mut node = self.node;
+        let deadline = tokio::time::Instant::now() + DRAIN_TIMEOUT;
+        loop {
+            match Arc::try_unwrap(node) {
+                Ok(owned) => {
+                    let Node {
+                        store, hub, lessor, ..
+                    } = owned;
+                    let _ = tokio::task::spawn_blocking(move || {
+                        drop(lessor);
+                        hub.shutdown();
+                        // The last handle: joins the store's threads, closes RocksDB.
+                        drop(store);
+                    })
+                    .await;
+                    break;
+                }
+                Err(shared) if tokio::time::Instant::now() < deadline => {
+                    node = shared;
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                Err(_) => {
+                    tracing::warn!("requests still hold the store; it closes when they end");
+                    break;
+                }
+            }
+        }
+        tracing::info!("hark stopped");
+    }
+}

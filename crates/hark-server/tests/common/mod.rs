@@ -1,0 +1,88 @@
+//! Shared by the server's integration tests: an in-process server on a free
+//! port over a temporary data dir, a client, and raw HTTP/1.1 requests.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::time::Duration;
+
+use clap::Parser;
+use hark_server::{Config, RunningServer};
+
+pub struct TestServer {
+    pub server: RunningServer,
+    pub dir: tempfile::TempDir,
+}
+
+impl TestServer {
+    pub fn endpoint(&self) -> String {
+        self.server.endpoints()[0].clone()
+    }
+
+    pub async fn client(&self) -> etcd_client::Client {
+        client(&self.endpoint()).await
+    }
+}
+
+/// Starts a server on 127.0.0.1 (a free port) with extra flags.
+pub async fn start(extra: &[&str]) -> TestServer {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_in(dir.path(), extra).await;
+    TestServer { server, dir }
+}
+
+pub async fn start_in(data_dir: &Path, extra: &[&str]) -> RunningServer {
+    let mut args = vec![
+        "hark".to_string(),
+        "--listen-client-urls=http://127.0.0.1:0".to_string(),
+        format!("--data-dir={}", data_dir.display()),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let config = Config::try_parse_from(args).unwrap();
+    hark_server::start(&config).await.unwrap()
+}
+
+pub async fn client(endpoint: &str) -> etcd_client::Client {
+    etcd_client::Client::connect([endpoint], None)
+        .await
+        .unwrap()
+}
+
+/// The gRPC status of a failed call.
+pub fn status(e: etcd_client::Error) -> (tonic::Code, String) {
+    match e {
+        etcd_client::Error::GRpcStatus(s) => (s.code(), s.message().to_string()),
+        other => panic!("expected a gRPC status, got {other:?}"),
+    }
+}
+
+/// A plain HTTP/1.1 GET; returns the status code and body.
+pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 64 * 1024];
+    loop {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "connection closed before a full response");
+        raw.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&raw);
+        let Some((head, body)) = text.split_once("\r\n\r\n") else {
+            continue;
+        };
+        let length = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length:")
+                    .map(|v| v.trim().parse::<usize>().unwrap())
+            })
+            .expect("a content-length header");
+        if body.len() >= length {
+            let code = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+            return (code, body[..length].to_string());
+        }
+    }
+}
