@@ -1,7 +1,7 @@
 //! Plain HTTP next to gRPC: `GET /metrics` (Prometheus text) and `GET /health`,
 //! on the client port and on `--listen-metrics-urls`.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use axum::Router;
 use axum::http::{StatusCode, header};
@@ -9,7 +9,7 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 
-use crate::node::Node;
+use crate::node::NodeHandle;
 
 /// The process-wide Prometheus recorder (a process has one metrics recorder).
 /// `None` if something else installed a recorder first.
@@ -26,7 +26,7 @@ pub fn prometheus() -> Option<PrometheusHandle> {
         .clone()
 }
 
-pub fn routes(node: Arc<Node>) -> Router {
+pub fn routes(node: NodeHandle) -> Router {
     let metrics = prometheus();
     Router::new()
         .route(
@@ -40,15 +40,22 @@ pub fn routes(node: Arc<Node>) -> Router {
 }
 
 /// etcd's `/health`: healthy when the member can serve a read.
-async fn health(node: Arc<Node>) -> impl IntoResponse {
-    let read = node.store.range(&hark_mvcc::RangeRequest::key("health"));
+async fn health(node: NodeHandle) -> impl IntoResponse {
+    let read = node
+        .get()
+        .map_err(|s| s.message().to_string())
+        .and_then(|node| {
+            node.store
+                .range(&hark_mvcc::RangeRequest::key("health"))
+                .map_err(|e| e.to_string())
+        });
     let json = [(header::CONTENT_TYPE, "application/json")];
     match read {
         Ok(_) => (StatusCode::OK, json, r#"{"health":"true"}"#.to_string()),
         Err(e) => (
             StatusCode::SERVICE_UNAVAILABLE,
             json,
-            serde_json::json!({"health": "false", "reason": e.to_string()}).to_string(),
+            serde_json::json!({"health": "false", "reason": e}).to_string(),
         ),
     }
 }

@@ -1,8 +1,6 @@
 //! The KV service: etcd's wire types in, `hark_mvcc` requests through the apply
 //! path (reads straight from the store), etcd's wire types out.
 
-use std::sync::Arc;
-
 use hark_mvcc as mvcc;
 use hark_proto::etcdserverpb::{
     self as pb, compare, kv_server::Kv, range_request, request_op, response_op,
@@ -13,50 +11,32 @@ use tonic::{Request, Response, Status};
 
 use crate::errors::{mvcc_status, request_too_large};
 use crate::grpc_metrics;
-use crate::node::Node;
+use crate::node::{Node, NodeHandle};
 
 const SERVICE: &str = "etcdserverpb.KV";
 
 pub struct KvService {
-    node: Arc<Node>,
+    node: NodeHandle,
 }
 
 impl KvService {
-    pub fn new(node: Arc<Node>) -> Self {
+    pub fn new(node: NodeHandle) -> Self {
         KvService { node }
     }
 
-    /// etcd refuses a write whose encoding exceeds `--max-request-bytes`.
-    fn check_size(&self, req: &impl Message) -> Result<(), Status> {
-        if req.encoded_len() > self.node.max_request_bytes {
-            Err(request_too_large())
-        } else {
-            Ok(())
-        }
-    }
-
-    async fn write(&self, req: mvcc::WriteRequest) -> Result<mvcc::WriteResponse, Status> {
-        self.node.apply(req).await.map_err(mvcc_status)
-    }
-
     async fn do_range(&self, req: pb::RangeRequest) -> Result<pb::RangeResponse, Status> {
-        let resp = self
-            .node
-            .store
-            .range(&range_from_pb(req))
-            .map_err(mvcc_status)?;
-        let header = self.node.header(resp.header_revision);
+        let node = self.node.get()?;
+        let resp = node.store.range(&range_from_pb(req)).map_err(mvcc_status)?;
+        let header = node.header(resp.header_revision);
         Ok(range_to_pb(resp, header))
     }
 
     async fn do_put(&self, req: pb::PutRequest) -> Result<pb::PutResponse, Status> {
-        self.check_size(&req)?;
-        match self
-            .write(mvcc::WriteRequest::Put(put_from_pb(req)))
-            .await?
-        {
+        let node = self.node.get()?;
+        check_size(&node, &req)?;
+        match write(&node, mvcc::WriteRequest::Put(put_from_pb(req))).await? {
             mvcc::WriteResponse::Put(r) => {
-                let header = self.node.header(r.header_revision);
+                let header = node.header(r.header_revision);
                 Ok(put_to_pb(r, header))
             }
             other => Err(unexpected(&other)),
@@ -67,13 +47,11 @@ impl KvService {
         &self,
         req: pb::DeleteRangeRequest,
     ) -> Result<pb::DeleteRangeResponse, Status> {
-        self.check_size(&req)?;
-        match self
-            .write(mvcc::WriteRequest::DeleteRange(delete_from_pb(req)))
-            .await?
-        {
+        let node = self.node.get()?;
+        check_size(&node, &req)?;
+        match write(&node, mvcc::WriteRequest::DeleteRange(delete_from_pb(req))).await? {
             mvcc::WriteResponse::DeleteRange(r) => {
-                let header = self.node.header(r.header_revision);
+                let header = node.header(r.header_revision);
                 Ok(delete_to_pb(r, header))
             }
             other => Err(unexpected(&other)),
@@ -81,11 +59,12 @@ impl KvService {
     }
 
     async fn do_txn(&self, req: pb::TxnRequest) -> Result<pb::TxnResponse, Status> {
-        self.check_size(&req)?;
+        let node = self.node.get()?;
+        check_size(&node, &req)?;
         let txn = txn_from_pb(req)?;
-        match self.write(mvcc::WriteRequest::Txn(txn)).await? {
+        match write(&node, mvcc::WriteRequest::Txn(txn)).await? {
             mvcc::WriteResponse::Txn(r) => {
-                let header = self.node.header(r.header_revision);
+                let header = node.header(r.header_revision);
                 Ok(txn_to_pb(r, header))
             }
             other => Err(unexpected(&other)),
@@ -96,17 +75,31 @@ impl KvService {
         &self,
         req: pb::CompactionRequest,
     ) -> Result<pb::CompactionResponse, Status> {
+        let node = self.node.get()?;
         let compact = mvcc::CompactRequest {
             revision: req.revision,
             physical: req.physical,
         };
-        match self.write(mvcc::WriteRequest::Compact(compact)).await? {
+        match write(&node, mvcc::WriteRequest::Compact(compact)).await? {
             mvcc::WriteResponse::Compact(r) => Ok(pb::CompactionResponse {
-                header: self.node.header(r.header_revision),
+                header: node.header(r.header_revision),
             }),
             other => Err(unexpected(&other)),
         }
     }
+}
+
+/// etcd refuses a write whose encoding exceeds `--max-request-bytes`.
+fn check_size(node: &Node, req: &impl Message) -> Result<(), Status> {
+    if req.encoded_len() > node.max_request_bytes {
+        Err(request_too_large())
+    } else {
+        Ok(())
+    }
+}
+
+async fn write(node: &Node, req: mvcc::WriteRequest) -> Result<mvcc::WriteResponse, Status> {
+    node.apply(req).await.map_err(mvcc_status)
 }
 
 fn unexpected(resp: &mvcc::WriteResponse) -> Status {

@@ -1,7 +1,5 @@
 //! The Lease service over `hark_lease::Lessor`.
 
-use std::sync::Arc;
-
 use hark_lease::{LeaseError, TimeToLive};
 use hark_proto::etcdserverpb::{self as pb, lease_server::Lease};
 use prost::Message;
@@ -11,25 +9,26 @@ use tonic::{Code, Request, Response, Status, Streaming};
 
 use crate::errors::{lease_status, request_too_large};
 use crate::grpc_metrics;
-use crate::node::Node;
+use crate::node::NodeHandle;
 
 const SERVICE: &str = "etcdserverpb.Lease";
 
 pub struct LeaseService {
-    node: Arc<Node>,
+    node: NodeHandle,
 }
 
 impl LeaseService {
-    pub fn new(node: Arc<Node>) -> Self {
+    pub fn new(node: NodeHandle) -> Self {
         LeaseService { node }
     }
 
     async fn grant(&self, req: pb::LeaseGrantRequest) -> Result<pb::LeaseGrantResponse, Status> {
-        if req.encoded_len() > self.node.max_request_bytes {
+        let node = self.node.get()?;
+        if req.encoded_len() > node.max_request_bytes {
             return Err(request_too_large());
         }
         let (tx, rx) = oneshot::channel();
-        self.node.lessor.grant(
+        node.lessor.grant(
             req.id,
             req.ttl,
             Box::new(move |r| {
@@ -38,7 +37,7 @@ impl LeaseService {
         );
         let granted = closed_if_dropped(rx.await).map_err(lease_status)?;
         Ok(pb::LeaseGrantResponse {
-            header: self.node.header(granted.header_revision),
+            header: node.header(granted.header_revision),
             id: granted.id,
             ttl: granted.ttl,
             error: String::new(),
@@ -46,8 +45,9 @@ impl LeaseService {
     }
 
     async fn revoke(&self, req: pb::LeaseRevokeRequest) -> Result<pb::LeaseRevokeResponse, Status> {
+        let node = self.node.get()?;
         let (tx, rx) = oneshot::channel();
-        self.node.lessor.revoke(
+        node.lessor.revoke(
             req.id,
             Box::new(move |r| {
                 let _ = tx.send(r);
@@ -55,13 +55,17 @@ impl LeaseService {
         );
         let revision = closed_if_dropped(rx.await).map_err(lease_status)?;
         Ok(pb::LeaseRevokeResponse {
-            header: self.node.header(revision),
+            header: node.header(revision),
         })
     }
 
-    fn time_to_live(&self, req: pb::LeaseTimeToLiveRequest) -> pb::LeaseTimeToLiveResponse {
-        let header = self.node.header(self.node.store.current_revision());
-        match self.node.lessor.time_to_live(req.id, req.keys) {
+    fn time_to_live(
+        &self,
+        req: pb::LeaseTimeToLiveRequest,
+    ) -> Result<pb::LeaseTimeToLiveResponse, Status> {
+        let node = self.node.get()?;
+        let header = node.header(node.store.current_revision());
+        Ok(match node.lessor.time_to_live(req.id, req.keys) {
             Ok(TimeToLive {
                 id,
                 ttl,
@@ -82,7 +86,7 @@ impl LeaseService {
                 granted_ttl: 0,
                 keys: Vec::new(),
             },
-        }
+        })
     }
 }
 
@@ -118,10 +122,10 @@ impl Lease for LeaseService {
     ) -> Result<Response<Self::LeaseKeepAliveStream>, Status> {
         let call = grpc_metrics::bidi_stream(SERVICE, "LeaseKeepAlive");
         let mut inbound = request.into_inner();
-        let node = self.node.clone();
+        let mut shutdown = self.node.get()?.shutdown.clone();
+        let handle = self.node.clone();
         let (tx, rx) = mpsc::channel(64);
         tokio::spawn(async move {
-            let mut shutdown = node.shutdown.clone();
             let code = loop {
                 let req = tokio::select! {
                     msg = inbound.message() => match msg {
@@ -131,6 +135,9 @@ impl Lease for LeaseService {
                     },
                     _ = crate::server::shutting_down(&mut shutdown) => break Code::Unavailable,
                 };
+                let Ok(node) = handle.get() else {
+                    break Code::Unavailable;
+                };
                 // etcd answers a keep-alive of an unknown or expired lease with TTL 0.
                 let ttl = node.lessor.keep_alive(req.id).unwrap_or(0);
                 let resp = pb::LeaseKeepAliveResponse {
@@ -138,6 +145,8 @@ impl Lease for LeaseService {
                     id: req.id,
                     ttl,
                 };
+                // Not held while waiting on a slow client.
+                drop(node);
                 if tx.send(Ok(resp)).await.is_err() {
                     break Code::Cancelled;
                 }
@@ -152,7 +161,7 @@ impl Lease for LeaseService {
         request: Request<pb::LeaseTimeToLiveRequest>,
     ) -> Result<Response<pb::LeaseTimeToLiveResponse>, Status> {
         let call = grpc_metrics::unary(SERVICE, "LeaseTimeToLive");
-        call.finish(Ok(Response::new(self.time_to_live(request.into_inner()))))
+        call.finish(self.time_to_live(request.into_inner()).map(Response::new))
     }
 
     async fn lease_leases(
@@ -160,16 +169,18 @@ impl Lease for LeaseService {
         _request: Request<pb::LeaseLeasesRequest>,
     ) -> Result<Response<pb::LeaseLeasesResponse>, Status> {
         let call = grpc_metrics::unary(SERVICE, "LeaseLeases");
-        let leases = self
-            .node
-            .lessor
-            .leases()
-            .into_iter()
-            .map(|id| pb::LeaseStatus { id })
-            .collect();
-        call.finish(Ok(Response::new(pb::LeaseLeasesResponse {
-            header: self.node.header(self.node.store.current_revision()),
-            leases,
-        })))
+        let leases = |node: std::sync::Arc<crate::node::Node>| {
+            let leases = node
+                .lessor
+                .leases()
+                .into_iter()
+                .map(|id| pb::LeaseStatus { id })
+                .collect();
+            Response::new(pb::LeaseLeasesResponse {
+                header: node.header(node.store.current_revision()),
+                leases,
+            })
+        };
+        call.finish(self.node.get().map(leases))
     }
 }

@@ -8,6 +8,7 @@
 //! [`start`] binds the listeners and serves until [`RunningServer::shutdown`];
 //! the `hark` binary wraps it with etcd's flags ([`Config`]).
 
+mod authority;
 mod compactor;
 pub mod config;
 mod errors;

@@ -2,8 +2,6 @@
 //! etcdctl call to learn about the member. Operations that only make sense for
 //! a multi-member cluster or etcd's bbolt backend are refused as unimplemented.
 
-use std::sync::Arc;
-
 use hark_proto::etcdserverpb::{
     self as pb, cluster_server::Cluster, maintenance_server::Maintenance,
 };
@@ -11,7 +9,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 use crate::grpc_metrics;
-use crate::node::{Node, RAFT_TERM};
+use crate::node::{NodeHandle, RAFT_TERM};
 
 const MAINTENANCE: &str = "etcdserverpb.Maintenance";
 const CLUSTER: &str = "etcdserverpb.Cluster";
@@ -19,11 +17,11 @@ const CLUSTER: &str = "etcdserverpb.Cluster";
 const DB_SIZE_QUOTA: i64 = 2 << 30;
 
 pub struct MaintenanceService {
-    node: Arc<Node>,
+    node: NodeHandle,
 }
 
 impl MaintenanceService {
-    pub fn new(node: Arc<Node>) -> Self {
+    pub fn new(node: NodeHandle) -> Self {
         MaintenanceService { node }
     }
 }
@@ -40,10 +38,12 @@ impl Maintenance for MaintenanceService {
     ) -> Result<Response<pb::AlarmResponse>, Status> {
         let call = grpc_metrics::unary(MAINTENANCE, "Alarm");
         // Hark raises no alarms (no space quota, no corruption checks yet).
-        call.finish(Ok(Response::new(pb::AlarmResponse {
-            header: self.node.header(self.node.store.current_revision()),
-            alarms: Vec::new(),
-        })))
+        call.finish(self.node.get().map(|node| {
+            Response::new(pb::AlarmResponse {
+                header: node.header(node.store.current_revision()),
+                alarms: Vec::new(),
+            })
+        }))
     }
 
     async fn status(
@@ -51,7 +51,10 @@ impl Maintenance for MaintenanceService {
         _request: Request<pb::StatusRequest>,
     ) -> Result<Response<pb::StatusResponse>, Status> {
         let call = grpc_metrics::unary(MAINTENANCE, "Status");
-        let node = &self.node;
+        let node = match self.node.get() {
+            Ok(node) => node,
+            Err(e) => return call.finish(Err(e)),
+        };
         let revision = node.store.current_revision();
         let db_size = node.store.db_size() as i64;
         // Without raft, each applied revision stands for one log entry.
@@ -119,11 +122,11 @@ impl Maintenance for MaintenanceService {
 }
 
 pub struct ClusterService {
-    node: Arc<Node>,
+    node: NodeHandle,
 }
 
 impl ClusterService {
-    pub fn new(node: Arc<Node>) -> Self {
+    pub fn new(node: NodeHandle) -> Self {
         ClusterService { node }
     }
 }
@@ -156,7 +159,10 @@ impl Cluster for ClusterService {
         _request: Request<pb::MemberListRequest>,
     ) -> Result<Response<pb::MemberListResponse>, Status> {
         let call = grpc_metrics::unary(CLUSTER, "MemberList");
-        let node = &self.node;
+        let node = match self.node.get() {
+            Ok(node) => node,
+            Err(e) => return call.finish(Err(e)),
+        };
         call.finish(Ok(Response::new(pb::MemberListResponse {
             header: node.header(node.store.current_revision()),
             members: vec![pb::Member {

@@ -1,11 +1,14 @@
 //! What every service shares: the store, the watch engine, the lessor, the
 //! member's identity and the limits.
 
+use std::sync::{Arc, Weak};
+
 use hark_lease::Lessor;
 use hark_mvcc::{Store, WriteRequest, WriteResponse};
 use hark_proto::etcdserverpb::ResponseHeader;
 use hark_watch::WatchHub;
 use tokio::sync::watch;
+use tonic::Status;
 
 /// The single member's raft term: constant until Hark replicates.
 pub const RAFT_TERM: u64 = 1;
@@ -46,6 +49,24 @@ impl Node {
             }),
         );
         rx.await.unwrap_or(Err(hark_mvcc::Error::Closed))
+    }
+}
+
+/// How services and their tasks hold the node: weakly. The server owns it, so
+/// a client that never closes its connection cannot keep the store open after
+/// shutdown; requests arriving after that get `Unavailable`.
+#[derive(Clone)]
+pub struct NodeHandle(Weak<Node>);
+
+impl NodeHandle {
+    pub fn new(node: &Arc<Node>) -> Self {
+        NodeHandle(Arc::downgrade(node))
+    }
+
+    pub fn get(&self) -> Result<Arc<Node>, Status> {
+        self.0
+            .upgrade()
+            .ok_or_else(|| Status::unavailable("etcdserver: server stopped"))
     }
 }
 

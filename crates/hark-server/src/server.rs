@@ -14,15 +14,17 @@ use hark_watch::{WatchConfig, WatchHub};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use tokio_stream::StreamExt;
+use tokio_stream::wrappers::TcpListenerStream;
 use tonic::service::Routes;
 use tonic::transport::Server;
-use tonic::transport::server::TcpIncoming;
 
+use crate::authority::AuthorityFix;
 use crate::config::{Config, socket_addrs};
 use crate::kv::KvService;
 use crate::lease::LeaseService;
 use crate::maintenance::{ClusterService, MaintenanceService};
-use crate::node::{Node, stable_id};
+use crate::node::{Node, NodeHandle, stable_id};
 use crate::watch::WatchService;
 use crate::{compactor, http};
 
@@ -105,24 +107,27 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     });
 
     let limit = config.max_request_bytes + GRPC_OVERHEAD_BYTES;
+    let handle = NodeHandle::new(&node);
     let grpc =
-        Routes::new(KvServer::new(KvService::new(node.clone())).max_decoding_message_size(limit))
+        Routes::new(KvServer::new(KvService::new(handle.clone())).max_decoding_message_size(limit))
             .add_service(
-                WatchServer::new(WatchService::new(node.clone())).max_decoding_message_size(limit),
-            )
-            .add_service(
-                LeaseServer::new(LeaseService::new(node.clone())).max_decoding_message_size(limit),
-            )
-            .add_service(
-                MaintenanceServer::new(MaintenanceService::new(node.clone()))
+                WatchServer::new(WatchService::new(handle.clone()))
                     .max_decoding_message_size(limit),
             )
             .add_service(
-                ClusterServer::new(ClusterService::new(node.clone()))
+                LeaseServer::new(LeaseService::new(handle.clone()))
+                    .max_decoding_message_size(limit),
+            )
+            .add_service(
+                MaintenanceServer::new(MaintenanceService::new(handle.clone()))
+                    .max_decoding_message_size(limit),
+            )
+            .add_service(
+                ClusterServer::new(ClusterService::new(handle.clone()))
                     .max_decoding_message_size(limit),
             );
-    let client_routes = Routes::from(grpc.into_axum_router().merge(http::routes(node.clone())));
-    let metrics_routes = Routes::from(http::routes(node.clone()));
+    let client_routes = Routes::from(grpc.into_axum_router().merge(http::routes(handle.clone())));
+    let metrics_routes = Routes::from(http::routes(handle.clone()));
 
     let mut tasks = Vec::new();
     for listener in client_listeners {
@@ -182,7 +187,18 @@ fn serve(
     mut shutdown: watch::Receiver<bool>,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+        // Every connection goes through AuthorityFix (see authority.rs).
+        let incoming = TcpListenerStream::new(listener).filter_map(|accepted| match accepted {
+            Ok(tcp) => {
+                let _ = tcp.set_nodelay(true);
+                Some(Ok::<_, std::io::Error>(AuthorityFix::new(tcp)))
+            }
+            Err(e) => {
+                // Out of file descriptors and the like: keep serving the others.
+                tracing::warn!(error = %e, "accepting a connection failed");
+                None
+            }
+        });
         let result = Server::builder()
             .accept_http1(true)
             .initial_connection_window_size(CONNECTION_WINDOW)
@@ -217,14 +233,24 @@ impl RunningServer {
     /// data dir.
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
+        let mut tasks = self.tasks;
         let drain = async {
-            for task in self.tasks {
+            for task in &mut tasks {
                 let _ = task.await;
             }
         };
         if tokio::time::timeout(DRAIN_TIMEOUT, drain).await.is_err() {
-            tracing::warn!("in-flight requests did not finish in time");
+            // A client that neither finishes its requests nor closes its
+            // connection (or answers the GOAWAY ping) must not keep the store open.
+            tracing::warn!("in-flight requests did not finish in time; closing their connections");
+            for task in &tasks {
+                task.abort();
+            }
+            for task in tasks {
+                let _ = task.await;
+            }
         }
+        tracing::info!("listeners closed; closing the store");
         // Stream tasks finishing may still hold the node for a moment.
         let mut node = self.node;
         let deadline = tokio::time::Instant::now() + DRAIN_TIMEOUT;

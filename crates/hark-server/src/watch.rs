@@ -20,7 +20,7 @@ use tonic::{Code, Request, Response, Status, Streaming};
 
 use crate::grpc_metrics::{self, Call};
 use crate::kv::kv_to_pb;
-use crate::node::Node;
+use crate::node::{Node, NodeHandle};
 
 const SERVICE: &str = "etcdserverpb.Watch";
 /// Replies queued for the gRPC sender per stream; beyond it the engine's own
@@ -28,11 +28,11 @@ const SERVICE: &str = "etcdserverpb.Watch";
 const SEND_QUEUE: usize = 16;
 
 pub struct WatchService {
-    node: Arc<Node>,
+    node: NodeHandle,
 }
 
 impl WatchService {
-    pub fn new(node: Arc<Node>) -> Self {
+    pub fn new(node: NodeHandle) -> Self {
         WatchService { node }
     }
 }
@@ -49,7 +49,8 @@ impl Watch for WatchService {
         request: Request<Streaming<pb::WatchRequest>>,
     ) -> Result<Response<Self::WatchStream>, Status> {
         let call = grpc_metrics::bidi_stream(SERVICE, "Watch");
-        let (stream, responses) = self.node.hub.new_stream();
+        let node = self.node.get()?;
+        let (stream, responses) = node.hub.new_stream();
         let fragmented = Fragmented::default();
         let (tx, rx) = mpsc::channel(SEND_QUEUE);
         tokio::spawn(send_loop(
@@ -59,7 +60,7 @@ impl Watch for WatchService {
             tx,
         ));
         tokio::spawn(recv_loop(
-            self.node.clone(),
+            node.shutdown.clone(),
             request.into_inner(),
             stream,
             fragmented,
@@ -70,13 +71,12 @@ impl Watch for WatchService {
 }
 
 async fn recv_loop(
-    node: Arc<Node>,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
     mut inbound: Streaming<pb::WatchRequest>,
     stream: WatchStream,
     fragmented: Fragmented,
     call: Call,
 ) {
-    let mut shutdown = node.shutdown.clone();
     let code = loop {
         tokio::select! {
             msg = inbound.message() => match msg {
@@ -127,13 +127,17 @@ fn handle(stream: &WatchStream, fragmented: &Fragmented, req: pb::WatchRequest) 
 }
 
 async fn send_loop(
-    node: Arc<Node>,
+    node: NodeHandle,
     responses: Responses,
     fragmented: Fragmented,
     tx: mpsc::Sender<Result<pb::WatchResponse, Status>>,
 ) {
     while let Some(reply) = responses.recv().await {
-        for msg in to_wire(&node, reply, &fragmented) {
+        // The node is not held while waiting on a slow client.
+        let Ok(messages) = node.get().map(|node| to_wire(&node, reply, &fragmented)) else {
+            return;
+        };
+        for msg in messages {
             if tx.send(Ok(msg)).await.is_err() {
                 return;
             }

@@ -740,3 +740,29 @@ async fn metrics_and_health_over_http() {
     }
     srv.server.shutdown().await;
 }
+
+/// A client that opens a connection and then never reads again cannot keep
+/// the store open: after the drain timeout its connection is closed, and the
+/// data dir opens again (RocksDB locks it while a store holds it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_closes_the_store_even_with_an_unresponsive_client() {
+    use tokio::io::AsyncWriteExt;
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start_in(dir.path(), &[]).await;
+    let mut c = common::client(&server.endpoints()[0]).await;
+    c.put("k", "v", None).await.unwrap();
+    let mut stuck = tokio::net::TcpStream::connect(server.client_addrs[0])
+        .await
+        .unwrap();
+    // The HTTP/2 preface and an empty SETTINGS frame, then silence.
+    stuck
+        .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+        .await
+        .unwrap();
+    server.shutdown().await;
+    let reopened = common::start_in(dir.path(), &[]).await;
+    let mut c = common::client(&reopened.endpoints()[0]).await;
+    assert_eq!(c.get("k", None).await.unwrap().kvs()[0].value(), b"v");
+    drop(stuck);
+    reopened.shutdown().await;
+}

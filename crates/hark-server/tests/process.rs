@@ -64,6 +64,21 @@ async fn ready(endpoint: &str, child: &mut Child) -> Client {
     }
 }
 
+/// Every log the children wrote in `cwd`, for failure messages.
+fn logs(cwd: &Path) -> String {
+    let mut all = String::new();
+    for entry in std::fs::read_dir(cwd).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name.starts_with("hark-") && name.ends_with(".log") {
+            all += &format!(
+                "--- {name}\n{}\n",
+                std::fs::read_to_string(entry.path()).unwrap_or_default()
+            );
+        }
+    }
+    all
+}
+
 fn sigterm(child: &Child) {
     let ok = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
@@ -84,7 +99,10 @@ fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
     }
 }
 
-#[tokio::test]
+// Multi-threaded throughout: the tests block a thread waiting for the child,
+// and the client's connection must stay responsive meanwhile (a server that
+// shuts down gracefully waits for its clients to acknowledge the GOAWAY).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn flags_from_the_environment_and_a_clean_exit_on_sigterm() {
     let cwd = tempfile::tempdir().unwrap();
     let port = free_port();
@@ -108,7 +126,11 @@ async fn flags_from_the_environment_and_a_clean_exit_on_sigterm() {
     assert!(w.message().await.unwrap().unwrap().created());
     sigterm(&child);
     let status = wait_exit(&mut child);
-    assert!(status.success(), "exit status {status}");
+    assert!(
+        status.success(),
+        "exit status {status}\n{}",
+        logs(cwd.path())
+    );
     drop((w, c));
 
     let args = vec![
@@ -119,10 +141,15 @@ async fn flags_from_the_environment_and_a_clean_exit_on_sigterm() {
     let mut c = ready(&endpoint, &mut child).await;
     assert_eq!(c.get("kept", None).await.unwrap().kvs()[0].value(), b"yes");
     sigterm(&child);
-    assert!(wait_exit(&mut child).success());
+    let status = wait_exit(&mut child);
+    assert!(
+        status.success(),
+        "exit status {status}\n{}",
+        logs(cwd.path())
+    );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_no_flags_it_serves_on_2379_from_default_hark() {
     let cwd = tempfile::tempdir().unwrap();
     let mut child = spawn(cwd.path(), &[], &[]);
