@@ -59,7 +59,7 @@ pub struct Config {
     /// Interval of progress notifications to idle `progress_notify` watchers.
     #[arg(long = "experimental-watch-progress-notify-interval",
           alias = "watch-progress-notify-interval",
-          env = "HARK_WATCH_PROGRESS_NOTIFY_INTERVAL",
+          env = "HARK_EXPERIMENTAL_WATCH_PROGRESS_NOTIFY_INTERVAL",
           default_value = "10m", value_parser = parse_go_duration)]
     pub watch_progress_notify_interval: Duration,
 
@@ -71,6 +71,7 @@ pub struct Config {
     #[arg(long, env = "HARK_LOG_LEVEL", default_value = "info")]
     pub log_level: String,
 
+    /// Log lines as text or JSON (on stderr).
     #[arg(long, env = "HARK_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
 }
