@@ -1,0 +1,54 @@
+//! `hark-client`: an async client for Hark — and for etcd, since it speaks
+//! only etcd's v3 gRPC API (it depends on `hark-proto`, never on the server).
+//!
+//! * [`Client`]: KV (get, put, delete, [`Txn`], compact), leases (grant,
+//!   revoke, a keep-alive task, time-to-live, list), maintenance status.
+//! * [`Client::watch`]: watches multiplexed over one gRPC stream, each with its
+//!   own buffer. A broken stream is re-opened with backoff and every watch is
+//!   re-created from the revision after the last one it delivered, so a
+//!   consumer sees no gap and no duplicate. See [`watch`].
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), hark_client::Error> {
+//! let client = hark_client::Client::connect(["http://127.0.0.1:2379"]).await?;
+//! client.put("greeting", "hello").await?;
+//! let mut watch = client.watch("greeting", Default::default()).await?;
+//! client.put("greeting", "hi").await?;
+//! let change = watch.next().await.unwrap()?;
+//! assert_eq!(change.events[0].kv.as_ref().unwrap().value, "hi");
+//! # Ok(()) }
+//! ```
+
+mod client;
+mod txn;
+pub mod watch;
+
+pub use client::{Client, Error, KeepAlive};
+pub use hark_proto::etcdserverpb as pb;
+pub use hark_proto::mvccpb::{Event, KeyValue, event::EventType};
+pub use txn::{Compare, CompareOp, Op, Txn};
+pub use watch::{Watch, WatchError, WatchOptions, WatchUpdate};
+
+/// etcd's "end of the key space" rule: the smallest key greater than every key
+/// starting with `prefix` (`"\0"`, meaning every key, for an empty prefix).
+pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    vec![0]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn prefix_end_follows_etcd() {
+        assert_eq!(super::prefix_end(b"a/"), b"a0");
+        assert_eq!(super::prefix_end(b"a\xff"), b"b");
+        assert_eq!(super::prefix_end(b"\xff\xff"), b"\0");
+        assert_eq!(super::prefix_end(b""), b"\0");
+    }
+}
