@@ -21,6 +21,10 @@ pub enum Error {
     /// The server's answer; the message is etcd's (e.g. `etcdserver: key not found`).
     #[error("{}", .0.message())]
     Status(#[from] tonic::Status),
+    #[error(transparent)]
+    Watch(#[from] crate::watch::WatchError),
+    #[error("timed out")]
+    Timeout,
 }
 
 /// A connection to one or more endpoints (calls are balanced across them and

@@ -7,6 +7,10 @@
 //!   own buffer. A broken stream is re-opened with backoff and every watch is
 //!   re-created from the revision after the last one it delivered, so a
 //!   consumer sees no gap and no duplicate. See [`watch`].
+//! * [`Cache`]: a list-and-watch cache of a prefix, with waits for a revision
+//!   (consistent reads from cache) and change subscriptions.
+//! * Blocking queries in the Nomad style: [`Client::wait_for_change`] and
+//!   [`Client::changed_since`].
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), hark_client::Error> {
@@ -19,10 +23,14 @@
 //! # Ok(()) }
 //! ```
 
+mod blocking;
+pub mod cache;
 mod client;
 mod txn;
 pub mod watch;
 
+pub use blocking::{Changed, Changes};
+pub use cache::{Cache, CacheEvent};
 pub use client::{Client, Error, KeepAlive};
 pub use hark_proto::etcdserverpb as pb;
 pub use hark_proto::mvccpb::{Event, KeyValue, event::EventType};
