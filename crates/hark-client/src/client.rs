@@ -182,8 +182,12 @@ impl Client {
             .into_inner())
     }
 
-    /// One keep-alive round trip: the lease's TTL after renewal (0: it is gone).
-    pub async fn lease_keep_alive_once(&self, id: i64) -> Result<i64, Error> {
+    /// One keep-alive round trip; the reply's `ttl` is the lease's TTL after
+    /// renewal (0: it is gone).
+    pub async fn lease_keep_alive_once(
+        &self,
+        id: i64,
+    ) -> Result<pb::LeaseKeepAliveResponse, Error> {
         let (tx, rx) = mpsc::channel(1);
         let _ = tx.send(pb::LeaseKeepAliveRequest { id }).await;
         let mut replies = self
@@ -195,13 +199,13 @@ impl Client {
             .message()
             .await?
             .ok_or_else(|| tonic::Status::unavailable("keep-alive stream ended"))?;
-        Ok(reply.ttl)
+        Ok(reply)
     }
 
     /// Keeps a lease alive in the background (a renewal every third of its TTL)
     /// until the returned handle is dropped or the lease is gone.
     pub async fn keep_alive(&self, id: i64) -> Result<KeepAlive, Error> {
-        let ttl = self.lease_keep_alive_once(id).await?;
+        let ttl = self.lease_keep_alive_once(id).await?.ttl;
         if ttl <= 0 {
             return Err(tonic::Status::not_found("etcdserver: requested lease not found").into());
         }
@@ -212,7 +216,7 @@ impl Client {
             loop {
                 let period = Duration::from_millis((ttl.max(1) as u64 * 1000 / 3).max(100));
                 tokio::time::sleep(period).await;
-                match client.lease_keep_alive_once(id).await {
+                match client.lease_keep_alive_once(id).await.map(|r| r.ttl) {
                     Ok(t) => {
                         let _ = ttl_tx.send(t);
                         if t <= 0 {

@@ -86,6 +86,8 @@ impl WatchOptions {
 pub struct WatchUpdate {
     /// The response header's revision.
     pub revision: i64,
+    /// The whole response header (cluster, member, revision, term).
+    pub header: Option<hark_proto::etcdserverpb::ResponseHeader>,
     pub events: Vec<Event>,
     /// The server created the watch (only with `created_notify`).
     pub created: bool,
@@ -406,7 +408,8 @@ impl MuxTask {
     }
 
     fn response(&mut self, resp: WatchResponse, requests: &Requests) {
-        let header_rev = resp.header.map_or(0, |h| h.revision);
+        let header = resp.header;
+        let header_rev = header.map_or(0, |h| h.revision);
         if resp.created {
             let Some(id) = self.in_flight.take() else {
                 return;
@@ -432,6 +435,7 @@ impl MuxTask {
                     if w.options.created_notify && !w.announced {
                         let _ = w.tx.send(Ok(WatchUpdate {
                             revision: header_rev,
+                            header,
                             events: Vec::new(),
                             created: true,
                         }));
@@ -449,6 +453,7 @@ impl MuxTask {
                     w.next_rev = w.next_rev.max(header_rev + 1);
                     let _ = w.tx.send(Ok(WatchUpdate {
                         revision: header_rev,
+                        header,
                         events: Vec::new(),
                         created: false,
                     }));
@@ -489,6 +494,7 @@ impl MuxTask {
         }
         let _ = w.tx.send(Ok(WatchUpdate {
             revision: header_rev,
+            header,
             events,
             created: false,
         }));

@@ -1,0 +1,923 @@
+//! `harkctl`: etcdctl's commands, flags, output (simple and json, byte for
+//! byte as etcdctl 3.5 prints them), error messages and exit codes, over
+//! `hark-client`. Works against Hark and etcd.
+
+mod json;
+mod print;
+mod txn;
+
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use clap::{Args, Parser, Subcommand};
+use hark_client::{Client, WatchError, WatchOptions, pb};
+
+use print::Format;
+
+/// etcdctl's exit codes.
+const EXIT_ERROR: i32 = 1;
+const EXIT_BAD_CONNECTION: i32 = 2;
+const EXIT_INVALID_INPUT: i32 = 3;
+const EXIT_BAD_FEATURE: i32 = 4;
+const EXIT_INTERRUPTED: i32 = 5;
+const EXIT_BAD_ARGS: i32 = 128;
+
+#[derive(Parser)]
+#[command(
+    name = "harkctl",
+    version,
+    infer_subcommands = true,
+    about = "A command line client for Hark and etcd (etcdctl compatible)"
+)]
+struct Cli {
+    /// gRPC endpoints
+    #[arg(
+        long,
+        global = true,
+        value_delimiter = ',',
+        default_value = "127.0.0.1:2379",
+        env = "ETCDCTL_ENDPOINTS"
+    )]
+    endpoints: Vec<String>,
+    /// dial timeout for client connections
+    #[arg(
+        long,
+        global = true,
+        default_value = "2s",
+        env = "ETCDCTL_DIAL_TIMEOUT"
+    )]
+    dial_timeout: String,
+    /// timeout for short running command (excluding dial timeout)
+    #[arg(
+        long,
+        global = true,
+        default_value = "5s",
+        env = "ETCDCTL_COMMAND_TIMEOUT"
+    )]
+    command_timeout: String,
+    /// set the output format (fields, json, simple, table)
+    #[arg(
+        short = 'w',
+        long = "write-out",
+        global = true,
+        default_value = "simple",
+        env = "ETCDCTL_WRITE_OUT"
+    )]
+    write_out: String,
+    /// print byte strings as hex encoded strings
+    #[arg(long, global = true)]
+    hex: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Puts the given key into the store
+    Put(PutArgs),
+    /// Gets the key or a range of keys
+    Get(GetArgs),
+    /// Removes the specified key or range of keys [key, range_end)
+    Del(DelArgs),
+    /// Watches events stream on keys or prefixes
+    Watch(WatchArgs),
+    /// Txn processes all the requests in one transaction
+    Txn(TxnArgs),
+    /// Compacts the event history in etcd
+    Compaction(CompactionArgs),
+    /// Lease related commands
+    #[command(subcommand)]
+    Lease(LeaseCommand),
+    /// Endpoint related commands
+    #[command(subcommand)]
+    Endpoint(EndpointCommand),
+}
+
+#[derive(Args, Clone)]
+pub struct PutArgs {
+    args: Vec<String>,
+    /// lease ID (in hexadecimal) to attach to the key
+    #[arg(long, default_value = "0")]
+    lease: String,
+    /// return the previous key-value pair before modification
+    #[arg(long)]
+    prev_kv: bool,
+    /// updates the key using its current value
+    #[arg(long)]
+    ignore_value: bool,
+    /// updates the key using its current lease
+    #[arg(long)]
+    ignore_lease: bool,
+}
+
+#[derive(Args, Clone)]
+pub struct GetArgs {
+    args: Vec<String>,
+    /// Linearizable(l) or Serializable(s)
+    #[arg(long, default_value = "l")]
+    consistency: String,
+    /// Order of results; ASCEND or DESCEND (ASCEND by default)
+    #[arg(long, default_value = "")]
+    order: String,
+    /// Sort target; CREATE, KEY, MODIFY, VALUE, or VERSION
+    #[arg(long, default_value = "")]
+    sort_by: String,
+    /// Maximum number of results
+    #[arg(long, default_value_t = 0)]
+    limit: i64,
+    /// Get keys with matching prefix
+    #[arg(long)]
+    prefix: bool,
+    /// Get keys that are greater than or equal to the given key using byte compare
+    #[arg(long)]
+    from_key: bool,
+    /// Specify the kv revision
+    #[arg(long, default_value_t = 0)]
+    rev: i64,
+    /// Get only the keys
+    #[arg(long)]
+    keys_only: bool,
+    /// Get only the count
+    #[arg(long)]
+    count_only: bool,
+    /// Only write values when using the "simple" output format
+    #[arg(long)]
+    print_value_only: bool,
+}
+
+#[derive(Args, Clone)]
+pub struct DelArgs {
+    args: Vec<String>,
+    /// delete keys with matching prefix
+    #[arg(long)]
+    prefix: bool,
+    /// return deleted key-value pairs
+    #[arg(long)]
+    prev_kv: bool,
+    /// delete keys that are greater than or equal to the given key using byte compare
+    #[arg(long)]
+    from_key: bool,
+    /// delete range of keys
+    #[arg(long)]
+    range: bool,
+}
+
+#[derive(Args)]
+struct WatchArgs {
+    args: Vec<String>,
+    /// Interactive mode
+    #[arg(short, long)]
+    interactive: bool,
+    /// Watch on a prefix if prefix is set
+    #[arg(long)]
+    prefix: bool,
+    /// Revision to start watching
+    #[arg(long, default_value_t = 0)]
+    rev: i64,
+    /// get the previous key-value pair before the event happens
+    #[arg(long)]
+    prev_kv: bool,
+    /// get periodic watch progress notification from server
+    #[arg(long)]
+    progress_notify: bool,
+}
+
+#[derive(Args)]
+struct TxnArgs {
+    args: Vec<String>,
+    /// Input from stdin interactively
+    #[arg(short, long)]
+    interactive: bool,
+}
+
+#[derive(Args)]
+struct CompactionArgs {
+    args: Vec<String>,
+    /// 'true' to wait for compaction to physically remove all old revisions
+    #[arg(long)]
+    physical: bool,
+}
+
+#[derive(Subcommand)]
+enum LeaseCommand {
+    /// Creates leases
+    Grant { args: Vec<String> },
+    /// Revokes leases
+    Revoke { args: Vec<String> },
+    /// Get lease information
+    Timetolive {
+        args: Vec<String>,
+        /// Get keys attached to this lease
+        #[arg(long)]
+        keys: bool,
+    },
+    /// List all active leases
+    List,
+    /// Keeps leases alive (renew)
+    KeepAlive {
+        args: Vec<String>,
+        /// Resets the keep-alive time to its original value and exits immediately
+        #[arg(long)]
+        once: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum EndpointCommand {
+    /// Checks the healthiness of endpoints specified in `--endpoints` flag
+    Health,
+    /// Prints out the status of endpoints specified in `--endpoints` flag
+    Status,
+}
+
+/// A failure that ends the command: `Error: <message>` on stderr, then `code`.
+#[derive(Debug)]
+pub struct Exit {
+    code: i32,
+    message: Option<String>,
+}
+
+impl Exit {
+    pub fn new(code: i32, message: impl Into<String>) -> Exit {
+        Exit {
+            code,
+            message: Some(message.into()),
+        }
+    }
+
+    fn silent(code: i32) -> Exit {
+        Exit {
+            code,
+            message: None,
+        }
+    }
+}
+
+impl From<hark_client::Error> for Exit {
+    fn from(e: hark_client::Error) -> Exit {
+        Exit::new(EXIT_ERROR, e.to_string())
+    }
+}
+
+pub type Outcome = Result<(), Exit>;
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => e.exit(),
+                ErrorKind::UnknownArgument => {
+                    let arg = e
+                        .get(clap::error::ContextKind::InvalidArg)
+                        .map(|a| a.to_string())
+                        .unwrap_or_default();
+                    eprintln!("Error: unknown flag: {arg}");
+                }
+                _ => eprintln!(
+                    "Error: {}",
+                    e.render().to_string().lines().next().unwrap_or("")
+                ),
+            }
+            std::process::exit(EXIT_ERROR);
+        }
+    };
+    let runtime = tokio::runtime::Runtime::new().expect("start the tokio runtime");
+    let outcome = runtime.block_on(run(cli));
+    let _ = std::io::stdout().flush();
+    if let Err(exit) = outcome {
+        if let Some(message) = exit.message {
+            eprintln!("Error: {message}");
+        }
+        std::process::exit(exit.code);
+    }
+}
+
+struct Ctx {
+    endpoints: Vec<String>,
+    command_timeout: Duration,
+    format: Format,
+}
+
+impl Ctx {
+    async fn client(&self) -> Result<Client, Exit> {
+        Client::connect(&self.endpoints)
+            .await
+            .map_err(|e| Exit::new(EXIT_BAD_CONNECTION, e.to_string()))
+    }
+
+    /// Runs a call under `--command-timeout`.
+    async fn timed<T>(
+        &self,
+        call: impl std::future::Future<Output = Result<T, hark_client::Error>>,
+    ) -> Result<T, Exit> {
+        match tokio::time::timeout(self.command_timeout, call).await {
+            Ok(r) => r.map_err(Exit::from),
+            Err(_) => Err(Exit::new(EXIT_ERROR, "context deadline exceeded")),
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Outcome {
+    let format = Format::parse(&cli.write_out, cli.hex)?;
+    let command_timeout = parse_duration(&cli.command_timeout).ok_or_else(|| {
+        Exit::new(
+            EXIT_ERROR,
+            format!(
+                "invalid argument {:?} for \"--command-timeout\" flag",
+                cli.command_timeout
+            ),
+        )
+    })?;
+    let _ = parse_duration(&cli.dial_timeout).ok_or_else(|| {
+        Exit::new(
+            EXIT_ERROR,
+            format!(
+                "invalid argument {:?} for \"--dial-timeout\" flag",
+                cli.dial_timeout
+            ),
+        )
+    })?;
+    let ctx = Ctx {
+        endpoints: cli.endpoints.iter().map(|e| e.trim().to_string()).collect(),
+        command_timeout,
+        format,
+    };
+    match cli.command {
+        Command::Put(a) => {
+            let req = put_request(&a, true)?;
+            let c = ctx.client().await?;
+            let resp = ctx.timed(c.put_request(req)).await?;
+            ctx.format.put(&resp)
+        }
+        Command::Get(a) => {
+            let req = get_request(&a)?;
+            let c = ctx.client().await?;
+            let resp = ctx.timed(c.range(req)).await?;
+            ctx.format.get(&resp, &a)
+        }
+        Command::Del(a) => {
+            let req = del_request(&a)?;
+            let c = ctx.client().await?;
+            let resp = ctx.timed(c.delete_range(req)).await?;
+            ctx.format.del(&resp)
+        }
+        Command::Compaction(a) => {
+            if a.args.len() != 1 {
+                return Err(Exit::new(
+                    EXIT_BAD_ARGS,
+                    "compaction command needs 1 argument",
+                ));
+            }
+            let rev: i64 = a.args[0].parse().map_err(|_| {
+                Exit::new(
+                    EXIT_ERROR,
+                    format!("strconv.ParseInt: parsing {:?}: invalid syntax", a.args[0]),
+                )
+            })?;
+            let c = ctx.client().await?;
+            ctx.timed(c.compact(rev, a.physical)).await?;
+            println!("compacted revision {rev}");
+            Ok(())
+        }
+        Command::Txn(a) => txn::run(&ctx, a.args, a.interactive).await,
+        Command::Watch(a) => watch(&ctx, a).await,
+        Command::Lease(l) => lease(&ctx, l).await,
+        Command::Endpoint(EndpointCommand::Status) => endpoint_status(&ctx).await,
+        Command::Endpoint(EndpointCommand::Health) => endpoint_health(&ctx).await,
+    }
+}
+
+/// Go's `time.ParseDuration` for the forms people use (`2s`, `500ms`, `1m30s`).
+fn parse_duration(s: &str) -> Option<Duration> {
+    let mut total = Duration::ZERO;
+    let mut rest = s.trim();
+    if rest == "0" {
+        return Some(total);
+    }
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit() && c != '.')?;
+        let n: f64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let unit = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit] {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return None,
+        };
+        total += Duration::from_secs_f64(n * scale);
+        rest = &rest[unit..];
+    }
+    Some(total)
+}
+
+fn parse_lease(s: &str) -> Result<i64, std::num::ParseIntError> {
+    i64::from_str_radix(s, 16)
+}
+
+/// etcdctl's `put` flags and arguments as a request (`stdin_value`: read a
+/// missing value from stdin, as the top-level command does).
+pub fn put_request(a: &PutArgs, stdin_value: bool) -> Result<pb::PutRequest, Exit> {
+    let usage = "put command needs 1 argument and input from stdin or 2 arguments";
+    let key = a
+        .args
+        .first()
+        .ok_or_else(|| Exit::new(EXIT_BAD_ARGS, usage))?;
+    let value: Bytes = match (a.args.get(1), a.ignore_value) {
+        (Some(_), true) => {
+            return Err(Exit::new(
+                EXIT_BAD_ARGS,
+                "put command needs only 1 argument when 'ignore-value' is set",
+            ));
+        }
+        (Some(v), false) => v.clone().into(),
+        (None, true) => Bytes::new(),
+        (None, false) => {
+            let mut buf = Vec::new();
+            if !stdin_value || std::io::stdin().read_to_end(&mut buf).is_err() || buf.is_empty() {
+                return Err(Exit::new(EXIT_BAD_ARGS, usage));
+            }
+            buf.into()
+        }
+    };
+    let lease = parse_lease(&a.lease).map_err(|e| {
+        Exit::new(
+            EXIT_BAD_ARGS,
+            format!(
+                "bad lease ID ({}), expecting ID in Hex",
+                go_parse_error(&a.lease, &e)
+            ),
+        )
+    })?;
+    Ok(pb::PutRequest {
+        key: key.clone().into(),
+        value,
+        lease,
+        prev_kv: a.prev_kv,
+        ignore_value: a.ignore_value,
+        ignore_lease: a.ignore_lease,
+    })
+}
+
+/// How Go's strconv reports a parse failure.
+fn go_parse_error(input: &str, e: &std::num::ParseIntError) -> String {
+    let why = match e.kind() {
+        std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
+            "value out of range"
+        }
+        _ => "invalid syntax",
+    };
+    format!("strconv.ParseInt: parsing {input:?}: {why}")
+}
+
+fn range_end_for(key: &str, prefix: bool, from_key: bool) -> (Bytes, Bytes) {
+    if prefix {
+        if key.is_empty() {
+            return (Bytes::from_static(b"\0"), Bytes::from_static(b"\0"));
+        }
+        return (
+            key.to_string().into(),
+            hark_client::prefix_end(key.as_bytes()).into(),
+        );
+    }
+    if from_key {
+        let k: Bytes = if key.is_empty() {
+            Bytes::from_static(b"\0")
+        } else {
+            key.to_string().into()
+        };
+        return (k, Bytes::from_static(b"\0"));
+    }
+    (key.to_string().into(), Bytes::new())
+}
+
+fn check_range_flags(cmd: &str, args: &[String], prefix: bool, from_key: bool) -> Result<(), Exit> {
+    if args.is_empty() || args.len() > 2 && cmd == "del" {
+        let what = if cmd == "del" { "del" } else { "get" };
+        return Err(Exit::new(
+            EXIT_BAD_ARGS,
+            format!(
+                "{what} command needs one argument as key and an optional argument as range_end"
+            ),
+        ));
+    }
+    if prefix && from_key {
+        return Err(Exit::new(
+            EXIT_BAD_ARGS,
+            "`--prefix` and `--from-key` cannot be set at the same time, choose one",
+        ));
+    }
+    Ok(())
+}
+
+pub fn get_request(a: &GetArgs) -> Result<pb::RangeRequest, Exit> {
+    use pb::range_request::{SortOrder, SortTarget};
+    check_range_flags("get", &a.args, a.prefix, a.from_key)?;
+    if a.keys_only && a.count_only {
+        return Err(Exit::new(
+            EXIT_BAD_ARGS,
+            "`--keys-only` and `--count-only` cannot be set at the same time, choose one",
+        ));
+    }
+    let serializable = match a.consistency.as_str() {
+        "l" => false,
+        "s" => true,
+        other => {
+            return Err(Exit::new(
+                EXIT_BAD_FEATURE,
+                format!("unknown consistency flag {other:?}"),
+            ));
+        }
+    };
+    if a.args.len() > 1 && (a.prefix || a.from_key) {
+        return Err(Exit::new(
+            EXIT_BAD_ARGS,
+            "too many arguments, only accept one argument when `--prefix` or `--from-key` is set",
+        ));
+    }
+    let order = match a.order.to_uppercase().as_str() {
+        "ASCEND" => SortOrder::Ascend,
+        "DESCEND" => SortOrder::Descend,
+        "" => SortOrder::None,
+        _ => {
+            return Err(Exit::new(
+                EXIT_BAD_FEATURE,
+                format!("bad sort order {}", a.order),
+            ));
+        }
+    };
+    let target = match a.sort_by.to_uppercase().as_str() {
+        "CREATE" => SortTarget::Create,
+        "KEY" | "" => SortTarget::Key,
+        "MODIFY" => SortTarget::Mod,
+        "VALUE" => SortTarget::Value,
+        "VERSION" => SortTarget::Version,
+        _ => {
+            return Err(Exit::new(
+                EXIT_BAD_FEATURE,
+                format!("bad sort target {}", a.sort_by),
+            ));
+        }
+    };
+    // clientv3 turns (KEY, ASCEND) into no sort.
+    let order = if target == SortTarget::Key && order == SortOrder::Ascend {
+        SortOrder::None
+    } else {
+        order
+    };
+    let (key, mut range_end) = range_end_for(&a.args[0], a.prefix, a.from_key);
+    if let Some(end) = a.args.get(1) {
+        range_end = end.clone().into();
+    }
+    Ok(pb::RangeRequest {
+        key,
+        range_end,
+        limit: a.limit,
+        revision: a.rev.max(0),
+        sort_order: order as i32,
+        sort_target: target as i32,
+        serializable,
+        keys_only: a.keys_only,
+        count_only: a.count_only,
+        ..Default::default()
+    })
+}
+
+pub fn del_request(a: &DelArgs) -> Result<pb::DeleteRangeRequest, Exit> {
+    check_range_flags("del", &a.args, a.prefix, a.from_key)?;
+    if a.args.len() > 1 && (a.prefix || a.from_key) {
+        return Err(Exit::new(
+            EXIT_BAD_ARGS,
+            "too many arguments, only accept one argument when `--prefix` or `--from-key` is set",
+        ));
+    }
+    let (key, mut range_end) = range_end_for(&a.args[0], a.prefix, a.from_key);
+    if let Some(end) = a.args.get(1) {
+        if !a.range {
+            eprintln!(
+                "In etcd v3.6, the operation will be suspended for a few seconds to provide the user time to verify range."
+            );
+        }
+        range_end = end.clone().into();
+    }
+    Ok(pb::DeleteRangeRequest {
+        key,
+        range_end,
+        prev_kv: a.prev_kv,
+    })
+}
+
+async fn watch(ctx: &Ctx, a: WatchArgs) -> Outcome {
+    let c = ctx.client().await?;
+    if a.interactive {
+        return watch_interactive(ctx, c, a).await;
+    }
+    if a.args.is_empty() || a.args.len() > 2 {
+        return Err(Exit::new(EXIT_BAD_ARGS, "bad number of arguments"));
+    }
+    if a.args.len() == 2 && a.prefix {
+        return Err(Exit::new(
+            EXIT_BAD_ARGS,
+            "`range_end` and `--prefix` are mutually exclusive",
+        ));
+    }
+    let options = WatchOptions {
+        prefix: a.prefix,
+        range_end: a.args.get(1).map(|e| e.clone().into()),
+        start_revision: a.rev,
+        prev_kv: a.prev_kv,
+        progress_notify: a.progress_notify,
+        ..Default::default()
+    };
+    let w = c.watch(a.args[0].clone(), options).await?;
+    print_watch(ctx.format, w).await
+}
+
+async fn print_watch(format: Format, mut w: hark_client::Watch) -> Outcome {
+    while let Some(update) = w.next().await {
+        match update {
+            Ok(u) => format.watch(&u),
+            Err(WatchError::Compacted { compact_revision }) => {
+                eprintln!(
+                    "watch was canceled (etcdserver: mvcc: required revision has been compacted)"
+                );
+                format.watch_canceled(compact_revision);
+                break;
+            }
+            Err(WatchError::Canceled { reason }) => {
+                eprintln!("watch was canceled ({reason})");
+                break;
+            }
+            Err(WatchError::Closed) => break,
+        }
+        let _ = std::io::stdout().flush();
+    }
+    Err(Exit::new(
+        EXIT_INTERRUPTED,
+        "watch is canceled by the server",
+    ))
+}
+
+async fn watch_interactive(ctx: &Ctx, c: Client, a: WatchArgs) -> Outcome {
+    let (tx, mut lines) = tokio::sync::mpsc::unbounded_channel::<String>();
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match stdin.read_line(&mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {
+                    if tx.send(line.clone()).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    while let Some(line) = lines.recv().await {
+        let words = txn::argify(line.trim());
+        let Some(first) = words.first() else {
+            eprintln!(
+                "Invalid command: {} (watch and progress supported)",
+                line.trim()
+            );
+            continue;
+        };
+        match first.as_str() {
+            "progress" => c.request_progress(),
+            "watch" => {
+                let parsed = WatchLine::try_parse_from(words.iter().map(String::as_str));
+                let Ok(w) = parsed else {
+                    eprintln!(
+                        "Invalid command {} (command type or key is not provided)",
+                        line.trim()
+                    );
+                    continue;
+                };
+                if w.args.is_empty() {
+                    eprintln!(
+                        "Invalid command {} (command type or key is not provided)",
+                        line.trim()
+                    );
+                    continue;
+                }
+                let options = WatchOptions {
+                    prefix: w.prefix,
+                    range_end: w.args.get(1).map(|e| e.clone().into()),
+                    start_revision: w.rev,
+                    prev_kv: w.prev_kv,
+                    progress_notify: a.progress_notify,
+                    ..Default::default()
+                };
+                let watch = c.watch(w.args[0].clone(), options).await?;
+                let format = ctx.format;
+                tokio::spawn(async move {
+                    let _ = print_watch(format, watch).await;
+                });
+            }
+            _ => eprintln!("Invalid command {} (only support watch)", line.trim()),
+        }
+    }
+    Err(Exit::new(
+        EXIT_INVALID_INPUT,
+        "error reading watch request line: EOF",
+    ))
+}
+
+/// One `watch ...` line of interactive mode (the first word is the command).
+#[derive(Parser)]
+struct WatchLine {
+    args: Vec<String>,
+    #[arg(long)]
+    prefix: bool,
+    #[arg(long, default_value_t = 0)]
+    rev: i64,
+    #[arg(long)]
+    prev_kv: bool,
+}
+
+fn lease_id_arg(args: &[String], usage: &str) -> Result<i64, Exit> {
+    let arg = args
+        .first()
+        .ok_or_else(|| Exit::new(EXIT_BAD_ARGS, usage))?;
+    parse_lease(arg).map_err(|e| {
+        Exit::new(
+            EXIT_BAD_ARGS,
+            format!(
+                "bad lease ID arg ({}), expecting ID in Hex",
+                go_parse_error(arg, &e)
+            ),
+        )
+    })
+}
+
+async fn lease(ctx: &Ctx, cmd: LeaseCommand) -> Outcome {
+    match cmd {
+        LeaseCommand::Grant { args } => {
+            let arg = args.first().ok_or_else(|| {
+                Exit::new(EXIT_BAD_ARGS, "lease grant command needs TTL argument")
+            })?;
+            let ttl: i64 = arg.parse().map_err(|e: std::num::ParseIntError| {
+                Exit::new(
+                    EXIT_BAD_ARGS,
+                    format!("bad TTL ({})", go_parse_error(arg, &e)),
+                )
+            })?;
+            let c = ctx.client().await?;
+            let resp = ctx.timed(c.lease_grant(ttl, 0)).await.map_err(|e| {
+                Exit::new(
+                    EXIT_ERROR,
+                    format!("failed to grant lease ({})", e.message.unwrap_or_default()),
+                )
+            })?;
+            ctx.format.lease_grant(&resp);
+            Ok(())
+        }
+        LeaseCommand::Revoke { args } => {
+            let id = lease_id_arg(&args, "lease revoke command needs 1 argument")?;
+            let c = ctx.client().await?;
+            let resp = ctx.timed(c.lease_revoke(id)).await.map_err(|e| {
+                Exit::new(
+                    EXIT_ERROR,
+                    format!("failed to revoke lease ({})", e.message.unwrap_or_default()),
+                )
+            })?;
+            ctx.format.lease_revoke(id, &resp);
+            Ok(())
+        }
+        LeaseCommand::Timetolive { args, keys } => {
+            let id = lease_id_arg(&args, "lease timetolive command needs lease ID as argument")?;
+            let c = ctx.client().await?;
+            let resp = c
+                .lease_time_to_live(id, keys)
+                .await
+                .map_err(|e| Exit::new(EXIT_BAD_CONNECTION, e.to_string()))?;
+            ctx.format.lease_time_to_live(&resp, keys);
+            Ok(())
+        }
+        LeaseCommand::List => {
+            let c = ctx.client().await?;
+            let resp = c
+                .leases()
+                .await
+                .map_err(|e| Exit::new(EXIT_BAD_CONNECTION, e.to_string()))?;
+            ctx.format.lease_list(&resp);
+            Ok(())
+        }
+        LeaseCommand::KeepAlive { args, once } => {
+            let id = lease_id_arg(&args, "lease keep-alive command needs lease ID as argument")?;
+            let c = ctx.client().await?;
+            loop {
+                let reply = c
+                    .lease_keep_alive_once(id)
+                    .await
+                    .map_err(|e| Exit::new(EXIT_BAD_CONNECTION, e.to_string()))?;
+                let (ttl, header) = (reply.ttl, reply.header);
+                if ttl <= 0 {
+                    if once {
+                        return Err(Exit::new(
+                            EXIT_BAD_CONNECTION,
+                            "etcdserver: requested lease not found",
+                        ));
+                    }
+                    ctx.format.lease_expired(id);
+                    return Ok(());
+                }
+                ctx.format.lease_keep_alive(id, ttl, &header);
+                let _ = std::io::stdout().flush();
+                if once {
+                    return Ok(());
+                }
+                tokio::time::sleep(Duration::from_millis((ttl as u64 * 1000 / 3).max(500))).await;
+            }
+        }
+    }
+}
+
+async fn endpoint_status(ctx: &Ctx) -> Outcome {
+    let mut statuses = Vec::new();
+    let mut failed = false;
+    for ep in &ctx.endpoints {
+        let result = match Client::connect([ep]).await {
+            Ok(c) => ctx.timed(c.status()).await,
+            Err(e) => Err(Exit::from(e)),
+        };
+        match result {
+            Ok(s) => statuses.push((ep.clone(), s)),
+            Err(e) => {
+                failed = true;
+                eprintln!(
+                    "Failed to get the status of endpoint {ep} ({})",
+                    e.message.unwrap_or_default()
+                );
+            }
+        }
+    }
+    ctx.format.endpoint_status(&statuses)?;
+    if failed {
+        return Err(Exit::silent(EXIT_ERROR));
+    }
+    Ok(())
+}
+
+async fn endpoint_health(ctx: &Ctx) -> Outcome {
+    let mut results = Vec::new();
+    for ep in &ctx.endpoints {
+        let start = Instant::now();
+        let probe = async {
+            let c = Client::connect([ep]).await?;
+            match c.get("health").await {
+                Ok(_) => {}
+                Err(hark_client::Error::Status(s))
+                    if s.message() == "etcdserver: permission denied" => {}
+                Err(e) => return Err(e),
+            }
+            let took = start.elapsed();
+            let alarms = c.status().await.map(|_| ());
+            Ok::<_, hark_client::Error>((took, alarms))
+        };
+        let outcome = tokio::time::timeout(ctx.command_timeout, probe).await;
+        let took = start.elapsed();
+        let result = match outcome {
+            Ok(Ok((took, Ok(())))) => print::Health {
+                endpoint: ep.clone(),
+                healthy: true,
+                took,
+                error: String::new(),
+            },
+            Ok(Ok((took, Err(_)))) => print::Health {
+                endpoint: ep.clone(),
+                healthy: false,
+                took,
+                error: "Unable to fetch the alarm list".into(),
+            },
+            Ok(Err(e)) => print::Health {
+                endpoint: ep.clone(),
+                healthy: false,
+                took,
+                error: e.to_string(),
+            },
+            Err(_) => print::Health {
+                endpoint: ep.clone(),
+                healthy: false,
+                took,
+                error: "context deadline exceeded".into(),
+            },
+        };
+        results.push(result);
+    }
+    ctx.format.endpoint_health(&results)?;
+    if results.iter().any(|h| !h.healthy) {
+        return Err(Exit::new(EXIT_ERROR, "unhealthy cluster"));
+    }
+    Ok(())
+}

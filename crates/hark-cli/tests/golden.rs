@@ -1,0 +1,377 @@
+//! harkctl's output, byte for byte.
+//!
+//! `etcdctl_3_5_is_the_golden_output`: the same script of commands runs with
+//! etcdctl 3.5 against one Hark server and with harkctl against another with
+//! the same member identity; stdout, the `Error:` line and the exit code must
+//! match for every step (lease ids, timings, ports and db sizes masked).
+//! Needs `etcdctl-3.5` on PATH (CI installs it); `HARK_REQUIRE_ETCDCTL=1`
+//! turns its absence into a failure.
+//!
+//! `fixed_outputs`: expected outputs written down from etcdctl 3.5's
+//! printers, checked without etcdctl.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use clap::Parser;
+
+const HARKCTL: &str = env!("CARGO_BIN_EXE_harkctl");
+
+struct Server {
+    running: hark_server::RunningServer,
+    _dir: tempfile::TempDir,
+}
+
+async fn server() -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let config = hark_server::Config::try_parse_from([
+        "hark".to_string(),
+        "--listen-client-urls=http://127.0.0.1:0".into(),
+        // The same identity on every test server: equal ids in JSON headers.
+        "--name=golden".into(),
+        "--advertise-client-urls=http://golden.test:2379".into(),
+        format!("--data-dir={}", dir.path().display()),
+        "--unsafe-no-fsync".into(),
+    ])
+    .unwrap();
+    Server {
+        running: hark_server::start(&config).await.unwrap(),
+        _dir: dir,
+    }
+}
+
+#[derive(Debug, PartialEq)]
+struct Run {
+    stdout: String,
+    error: Vec<String>,
+    code: i32,
+}
+
+fn run(bin: &str, endpoint: &str, args: &[&str], stdin: &str) -> Run {
+    let mut child = Command::new(bin)
+        .env("ETCDCTL_API", "3")
+        .arg(format!("--endpoints={endpoint}"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let mask = |s: &str| mask(s, endpoint);
+    Run {
+        stdout: mask(&String::from_utf8_lossy(&out.stdout)),
+        // etcdctl's client also logs retries as JSON lines: compare the rest.
+        error: String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .filter(|l| !l.starts_with('{'))
+            .map(mask)
+            .collect(),
+        code: out.status.code().unwrap_or(-1),
+    }
+}
+
+/// Runs a watch until it printed `lines` lines (or 10 s passed), then stops it.
+fn run_watch(bin: &str, endpoint: &str, args: &[&str], lines: usize) -> Vec<String> {
+    let mut child = Command::new(bin)
+        .env("ETCDCTL_API", "3")
+        .arg(format!("--endpoints={endpoint}"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    let mut got = Vec::new();
+    while got.len() < lines {
+        match rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(l) => got.push(mask(&l, endpoint)),
+            Err(_) => break,
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    got
+}
+
+/// Hides what differs between two runs for reasons other than the tool: the
+/// server's address, lease ids, remaining TTLs, timings and database sizes.
+fn mask(s: &str, endpoint: &str) -> String {
+    let s = s.replace(endpoint, "<endpoint>");
+    let re = |p: &str| regex::Regex::new(p).unwrap();
+    let s = re(r"\b[0-9a-f]{16}\b").replace_all(&s, "<lease>");
+    let s = re(r#""ID":\d+|"id":\d+"#).replace_all(&s, "\"ID\":<lease>");
+    let s = re(r"remaining\(\d+s\)").replace_all(&s, "remaining(<n>s)");
+    let s = re(r"took = \S+").replace_all(&s, "took = <t>");
+    let s = re(r#""took":"[^"]*""#).replace_all(&s, "\"took\":<t>");
+    let s = re(r#""(dbSize|dbSizeInUse)":\d+"#).replace_all(&s, "\"$1\":<n>");
+    let s = re(r"\d+(\.\d+)? [kMG]?B, ").replace_all(&s, "<size>, ");
+    s.to_string()
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Steps run in order on a fresh server: (args, stdin).
+fn script() -> Vec<(Vec<String>, String)> {
+    let s = |args: &[&str]| (args.iter().map(|a| a.to_string()).collect(), String::new());
+    let with_stdin = |args: &[&str], stdin: &str| {
+        (
+            args.iter().map(|a| a.to_string()).collect(),
+            stdin.to_string(),
+        )
+    };
+    vec![
+        s(&["put", "foo", "bar"]),
+        s(&["put", "foo", "baz", "--prev-kv"]),
+        s(&["put", "-w", "json", "fob", "1"]),
+        s(&["put", "-w", "fields", "--prev-kv", "fob", "2"]),
+        with_stdin(&["put", "stdin-key"], "from stdin\n"),
+        s(&["put"]),
+        s(&["put", "k", "v", "--lease=zz"]),
+        s(&["put", "k", "v", "--lease=abc"]),
+        s(&["get", "foo"]),
+        s(&["get", "fo", "--prefix"]),
+        s(&["get", "fo", "--prefix", "--keys-only"]),
+        s(&["get", "fo", "--prefix", "--print-value-only"]),
+        s(&["get", "", "--prefix", "-w", "json"]),
+        s(&["get", "", "--from-key", "--limit=2", "-w", "json"]),
+        s(&[
+            "get",
+            "f",
+            "--prefix",
+            "--sort-by=MODIFY",
+            "--order=DESCEND",
+        ]),
+        s(&["get", "f", "--prefix", "--sort-by=VALUE"]),
+        s(&["get", "f", "--prefix", "--count-only", "-w", "fields"]),
+        s(&["get", "f", "--prefix", "--count-only"]),
+        s(&["get", "foo", "--rev=2", "-w", "fields"]),
+        s(&["get", "foo", "--hex"]),
+        s(&["get", "missing"]),
+        s(&["get", "missing", "-w", "json"]),
+        s(&["get", "foo", "--rev=1000"]),
+        s(&["get", "a", "--prefix", "--from-key"]),
+        s(&["get"]),
+        s(&["get", "foo", "-w", "table"]),
+        s(&["get", "foo", "-w", "yaml"]),
+        with_stdin(
+            &["txn"],
+            "value(\"foo\") = \"baz\"\nmod(\"fob\") > \"0\"\n\nput foo qux\nget fob\ndel nothing\n\nput foo nope\n\n",
+        ),
+        with_stdin(
+            &["txn", "-w", "json"],
+            "version(\"foo\") > \"10\"\n\nput foo yes\n\nput foo no\nget foo\n\n",
+        ),
+        with_stdin(&["txn", "-i"], "\nput t 1\n\n\n"),
+        with_stdin(&["txn"], "value(\"foo\") = \"x\"\n"),
+        with_stdin(&["txn"], "nonsense\n\n\n\n"),
+        s(&["del", "nothing"]),
+        s(&["del", "fob", "--prev-kv"]),
+        s(&["del", "f", "--prefix", "--prev-kv", "-w", "json"]),
+        s(&["lease", "list"]),
+        s(&["lease", "list", "-w", "json"]),
+        s(&["lease", "timetolive", "1234"]),
+        s(&["lease", "timetolive", "1234", "-w", "json"]),
+        s(&["lease", "revoke", "1234"]),
+        s(&["lease", "grant"]),
+        s(&["lease", "grant", "x"]),
+        s(&["compaction", "3"]),
+        s(&["compaction", "3"]),
+        s(&["compaction", "1000"]),
+        s(&["compaction", "4", "--physical"]),
+        s(&["compaction", "x"]),
+        s(&["get", "foo", "--rev=2"]),
+        s(&["endpoint", "status"]),
+        s(&["endpoint", "status", "-w", "json"]),
+        s(&["endpoint", "health"]),
+        s(&["endpoint", "health", "-w", "json"]),
+    ]
+}
+
+fn lease_script(id: &str) -> Vec<Vec<String>> {
+    let v = |args: &[&str]| args.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    vec![
+        v(&["put", "leased", "v", &format!("--lease={id}")]),
+        v(&["lease", "timetolive", id, "--keys"]),
+        v(&["lease", "timetolive", id, "--keys", "-w", "json"]),
+        v(&["lease", "keep-alive", "--once", id]),
+        v(&["lease", "keep-alive", "--once", id, "-w", "json"]),
+        v(&["lease", "list"]),
+        v(&["lease", "revoke", id]),
+        v(&["lease", "timetolive", id]),
+        v(&["get", "leased"]),
+    ]
+}
+
+#[test]
+fn etcdctl_3_5_is_the_golden_output() {
+    let Some(etcdctl) = find_on_path("etcdctl-3.5") else {
+        assert_ne!(
+            std::env::var("HARK_REQUIRE_ETCDCTL").as_deref(),
+            Ok("1"),
+            "etcdctl-3.5 is not on PATH"
+        );
+        eprintln!("etcdctl-3.5 not on PATH: skipped");
+        return;
+    };
+    let etcdctl = etcdctl.to_str().unwrap().to_string();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let golden = rt.block_on(server());
+    let ours = rt.block_on(server());
+    let (ge, oe) = (
+        golden.running.endpoints()[0].clone(),
+        ours.running.endpoints()[0].clone(),
+    );
+    let mut mismatches = Vec::new();
+    let mut compare = |label: String, want: Run, got: Run| {
+        if want != got {
+            mismatches.push(format!("{label}\n  etcdctl: {want:?}\n  harkctl: {got:?}"));
+        }
+    };
+    for (args, stdin) in script() {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let want = run(&etcdctl, &ge, &a, &stdin);
+        let got = run(HARKCTL, &oe, &a, &stdin);
+        compare(format!("{args:?}"), want, got);
+    }
+    // Leases: each tool works with the id its own server granted.
+    let grant = |bin: &str, ep: &str| {
+        let r = run(bin, ep, &["lease", "grant", "600"], "");
+        let id = r.stdout.split_whitespace().nth(1).unwrap().to_string();
+        (r, id)
+    };
+    let (want, _) = grant(&etcdctl, &ge);
+    let (got, _) = grant(HARKCTL, &oe);
+    compare("lease grant".into(), want, got);
+    let raw_id = |bin: &str, ep: &str| {
+        let out = Command::new(bin)
+            .args([
+                format!("--endpoints={ep}"),
+                "lease".into(),
+                "grant".into(),
+                "600".into(),
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    let (gid, oid) = (raw_id(&etcdctl, &ge), raw_id(HARKCTL, &oe));
+    for (g, o) in lease_script(&gid).into_iter().zip(lease_script(&oid)) {
+        let ga: Vec<&str> = g.iter().map(String::as_str).collect();
+        let oa: Vec<&str> = o.iter().map(String::as_str).collect();
+        compare(
+            format!("{g:?}"),
+            run(&etcdctl, &ge, &ga, ""),
+            run(HARKCTL, &oe, &oa, ""),
+        );
+    }
+    // Watches: history with prev_kv, in simple and json.
+    let revision = regex::Regex::new(r#""revision":(\d+)"#).unwrap();
+    for (mut args, lines) in [
+        (vec!["watch", "w", "--prev-kv"], 8),
+        (vec!["watch", "w", "--prefix", "-w", "json"], 1),
+    ] {
+        let mut first = String::new();
+        for (bin, ep) in [(etcdctl.as_str(), &ge), (HARKCTL, &oe)] {
+            let put = run(bin, ep, &["put", "w", "1", "-w", "json"], "").stdout;
+            first = revision.captures(&put).unwrap()[1].to_string();
+            run(bin, ep, &["put", "w", "2"], "");
+            run(bin, ep, &["del", "w"], "");
+        }
+        let rev = format!("--rev={first}");
+        args.push(&rev);
+        let want = run_watch(&etcdctl, &ge, &args, lines);
+        let got = run_watch(HARKCTL, &oe, &args, lines);
+        assert_eq!(want.len(), lines, "etcdctl printed {want:?}");
+        if want != got {
+            mismatches.push(format!("{args:?}\n  etcdctl: {want:?}\n  harkctl: {got:?}"));
+        }
+    }
+    rt.block_on(golden.running.shutdown());
+    rt.block_on(ours.running.shutdown());
+    assert!(
+        mismatches.is_empty(),
+        "{} mismatches:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
+}
+
+#[test]
+fn fixed_outputs() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let srv = rt.block_on(server());
+    let ep = srv.running.endpoints()[0].clone();
+    let out = |args: &[&str], stdin: &str| run(HARKCTL, &ep, args, stdin);
+    assert_eq!(out(&["put", "k", "v"], "").stdout, "OK\n");
+    assert_eq!(
+        out(&["put", "--prev-kv", "k", "v2"], "").stdout,
+        "OK\nk\nv\n"
+    );
+    assert_eq!(out(&["get", "k"], "").stdout, "k\nv2\n");
+    assert_eq!(
+        out(&["get", "--hex", "k"], "").stdout,
+        "\\x6b\n\\x76\\x32\n"
+    );
+    assert_eq!(
+        out(&["txn"], "value(\"k\") = \"v2\"\n\nput k v3\nget k\n\n\n").stdout,
+        "SUCCESS\n\nOK\n\nk\nv3\n"
+    );
+    assert_eq!(out(&["del", "--prev-kv", "k"], "").stdout, "1\nk\nv3\n");
+    assert_eq!(out(&["del", "k"], "").stdout, "0\n");
+    assert_eq!(
+        out(&["compaction", "2"], "").stdout,
+        "compacted revision 2\n"
+    );
+    // (Lease ids are masked by `run`.)
+    assert_eq!(
+        out(&["lease", "grant", "60"], "").stdout,
+        "lease <lease> granted with TTL(60s)\n"
+    );
+    let e = out(&["get", "k", "--rev=100"], "");
+    assert_eq!(
+        (e.stdout.as_str(), e.error, e.code),
+        (
+            "",
+            vec!["Error: etcdserver: mvcc: required revision is a future revision".to_string()],
+            1
+        )
+    );
+    let bad = out(&["get"], "");
+    assert_eq!(bad.code, 128);
+    rt.block_on(srv.running.shutdown());
+}
