@@ -375,3 +375,72 @@ fn fixed_outputs() {
     assert_eq!(bad.code, 128);
     rt.block_on(srv.running.shutdown());
 }
+
+#[test]
+fn interactive_watch_takes_watch_and_progress_lines() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let srv = rt.block_on(server());
+    let ep = srv.running.endpoints()[0].clone();
+    let mut child = Command::new(HARKCTL)
+        .args([format!("--endpoints={ep}"), "watch".into(), "-i".into()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "watch k --prev-kv").unwrap();
+    writeln!(stdin, "bogus").unwrap();
+    stdin.flush().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    // The watch is created asynchronously: write until its first event shows.
+    let mut lines = Vec::new();
+    for _ in 0..50 {
+        run(HARKCTL, &ep, &["put", "k", "v"], "");
+        if let Ok(l) = rx.recv_timeout(Duration::from_millis(200)) {
+            lines.push(l);
+            break;
+        }
+    }
+    while lines.len() < 3 {
+        lines.push(rx.recv_timeout(Duration::from_secs(10)).unwrap());
+    }
+    assert_eq!(lines, ["PUT", "k", "v"]);
+    writeln!(stdin, "progress").unwrap();
+    stdin.flush().unwrap();
+    // Events of further puts may come first; then the progress line.
+    let mut later = Vec::new();
+    loop {
+        let l = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        if l.starts_with("progress notify: ") {
+            break;
+        }
+        later.push(l);
+        assert!(later.len() < 500, "no progress line: {later:?}");
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Invalid command bogus (only support watch)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Error: error reading watch request line: EOF"),
+        "{stderr}"
+    );
+    rt.block_on(srv.running.shutdown());
+}

@@ -1,3 +1,6 @@
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -27,13 +30,39 @@ pub enum Error {
     Timeout,
 }
 
-/// A connection to one or more endpoints (calls are balanced across them and
-/// fail over when one is down). Cheap to clone; clones share the connection
-/// and the watch stream.
+/// A connection to one or more endpoints. Calls go to one endpoint at a time
+/// and move on to the next when it is unavailable. Cheap to clone; clones share
+/// the connections and the watch stream.
 #[derive(Clone)]
 pub struct Client {
-    channel: Channel,
+    endpoints: Endpoints,
     mux: Mux,
+}
+
+/// The endpoints and which one is in use.
+#[derive(Clone)]
+pub(crate) struct Endpoints {
+    channels: Arc<Vec<Channel>>,
+    current: Arc<AtomicUsize>,
+}
+
+impl Endpoints {
+    pub fn current(&self) -> (usize, Channel) {
+        let i = self.current.load(Ordering::Relaxed) % self.channels.len();
+        (i, self.channels[i].clone())
+    }
+
+    /// Endpoint `i` failed: move on to the next (unless someone already did).
+    pub fn failed(&self, i: usize) {
+        let next = (i + 1) % self.channels.len();
+        let _ = self
+            .current
+            .compare_exchange(i, next, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    fn len(&self) -> usize {
+        self.channels.len()
+    }
 }
 
 fn endpoint(url: &str) -> Result<Endpoint, Error> {
@@ -60,25 +89,41 @@ impl Client {
     pub async fn connect(
         endpoints: impl IntoIterator<Item = impl AsRef<str>>,
     ) -> Result<Client, Error> {
-        let endpoints: Vec<Endpoint> = endpoints
+        let channels: Vec<Channel> = endpoints
             .into_iter()
-            .map(|e| endpoint(e.as_ref()))
+            .map(|e| endpoint(e.as_ref()).map(|e| e.connect_lazy()))
             .collect::<Result<_, _>>()?;
-        let channel = match endpoints.len() {
-            0 => return Err(Error::NoEndpoints),
-            1 => endpoints[0].connect_lazy(),
-            _ => Channel::balance_list(endpoints.into_iter()),
+        if channels.is_empty() {
+            return Err(Error::NoEndpoints);
+        }
+        let endpoints = Endpoints {
+            channels: Arc::new(channels),
+            current: Arc::default(),
         };
-        let mux = Mux::start(channel.clone());
-        Ok(Client { channel, mux })
+        let mux = Mux::start(endpoints.clone());
+        Ok(Client { endpoints, mux })
     }
 
-    fn kv(&self) -> KvClient<Channel> {
-        KvClient::new(self.channel.clone()).max_decoding_message_size(usize::MAX)
-    }
-
-    fn lease(&self) -> LeaseClient<Channel> {
-        LeaseClient::new(self.channel.clone())
+    /// Runs a call on the current endpoint; when that endpoint is unavailable
+    /// (nothing reached it), on the next ones, each once.
+    async fn call<T, F, Fut>(&self, f: F) -> Result<T, Error>
+    where
+        F: Fn(Channel) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        let mut last = None;
+        for _ in 0..self.endpoints.len() {
+            let (i, channel) = self.endpoints.current();
+            match f(channel).await {
+                Ok(r) => return Ok(r.into_inner()),
+                Err(s) if s.code() == tonic::Code::Unavailable => {
+                    self.endpoints.failed(i);
+                    last = Some(s);
+                }
+                Err(s) => return Err(s.into()),
+            }
+        }
+        Err(last.expect("at least one endpoint").into())
     }
 
     /// One key at the current revision.
@@ -103,7 +148,11 @@ impl Client {
 
     /// Any range read (every `RangeRequest` option).
     pub async fn range(&self, req: pb::RangeRequest) -> Result<pb::RangeResponse, Error> {
-        Ok(self.kv().range(req).await?.into_inner())
+        self.call(|ch| {
+            let req = req.clone();
+            async move { kv(ch).range(req).await }
+        })
+        .await
     }
 
     pub async fn put(
@@ -121,7 +170,11 @@ impl Client {
 
     /// A put with every option (lease, prev_kv, ignore_value, ignore_lease).
     pub async fn put_request(&self, req: pb::PutRequest) -> Result<pb::PutResponse, Error> {
-        Ok(self.kv().put(req).await?.into_inner())
+        self.call(|ch| {
+            let req = req.clone();
+            async move { kv(ch).put(req).await }
+        })
+        .await
     }
 
     pub async fn delete(&self, key: impl Into<Bytes>) -> Result<pb::DeleteRangeResponse, Error> {
@@ -136,11 +189,20 @@ impl Client {
         &self,
         req: pb::DeleteRangeRequest,
     ) -> Result<pb::DeleteRangeResponse, Error> {
-        Ok(self.kv().delete_range(req).await?.into_inner())
+        self.call(|ch| {
+            let req = req.clone();
+            async move { kv(ch).delete_range(req).await }
+        })
+        .await
     }
 
     pub async fn txn(&self, txn: Txn) -> Result<pb::TxnResponse, Error> {
-        Ok(self.kv().txn(txn.into_request()).await?.into_inner())
+        let req = txn.into_request();
+        self.call(|ch| {
+            let req = req.clone();
+            async move { kv(ch).txn(req).await }
+        })
+        .await
     }
 
     pub async fn compact(
@@ -149,18 +211,21 @@ impl Client {
         physical: bool,
     ) -> Result<pb::CompactionResponse, Error> {
         let req = pb::CompactionRequest { revision, physical };
-        Ok(self.kv().compact(req).await?.into_inner())
+        self.call(|ch| async move { kv(ch).compact(req).await })
+            .await
     }
 
     /// Grants a lease of `ttl` seconds; `id` 0 lets the server choose.
     pub async fn lease_grant(&self, ttl: i64, id: i64) -> Result<pb::LeaseGrantResponse, Error> {
         let req = pb::LeaseGrantRequest { ttl, id };
-        Ok(self.lease().lease_grant(req).await?.into_inner())
+        self.call(|ch| async move { LeaseClient::new(ch).lease_grant(req).await })
+            .await
     }
 
     pub async fn lease_revoke(&self, id: i64) -> Result<pb::LeaseRevokeResponse, Error> {
         let req = pb::LeaseRevokeRequest { id };
-        Ok(self.lease().lease_revoke(req).await?.into_inner())
+        self.call(|ch| async move { LeaseClient::new(ch).lease_revoke(req).await })
+            .await
     }
 
     /// TTL left (-1 for an unknown or expired lease), granted TTL, and the keys
@@ -171,15 +236,17 @@ impl Client {
         keys: bool,
     ) -> Result<pb::LeaseTimeToLiveResponse, Error> {
         let req = pb::LeaseTimeToLiveRequest { id, keys };
-        Ok(self.lease().lease_time_to_live(req).await?.into_inner())
+        self.call(|ch| async move { LeaseClient::new(ch).lease_time_to_live(req).await })
+            .await
     }
 
     pub async fn leases(&self) -> Result<pb::LeaseLeasesResponse, Error> {
-        Ok(self
-            .lease()
-            .lease_leases(pb::LeaseLeasesRequest {})
-            .await?
-            .into_inner())
+        self.call(|ch| async move {
+            LeaseClient::new(ch)
+                .lease_leases(pb::LeaseLeasesRequest {})
+                .await
+        })
+        .await
     }
 
     /// One keep-alive round trip; the reply's `ttl` is the lease's TTL after
@@ -188,18 +255,21 @@ impl Client {
         &self,
         id: i64,
     ) -> Result<pb::LeaseKeepAliveResponse, Error> {
-        let (tx, rx) = mpsc::channel(1);
-        let _ = tx.send(pb::LeaseKeepAliveRequest { id }).await;
-        let mut replies = self
-            .lease()
-            .lease_keep_alive(ReceiverStream::new(rx))
-            .await?
-            .into_inner();
-        let reply = replies
-            .message()
-            .await?
-            .ok_or_else(|| tonic::Status::unavailable("keep-alive stream ended"))?;
-        Ok(reply)
+        self.call(|ch| async move {
+            // Sent before the call: some servers answer headers only after a request.
+            let (tx, rx) = mpsc::channel(1);
+            let _ = tx.send(pb::LeaseKeepAliveRequest { id }).await;
+            let mut replies = LeaseClient::new(ch)
+                .lease_keep_alive(ReceiverStream::new(rx))
+                .await?
+                .into_inner();
+            let reply = replies
+                .message()
+                .await?
+                .ok_or_else(|| tonic::Status::unavailable("keep-alive stream ended"))?;
+            Ok(tonic::Response::new(reply))
+        })
+        .await
     }
 
     /// Keeps a lease alive in the background (a renewal every third of its TTL)
@@ -236,8 +306,12 @@ impl Client {
     }
 
     pub async fn status(&self) -> Result<pb::StatusResponse, Error> {
-        let mut m = MaintenanceClient::new(self.channel.clone());
-        Ok(m.status(pb::StatusRequest {}).await?.into_inner())
+        self.call(|ch| async move {
+            MaintenanceClient::new(ch)
+                .status(pb::StatusRequest {})
+                .await
+        })
+        .await
     }
 
     /// Watches `key` (or a range, per `options`). The watch is created on the
@@ -255,6 +329,10 @@ impl Client {
     pub fn request_progress(&self) {
         self.mux.request_progress();
     }
+}
+
+fn kv(channel: Channel) -> KvClient<Channel> {
+    KvClient::new(channel).max_decoding_message_size(usize::MAX)
 }
 
 /// A running keep-alive; dropping it stops the renewals.

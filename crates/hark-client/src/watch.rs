@@ -25,7 +25,8 @@ use hark_proto::etcdserverpb::{
 use hark_proto::mvccpb::Event;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::UnboundedReceiverStream;
-use tonic::transport::Channel;
+
+use crate::client::Endpoints;
 
 /// Longest wait between reconnection attempts.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(2);
@@ -167,9 +168,9 @@ pub(crate) struct Mux {
 }
 
 impl Mux {
-    pub fn start(channel: Channel) -> Mux {
+    pub fn start(endpoints: Endpoints) -> Mux {
         let (commands, rx) = mpsc::unbounded_channel();
-        tokio::spawn(MuxTask::new(channel, rx).run());
+        tokio::spawn(MuxTask::new(endpoints, rx).run());
         Mux {
             commands,
             next_id: Default::default(),
@@ -213,7 +214,7 @@ struct WatchState {
 }
 
 struct MuxTask {
-    channel: Channel,
+    endpoints: Endpoints,
     commands: mpsc::UnboundedReceiver<Command>,
     watches: HashMap<u64, WatchState>,
     by_server_id: HashMap<i64, u64>,
@@ -230,9 +231,9 @@ struct MuxTask {
 type Requests = mpsc::UnboundedSender<WatchRequest>;
 
 impl MuxTask {
-    fn new(channel: Channel, commands: mpsc::UnboundedReceiver<Command>) -> Self {
+    fn new(endpoints: Endpoints, commands: mpsc::UnboundedReceiver<Command>) -> Self {
         MuxTask {
-            channel,
+            endpoints,
             commands,
             watches: HashMap::new(),
             by_server_id: HashMap::new(),
@@ -253,20 +254,10 @@ impl MuxTask {
                     None => return,
                 }
             }
-            let (requests, rx) = mpsc::unbounded_channel();
-            let mut client =
-                WatchClient::new(self.channel.clone()).max_decoding_message_size(usize::MAX);
-            let mut responses = match client.watch(UnboundedReceiverStream::new(rx)).await {
-                Ok(r) => r.into_inner(),
-                Err(e) => {
-                    tracing::debug!(error = %e, "watch stream failed to open");
-                    if !self.wait_backoff().await {
-                        return;
-                    }
-                    continue;
-                }
-            };
             // Re-create every watch, oldest first, from the revision it needs.
+            // The first create is queued before the stream opens: some servers
+            // (etcd) send the response headers only once a request arrived.
+            let (requests, rx) = mpsc::unbounded_channel();
             let mut ids: Vec<u64> = self.watches.keys().copied().collect();
             ids.sort_unstable();
             self.to_create = ids.into();
@@ -277,6 +268,19 @@ impl MuxTask {
                 w.fragments.clear();
             }
             self.send_next_create(&requests);
+            let (endpoint, channel) = self.endpoints.current();
+            let mut client = WatchClient::new(channel).max_decoding_message_size(usize::MAX);
+            let mut responses = match client.watch(UnboundedReceiverStream::new(rx)).await {
+                Ok(r) => r.into_inner(),
+                Err(e) => {
+                    tracing::debug!(error = %e, "watch stream failed to open");
+                    self.endpoints.failed(endpoint);
+                    if !self.wait_backoff().await {
+                        return;
+                    }
+                    continue;
+                }
+            };
             loop {
                 tokio::select! {
                     cmd = self.commands.recv() => match cmd {
@@ -292,6 +296,9 @@ impl MuxTask {
                         Ok(None) => break,
                         Err(e) => {
                             tracing::debug!(error = %e, "watch stream broke; resuming");
+                            if e.code() == tonic::Code::Unavailable {
+                                self.endpoints.failed(endpoint);
+                            }
                             break;
                         }
                     },

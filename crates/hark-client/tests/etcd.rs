@@ -1,0 +1,165 @@
+//! hark-client against a real etcd (the `etcd-3.5` binary on PATH, which CI
+//! installs; skipped without it unless HARK_REQUIRE_ETCDCTL=1), and failover
+//! between endpoints.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hark_client::{Cache, Client, Compare, CompareOp, Op, Txn, WatchError, WatchOptions};
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+struct Etcd {
+    child: Child,
+    endpoint: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Etcd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_etcd() -> Option<Etcd> {
+    let Some(bin) = find_on_path("etcd-3.5") else {
+        assert_ne!(
+            std::env::var("HARK_REQUIRE_ETCDCTL").as_deref(),
+            Ok("1"),
+            "etcd-3.5 is not on PATH"
+        );
+        eprintln!("etcd-3.5 not on PATH: skipped");
+        return None;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (client, peer) = (free_port(), free_port());
+    let endpoint = format!("http://127.0.0.1:{client}");
+    let peer_url = format!("http://127.0.0.1:{peer}");
+    let child = Command::new(bin)
+        .args([
+            format!("--data-dir={}", dir.path().join("etcd").display()),
+            format!("--listen-client-urls={endpoint}"),
+            format!("--advertise-client-urls={endpoint}"),
+            format!("--listen-peer-urls={peer_url}"),
+            format!("--initial-advertise-peer-urls={peer_url}"),
+            format!("--initial-cluster=default={peer_url}"),
+            "--log-level=error".into(),
+            "--unsafe-no-fsync".into(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    Some(Etcd {
+        child,
+        endpoint,
+        _dir: dir,
+    })
+}
+
+async fn ready(c: &Client) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while c.status().await.is_err() {
+        assert!(Instant::now() < deadline, "server did not come up");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_works_against_etcd() {
+    let Some(etcd) = start_etcd() else { return };
+    let c = Client::connect([&etcd.endpoint]).await.unwrap();
+    ready(&c).await;
+    let status = c.status().await.unwrap();
+    assert!(status.version.starts_with("3.5"), "{}", status.version);
+
+    let base = c.put("e/a", "1").await.unwrap().header.unwrap().revision;
+    let mut w = c
+        .watch("e/", WatchOptions::prefix().from_revision(base))
+        .await
+        .unwrap();
+    let cache = Cache::start(c.clone(), "e/").await.unwrap();
+    let t = c
+        .txn(
+            Txn::new()
+                .when([Compare::value("e/a", CompareOp::Equal, "1")])
+                .and_then([Op::put("e/b", "2"), Op::delete("e/a")]),
+        )
+        .await
+        .unwrap();
+    assert!(t.succeeded);
+    let mut revisions = Vec::new();
+    while revisions.len() < 3 {
+        let u = tokio::time::timeout(Duration::from_secs(30), w.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        revisions.extend(u.events.iter().map(|e| e.kv.as_ref().unwrap().mod_revision));
+    }
+    assert_eq!(revisions, [base, base + 1, base + 1]);
+    let now = c.status().await.unwrap().header.unwrap().revision;
+    cache
+        .wait_for_revision(now, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let keys: Vec<_> = cache.snapshot().1.into_iter().map(|kv| kv.key).collect();
+    assert_eq!(keys, ["e/b"]);
+
+    let lease = c.lease_grant(30, 0).await.unwrap();
+    let keeper = c.keep_alive(lease.id).await.unwrap();
+    assert_eq!(keeper.ttl(), 30);
+    assert_eq!(
+        c.lease_time_to_live(lease.id, false)
+            .await
+            .unwrap()
+            .granted_ttl,
+        30
+    );
+    c.lease_revoke(lease.id).await.unwrap();
+
+    c.compact(now, true).await.unwrap();
+    let mut old = c
+        .watch("e/", WatchOptions::prefix().from_revision(base))
+        .await
+        .unwrap();
+    let err = tokio::time::timeout(Duration::from_secs(30), old.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        err,
+        Err(WatchError::Compacted {
+            compact_revision: now
+        })
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_fail_over_to_a_live_endpoint() {
+    let Some(etcd) = start_etcd() else { return };
+    let dead = format!("http://127.0.0.1:{}", free_port());
+    let c = Client::connect([dead.as_str(), etcd.endpoint.as_str()])
+        .await
+        .unwrap();
+    ready(&c).await;
+    for i in 0..20 {
+        c.put(format!("f/{i}"), "v").await.unwrap();
+    }
+    assert_eq!(c.get_prefix("f/").await.unwrap().count, 20);
+}
