@@ -8,6 +8,8 @@
 //!   committed code differs (for CI).
 //! - `run [ARGS]`: build the workspace the way the tests do and run Hark on the
 //!   default data dir (see `run` for why it is not a plain `cargo run`).
+//! - `loadtest SCENARIO [ARGS]`: build Hark and the load generator in release
+//!   mode, then run `hark-loadtest` (see `crates/hark-loadtest`).
 
 use std::ffi::OsStr;
 use std::fmt::Write as _;
@@ -38,6 +40,7 @@ Commands:
   codegen           Regenerate crates/hark-proto/src/generated/ from proto/
   codegen --check   Fail if the committed generated code is stale
   run [ARGS]        Build like the tests do, then run the hark server (default data dir ./default.hark)
+  loadtest ARGS     Release-build, then run the load generator (`cargo xtask loadtest help`)
   help              Print this help
 ";
 
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
         ["codegen"] => codegen(),
         ["codegen", "--check"] => codegen_check(),
         ["run", rest @ ..] => run(rest),
+        ["loadtest", rest @ ..] => loadtest(rest),
         [] | ["help" | "--help" | "-h"] => {
             print!("{HELP}");
             Ok(ExitCode::SUCCESS)
@@ -105,6 +109,34 @@ fn run(args: &[&str]) -> Result<ExitCode> {
             ExitCode::FAILURE
         })
     }
+}
+
+/// `cargo xtask loadtest`: the load generator and the server must be optimised
+/// builds to measure anything, so both are built with `--release` (always the
+/// same selection, so RocksDB's release build is paid once), then the
+/// generator runs with `HARK_BIN` pointing at the server it may start.
+fn loadtest(args: &[&str]) -> Result<ExitCode> {
+    let root = workspace_root();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let status = Command::new(&cargo)
+        .args(["build", "--release", "--workspace", "--bins", "--locked"])
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("running cargo build: {e}"))?;
+    if !status.success() {
+        return Ok(ExitCode::FAILURE);
+    }
+    let release = target_dir(&cargo, &root)?.join("release");
+    let status = Command::new(release.join("hark-loadtest"))
+        .args(args)
+        .env("HARK_BIN", release.join("hark"))
+        .status()
+        .map_err(|e| format!("running hark-loadtest: {e}"))?;
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// The workspace's target directory, as cargo reports it.

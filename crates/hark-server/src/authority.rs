@@ -7,13 +7,15 @@
 //! `RST_STREAM(PROTOCOL_ERROR)` and has no switch to relax the check.
 //!
 //! [`AuthorityFix`] sits between the socket and the HTTP/2 server and reads
-//! the client's frames. It follows the client's HPACK state by decoding every
-//! header block. Blocks pass through unchanged until one carries an
-//! `:authority` with a scheme; from then on every header block of that
-//! connection is re-encoded — the scheme stripped from `:authority`, every
-//! field a literal that does not touch the dynamic table, so the server's
-//! HPACK state never depends on what the client's encoder indexed. Everything
-//! else (other frames, HTTP/1 connections, the server's replies) passes as is.
+//! the client's frames. It decodes the connection's first header block: a gRPC
+//! client sends one `:authority` for all requests of a connection, so if that
+//! one is well formed the connection passes through untouched from then on
+//! (no further HPACK work). If it carries a scheme, every header block of the
+//! connection is decoded (following the client's HPACK state) and re-encoded —
+//! the scheme stripped from `:authority`, every field a literal that does not
+//! touch the dynamic table, so the server's HPACK state never depends on what
+//! the client's encoder indexed. Other frames, HTTP/1 connections and the
+//! server's replies pass as is.
 
 use std::io;
 use std::pin::Pin;
@@ -193,7 +195,10 @@ impl<IO> AuthorityFix<IO> {
             }
         }
         if !(fixed || *rewriting) {
+            // A well-formed first block: the rest of the connection is trusted
+            // to keep its authority, so no more decoding.
             self.output.extend_from_slice(&b.raw);
+            self.state = State::Passthrough;
             return;
         }
         *rewriting = true;

@@ -1,0 +1,168 @@
+//! `hark-loadtest`: load scenarios against any etcd v3 endpoint, or Hark and a
+//! real etcd side by side (`--compare-etcd PATH`). Run it as
+//! `cargo xtask loadtest <scenario> ...`, which builds it and Hark in release
+//! mode first. Every watch scenario checks that each watcher got each event
+//! exactly once and in order, and reports lost and duplicated events.
+
+mod scenarios;
+mod servers;
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use scenarios::{Metric, Options};
+
+const HELP: &str = "\
+Usage: cargo xtask loadtest <scenario> [options]
+
+Scenarios: put, watch-latency, fanout, catchup, watchers-mem, range, all
+
+Target (one of):
+  --endpoints URL[,URL]   drive a running etcd v3 endpoint (Hark or etcd)
+  --compare-etcd PATH     start Hark and the etcd binary at PATH (fresh data
+                          dirs, fsync on for both) for each scenario, run
+                          them one after the other, print both and the ratio
+Options (defaults finish within a minute):
+  --clients N      concurrent requests for put/range        [16]
+  --conns N        client connections for put/range         [4]
+  --total N        requests for put/range                   [20000]
+  --value-size N   bytes per value                          [256]
+  --watchers N     watchers (watch-latency 100, fanout 1000, catchup 100, watchers-mem 100000)
+  --streams N      watch streams for fanout/catchup/mem     [10]
+  --rate N         puts per second for watch-latency        [200]
+  --duration S     seconds of writes for watch-latency      [10]
+  --events N       puts during fanout                       [1000]
+  --history N      revisions written before catchup         [20000]
+  --keys N         keys preloaded for range                 [1000]
+  --pid PID        server pid for watchers-mem with --endpoints
+  --hark PATH      the hark binary for --compare-etcd       [$HARK_BIN]
+  --json           machine-readable output (one JSON document)
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let opts = match Options::parse(&args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("loadtest: {e}\n\n{HELP}");
+            return ExitCode::from(2);
+        }
+    };
+    if opts.help {
+        print!("{HELP}");
+        return ExitCode::SUCCESS;
+    }
+    let runtime = tokio::runtime::Runtime::new().expect("start the tokio runtime");
+    match runtime.block_on(run(opts)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("loadtest: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type Results = BTreeMap<String, Vec<(String, Vec<Metric>)>>;
+
+async fn run(opts: Options) -> Result<(), String> {
+    let scenarios: Vec<&str> = if opts.scenario == "all" {
+        scenarios::ALL.to_vec()
+    } else {
+        vec![opts.scenario.as_str()]
+    };
+    let mut results: Results = BTreeMap::new();
+    for scenario in scenarios {
+        if let Some(etcd) = &opts.compare_etcd {
+            // Interleaved: Hark, then etcd, each on a fresh server.
+            for (name, kind) in [("hark", servers::Kind::Hark), ("etcd", servers::Kind::Etcd)] {
+                let binary = match kind {
+                    servers::Kind::Hark => opts.hark_binary()?,
+                    servers::Kind::Etcd => etcd.clone(),
+                };
+                eprintln!("== {scenario} on {name}");
+                let server = servers::Server::start(kind, &binary).await?;
+                let metrics = scenarios::run(
+                    scenario,
+                    &opts,
+                    std::slice::from_ref(&server.endpoint),
+                    Some(server.pid),
+                )
+                .await;
+                server.stop();
+                results
+                    .entry(scenario.to_string())
+                    .or_default()
+                    .push((name.to_string(), metrics?));
+            }
+        } else {
+            let endpoints = opts
+                .endpoints
+                .clone()
+                .ok_or("give --endpoints or --compare-etcd")?;
+            eprintln!("== {scenario}");
+            let metrics = scenarios::run(scenario, &opts, &endpoints, opts.pid).await?;
+            results
+                .entry(scenario.to_string())
+                .or_default()
+                .push(("target".to_string(), metrics));
+        }
+    }
+    report(&results, opts.json);
+    Ok(())
+}
+
+fn report(results: &Results, json: bool) {
+    if json {
+        let doc: serde_json::Map<String, serde_json::Value> = results
+            .iter()
+            .map(|(scenario, runs)| {
+                let runs: serde_json::Map<String, serde_json::Value> = runs
+                    .iter()
+                    .map(|(target, metrics)| {
+                        let m: serde_json::Map<String, serde_json::Value> = metrics
+                            .iter()
+                            .map(|m| {
+                                (
+                                    m.name.clone(),
+                                    serde_json::json!({"value": m.value, "unit": m.unit}),
+                                )
+                            })
+                            .collect();
+                        (target.clone(), m.into())
+                    })
+                    .collect();
+                (scenario.clone(), runs.into())
+            })
+            .collect();
+        println!("{}", serde_json::Value::Object(doc));
+        return;
+    }
+    for (scenario, runs) in results {
+        println!("\n{scenario}");
+        let names: Vec<&str> = runs.iter().map(|(n, _)| n.as_str()).collect();
+        if names.len() == 2 {
+            println!(
+                "  {:<34} {:>14} {:>14} {:>9}",
+                "metric", names[0], names[1], "ratio"
+            );
+        }
+        let first = &runs[0].1;
+        for (i, m) in first.iter().enumerate() {
+            let label = format!("{} ({})", m.name, m.unit);
+            match runs.get(1).and_then(|(_, other)| other.get(i)) {
+                Some(o) => {
+                    let ratio = if o.value != 0.0 {
+                        format!("{:.2}x", m.value / o.value)
+                    } else {
+                        "-".into()
+                    };
+                    println!(
+                        "  {label:<34} {:>14.2} {:>14.2} {ratio:>9}",
+                        m.value, o.value
+                    );
+                }
+                None => println!("  {label:<34} {:>14.2}", m.value),
+            }
+        }
+    }
+}

@@ -1,0 +1,739 @@
+//! The scenarios. Each returns its figures; watch scenarios also count lost and
+//! duplicated events per watcher (an event is lost if a watcher never got it,
+//! duplicated if it got it again or out of order).
+//!
+//! Every scenario writes with a single writer where it checks watchers, so the
+//! revisions it writes are contiguous and each watcher's stream can be checked
+//! as it arrives, without storing it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use hark_client::{Client, WatchOptions};
+use tokio::sync::Mutex;
+
+use crate::servers::rss_bytes;
+
+pub const ALL: [&str; 6] = [
+    "put",
+    "range",
+    "watch-latency",
+    "fanout",
+    "catchup",
+    "watchers-mem",
+];
+
+#[derive(Debug, Clone)]
+pub struct Metric {
+    pub name: String,
+    pub value: f64,
+    pub unit: &'static str,
+}
+
+fn metric(name: &str, value: f64, unit: &'static str) -> Metric {
+    Metric {
+        name: name.to_string(),
+        value,
+        unit,
+    }
+}
+
+pub struct Options {
+    pub scenario: String,
+    pub endpoints: Option<Vec<String>>,
+    pub compare_etcd: Option<String>,
+    pub hark: Option<String>,
+    pub json: bool,
+    pub help: bool,
+    pub clients: usize,
+    pub conns: usize,
+    pub total: usize,
+    pub value_size: usize,
+    pub watchers: Option<usize>,
+    pub streams: usize,
+    pub rate: u64,
+    pub duration: u64,
+    pub events: usize,
+    pub history: usize,
+    pub keys: usize,
+    pub pid: Option<u32>,
+}
+
+impl Options {
+    pub fn parse(args: &[String]) -> Result<Options, String> {
+        let mut o = Options {
+            scenario: String::new(),
+            endpoints: None,
+            compare_etcd: None,
+            hark: None,
+            json: false,
+            help: false,
+            clients: 16,
+            conns: 4,
+            total: 20_000,
+            value_size: 256,
+            watchers: None,
+            streams: 10,
+            rate: 200,
+            duration: 10,
+            events: 1000,
+            history: 20_000,
+            keys: 1000,
+            pid: None,
+        };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let (flag, inline) = match a.split_once('=') {
+                Some((f, v)) if a.starts_with("--") => (f.to_string(), Some(v.to_string())),
+                _ => (a.clone(), None),
+            };
+            let mut value = || {
+                inline
+                    .clone()
+                    .or_else(|| it.next().cloned())
+                    .ok_or(format!("{flag} needs a value"))
+            };
+            let num = |v: String| {
+                v.parse::<u64>()
+                    .map_err(|_| format!("bad number {v:?} for {flag}"))
+            };
+            match flag.as_str() {
+                "-h" | "--help" | "help" => o.help = true,
+                "--json" => o.json = true,
+                "--endpoints" => {
+                    o.endpoints = Some(value()?.split(',').map(str::to_string).collect())
+                }
+                "--compare-etcd" => o.compare_etcd = Some(value()?),
+                "--hark" => o.hark = Some(value()?),
+                "--clients" => o.clients = num(value()?)? as usize,
+                "--conns" => o.conns = num(value()?)? as usize,
+                "--total" => o.total = num(value()?)? as usize,
+                "--value-size" => o.value_size = num(value()?)? as usize,
+                "--watchers" => o.watchers = Some(num(value()?)? as usize),
+                "--streams" => o.streams = num(value()?)? as usize,
+                "--rate" => o.rate = num(value()?)?,
+                "--duration" => o.duration = num(value()?)?,
+                "--events" => o.events = num(value()?)? as usize,
+                "--history" => o.history = num(value()?)? as usize,
+                "--keys" => o.keys = num(value()?)? as usize,
+                "--pid" => o.pid = Some(num(value()?)? as u32),
+                s if !s.starts_with('-') && o.scenario.is_empty() => o.scenario = s.to_string(),
+                other => return Err(format!("unknown argument {other:?}")),
+            }
+        }
+        if !o.help && o.scenario.is_empty() {
+            return Err("no scenario given".into());
+        }
+        if !o.help && o.scenario != "all" && !ALL.contains(&o.scenario.as_str()) {
+            return Err(format!("unknown scenario {:?}", o.scenario));
+        }
+        o.clients = o.clients.max(1);
+        o.conns = o.conns.max(1);
+        o.streams = o.streams.max(1);
+        o.rate = o.rate.max(1);
+        Ok(o)
+    }
+
+    pub fn hark_binary(&self) -> Result<String, String> {
+        self.hark
+            .clone()
+            .or_else(|| std::env::var("HARK_BIN").ok())
+            .ok_or_else(|| "no hark binary: give --hark or set HARK_BIN".into())
+    }
+}
+
+pub async fn run(
+    scenario: &str,
+    o: &Options,
+    endpoints: &[String],
+    pid: Option<u32>,
+) -> Result<Vec<Metric>, String> {
+    match scenario {
+        "put" => put(o, endpoints).await,
+        "range" => range(o, endpoints).await,
+        "watch-latency" => watch_latency(o, endpoints).await,
+        "fanout" => fanout(o, endpoints).await,
+        "catchup" => catchup(o, endpoints).await,
+        "watchers-mem" => watchers_mem(o, endpoints, pid).await,
+        other => Err(format!("unknown scenario {other}")),
+    }
+}
+
+async fn clients(endpoints: &[String], n: usize) -> Result<Vec<Client>, String> {
+    let mut out = Vec::new();
+    for _ in 0..n {
+        out.push(
+            Client::connect(endpoints)
+                .await
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    Ok(out)
+}
+
+async fn current_revision(c: &Client) -> Result<i64, String> {
+    c.status()
+        .await
+        .map_err(|e| e.to_string())?
+        .header
+        .map(|h| h.revision)
+        .ok_or_else(|| "status without header".into())
+}
+
+/// Percentile of microsecond samples, in milliseconds.
+fn pct_ms(sorted: &[u64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i] as f64 / 1000.0
+}
+
+/// `total` puts of `key_of(i)` from `concurrency` tasks over `conns`; returns
+/// the wall time and each put's latency (µs), sorted.
+async fn put_load(
+    cs: &[Client],
+    concurrency: usize,
+    total: usize,
+    value: Bytes,
+    key_of: impl Fn(usize) -> String + Send + Sync + 'static,
+) -> Result<(Duration, Vec<u64>), String> {
+    let key_of = Arc::new(key_of);
+    let next = Arc::new(AtomicU64::new(0));
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for t in 0..concurrency {
+        let (c, value, key_of, next) = (
+            cs[t % cs.len()].clone(),
+            value.clone(),
+            key_of.clone(),
+            next.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                if i >= total {
+                    return Ok::<_, String>(lat);
+                }
+                let t0 = Instant::now();
+                c.put(key_of(i), value.clone())
+                    .await
+                    .map_err(|e| e.to_string())?;
+                lat.push(t0.elapsed().as_micros() as u64);
+            }
+        }));
+    }
+    let mut all = Vec::with_capacity(total);
+    for t in tasks {
+        all.extend(t.await.map_err(|e| e.to_string())??);
+    }
+    let wall = start.elapsed();
+    all.sort_unstable();
+    Ok((wall, all))
+}
+
+async fn put(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String> {
+    let cs = clients(endpoints, o.conns).await?;
+    let value = Bytes::from(vec![b'x'; o.value_size]);
+    let (wall, lat) = put_load(&cs, o.clients, o.total, value, |i| format!("put/{i}")).await?;
+    Ok(vec![
+        metric("puts/s", o.total as f64 / wall.as_secs_f64(), "ops/s"),
+        metric("put p50", pct_ms(&lat, 0.50), "ms"),
+        metric("put p99", pct_ms(&lat, 0.99), "ms"),
+    ])
+}
+
+async fn range(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String> {
+    let cs = clients(endpoints, o.conns).await?;
+    let value = Bytes::from(vec![b'x'; o.value_size]);
+    let keys = o.keys.max(1);
+    put_load(&cs, o.clients, keys, value, |i| format!("range/{i}")).await?;
+    let next = Arc::new(AtomicU64::new(0));
+    let total = o.total;
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for t in 0..o.clients {
+        let (c, next) = (cs[t % cs.len()].clone(), next.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                if i >= total {
+                    return Ok::<_, String>(lat);
+                }
+                // A spread of keys without a shared RNG.
+                let k = (i.wrapping_mul(2_654_435_761)) % keys;
+                let t0 = Instant::now();
+                let r = c
+                    .get(format!("range/{k}"))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                if r.kvs.len() != 1 {
+                    return Err(format!("range/{k} missing"));
+                }
+                lat.push(t0.elapsed().as_micros() as u64);
+            }
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.map_err(|e| e.to_string())??);
+    }
+    let wall = start.elapsed();
+    all.sort_unstable();
+    Ok(vec![
+        metric("ranges/s", total as f64 / wall.as_secs_f64(), "ops/s"),
+        metric("range p50", pct_ms(&all, 0.50), "ms"),
+        metric("range p99", pct_ms(&all, 0.99), "ms"),
+    ])
+}
+
+/// Checks one watcher's revisions as they arrive against the contiguous
+/// sequence `first..=last`.
+#[derive(Debug, Default, Clone, Copy)]
+struct Sequence {
+    next: i64,
+    lost: u64,
+    duplicated: u64,
+}
+
+impl Sequence {
+    fn starting_at(first: i64) -> Sequence {
+        Sequence {
+            next: first,
+            ..Default::default()
+        }
+    }
+
+    fn see(&mut self, rev: i64) {
+        if rev == self.next {
+            self.next += 1;
+        } else if rev < self.next {
+            self.duplicated += 1;
+        } else {
+            self.lost += (rev - self.next) as u64;
+            self.next = rev + 1;
+        }
+    }
+
+    /// Counts what never came, up to and including `last`.
+    fn finish(&mut self, last: i64) {
+        if self.next <= last {
+            self.lost += (last + 1 - self.next) as u64;
+            self.next = last + 1;
+        }
+    }
+}
+
+/// Creates `n` watchers on `key` (a prefix if `prefix`) from `start` (0: now),
+/// spread over `streams` client connections; returns once all are created.
+async fn create_watchers(
+    endpoints: &[String],
+    n: usize,
+    streams: usize,
+    key: &str,
+    prefix: bool,
+    start: i64,
+) -> Result<Vec<hark_client::Watch>, String> {
+    let cs = clients(endpoints, streams.min(n).max(1)).await?;
+    let mut watches = Vec::with_capacity(n);
+    for i in 0..n {
+        let options = WatchOptions {
+            prefix,
+            start_revision: start,
+            created_notify: true,
+            ..Default::default()
+        };
+        watches.push(
+            cs[i % cs.len()]
+                .watch(key.to_string(), options)
+                .await
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    for w in &mut watches {
+        match tokio::time::timeout(Duration::from_secs(120), w.next()).await {
+            Ok(Some(Ok(u))) if u.created => {}
+            other => return Err(format!("watch create failed: {other:?}")),
+        }
+    }
+    Ok(watches)
+}
+
+async fn watch_latency(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String> {
+    let n = o.watchers.unwrap_or(100);
+    let writer = Client::connect(endpoints)
+        .await
+        .map_err(|e| e.to_string())?;
+    let watches = create_watchers(endpoints, n, o.streams, "lat/key", false, 0).await?;
+    let first = current_revision(&writer).await? + 1;
+    let epoch = Instant::now();
+    let last_rev = Arc::new(AtomicU64::new(u64::MAX));
+    let mut tasks = Vec::new();
+    for mut w in watches {
+        let last_rev = last_rev.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut seq = Sequence::starting_at(first);
+            let mut lat = Vec::new();
+            loop {
+                let last = last_rev.load(Ordering::Acquire);
+                if last != u64::MAX && seq.next > last as i64 {
+                    break;
+                }
+                match tokio::time::timeout(Duration::from_millis(200), w.next()).await {
+                    Ok(Some(Ok(u))) => {
+                        for e in u.events {
+                            let kv = e.kv.unwrap_or_default();
+                            let sent: u128 = std::str::from_utf8(&kv.value)
+                                .ok()
+                                .and_then(|s| s.parse().ok())
+                                .unwrap_or(0);
+                            lat.push(
+                                (epoch.elapsed().as_nanos().saturating_sub(sent) / 1000) as u64,
+                            );
+                            seq.see(kv.mod_revision);
+                        }
+                    }
+                    Ok(_) => break,
+                    // Nothing yet: look at the writer's progress again.
+                    Err(_) => {}
+                }
+            }
+            (seq, lat)
+        }));
+    }
+    let interval = Duration::from_nanos(1_000_000_000 / o.rate);
+    let mut tick = tokio::time::interval(interval);
+    let deadline = Instant::now() + Duration::from_secs(o.duration);
+    let mut last = first - 1;
+    eprintln!(
+        "   writing {} puts/s for {} s to {n} watchers",
+        o.rate, o.duration
+    );
+    while Instant::now() < deadline {
+        tick.tick().await;
+        let sent = epoch.elapsed().as_nanos().to_string();
+        last = writer
+            .put("lat/key", sent)
+            .await
+            .map_err(|e| e.to_string())?
+            .header
+            .map_or(last, |h| h.revision);
+    }
+    last_rev.store(last as u64, Ordering::Release);
+    let mut lat = Vec::new();
+    let (mut lost, mut dup) = (0, 0);
+    for t in tasks {
+        let (mut seq, l) = tokio::time::timeout(Duration::from_secs(60), t)
+            .await
+            .map_err(|_| "watchers did not finish".to_string())?
+            .map_err(|e| e.to_string())?;
+        seq.finish(last);
+        lost += seq.lost;
+        dup += seq.duplicated;
+        lat.extend(l);
+    }
+    lat.sort_unstable();
+    Ok(vec![
+        metric("put-to-event p50", pct_ms(&lat, 0.50), "ms"),
+        metric("put-to-event p99", pct_ms(&lat, 0.99), "ms"),
+        metric("put-to-event max", pct_ms(&lat, 1.0), "ms"),
+        metric("events lost", lost as f64, "events"),
+        metric("events duplicated", dup as f64, "events"),
+    ])
+}
+
+/// Consumes watchers until each has seen `first..=last` (or times out);
+/// returns the lost and duplicated totals.
+fn spawn_checkers(
+    watches: Vec<hark_client::Watch>,
+    first: i64,
+    last: Arc<AtomicU64>,
+    delivered: Arc<AtomicU64>,
+) -> Vec<tokio::task::JoinHandle<Sequence>> {
+    watches
+        .into_iter()
+        .map(|mut w| {
+            let (last, delivered) = (last.clone(), delivered.clone());
+            tokio::spawn(async move {
+                let mut seq = Sequence::starting_at(first);
+                loop {
+                    let target = last.load(Ordering::Acquire);
+                    if target != u64::MAX && seq.next > target as i64 {
+                        return seq;
+                    }
+                    match tokio::time::timeout(Duration::from_secs(60), w.next()).await {
+                        Ok(Some(Ok(u))) => {
+                            delivered.fetch_add(u.events.len() as u64, Ordering::Relaxed);
+                            for e in u.events {
+                                seq.see(e.kv.map_or(0, |kv| kv.mod_revision));
+                            }
+                        }
+                        _ => return seq,
+                    }
+                }
+            })
+        })
+        .collect()
+}
+
+async fn fanout(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String> {
+    let n = o.watchers.unwrap_or(1000);
+    let writer = Client::connect(endpoints)
+        .await
+        .map_err(|e| e.to_string())?;
+    let value = Bytes::from(vec![b'x'; o.value_size]);
+    // The writer's rate with nobody watching, for comparison.
+    let idle_n = o.events.min(500);
+    let t0 = Instant::now();
+    for i in 0..idle_n {
+        writer
+            .put(format!("fan-idle/{i}"), value.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    let idle_rate = idle_n as f64 / t0.elapsed().as_secs_f64();
+
+    eprintln!("   creating {n} watchers over {} streams", o.streams);
+    let watches = create_watchers(endpoints, n, o.streams, "fan/", true, 0).await?;
+    let first = current_revision(&writer).await? + 1;
+    let last = Arc::new(AtomicU64::new(u64::MAX));
+    let delivered = Arc::new(AtomicU64::new(0));
+    let checkers = spawn_checkers(watches, first, last.clone(), delivered.clone());
+    let start = Instant::now();
+    let mut last_rev = first - 1;
+    for i in 0..o.events {
+        last_rev = writer
+            .put(format!("fan/{i}"), value.clone())
+            .await
+            .map_err(|e| e.to_string())?
+            .header
+            .map_or(last_rev, |h| h.revision);
+    }
+    let writer_rate = o.events as f64 / start.elapsed().as_secs_f64();
+    last.store(last_rev as u64, Ordering::Release);
+    let (mut lost, mut dup) = (0, 0);
+    for c in checkers {
+        let mut seq = c.await.map_err(|e| e.to_string())?;
+        seq.finish(last_rev);
+        lost += seq.lost;
+        dup += seq.duplicated;
+    }
+    let took = start.elapsed();
+    Ok(vec![
+        metric(
+            "events delivered/s",
+            delivered.load(Ordering::Relaxed) as f64 / took.as_secs_f64(),
+            "events/s",
+        ),
+        metric("writer puts/s (watched)", writer_rate, "ops/s"),
+        metric("writer puts/s (no watchers)", idle_rate, "ops/s"),
+        metric("events lost", lost as f64, "events"),
+        metric("events duplicated", dup as f64, "events"),
+    ])
+}
+
+async fn catchup(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String> {
+    let n = o.watchers.unwrap_or(100);
+    let cs = clients(endpoints, o.conns).await?;
+    let writer = cs[0].clone();
+    let value = Bytes::from(vec![b'x'; o.value_size]);
+    let first = current_revision(&writer).await? + 1;
+    eprintln!("   writing {} revisions of history", o.history);
+    put_load(&cs, o.clients, o.history, value.clone(), |i| {
+        format!("cu/{i}")
+    })
+    .await?;
+    let last = first + o.history as i64 - 1;
+    // Put latency with nobody catching up.
+    let mut idle = Vec::new();
+    for i in 0..200 {
+        let t0 = Instant::now();
+        writer
+            .put(format!("cu-live/idle-{i}"), value.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        idle.push(t0.elapsed().as_micros() as u64);
+    }
+    idle.sort_unstable();
+
+    // Writes go on (elsewhere) while the watchers catch up.
+    let stop = Arc::new(AtomicBool::new(false));
+    let live: Arc<Mutex<Vec<u64>>> = Arc::default();
+    let live_writer = {
+        let (writer, stop, live, value) =
+            (writer.clone(), stop.clone(), live.clone(), value.clone());
+        tokio::spawn(async move {
+            let mut i = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let t0 = Instant::now();
+                if writer
+                    .put(format!("cu-live/{i}"), value.clone())
+                    .await
+                    .is_ok()
+                {
+                    live.lock().await.push(t0.elapsed().as_micros() as u64);
+                }
+                i += 1;
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+    };
+    eprintln!("   {n} watchers catching up on {} revisions", o.history);
+    let start = Instant::now();
+    let cs_w = clients(endpoints, o.streams.min(n).max(1)).await?;
+    let mut watches = Vec::new();
+    for i in 0..n {
+        let options = WatchOptions::prefix().from_revision(first);
+        watches.push(
+            cs_w[i % cs_w.len()]
+                .watch("cu/", options)
+                .await
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    let done = Arc::new(AtomicU64::new(last as u64));
+    let delivered = Arc::new(AtomicU64::new(0));
+    let (mut lost, mut dup) = (0, 0);
+    for c in spawn_checkers(watches, first, done, delivered) {
+        let mut seq = c.await.map_err(|e| e.to_string())?;
+        seq.finish(last);
+        lost += seq.lost;
+        dup += seq.duplicated;
+    }
+    let took = start.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    let _ = live_writer.await;
+    let mut during = live.lock().await.clone();
+    during.sort_unstable();
+    Ok(vec![
+        metric("catch-up time", took.as_secs_f64(), "s"),
+        metric("put p99 during catch-up", pct_ms(&during, 0.99), "ms"),
+        metric("put p99 idle", pct_ms(&idle, 0.99), "ms"),
+        metric("events lost", lost as f64, "events"),
+        metric("events duplicated", dup as f64, "events"),
+    ])
+}
+
+async fn watchers_mem(
+    o: &Options,
+    endpoints: &[String],
+    pid: Option<u32>,
+) -> Result<Vec<Metric>, String> {
+    use hark_proto::etcdserverpb::{
+        WatchCreateRequest, WatchRequest, watch_client::WatchClient, watch_request::RequestUnion,
+    };
+    let pid = pid.ok_or("watchers-mem needs the server's pid (--pid, or --compare-etcd)")?;
+    let n = o.watchers.unwrap_or(100_000);
+    let streams = o.streams.min(n).max(1);
+    let before = rss_bytes(pid)?;
+    eprintln!("   creating {n} watchers over {streams} streams (pipelined)");
+    let mut held = Vec::new();
+    let mut waits = Vec::new();
+    for s in 0..streams {
+        let endpoint = endpoints[s % endpoints.len()].clone();
+        let mut client = WatchClient::connect(endpoint)
+            .await
+            .map_err(|e| e.to_string())?;
+        let (tx, rx) = tokio::sync::mpsc::channel(1024);
+        let count = n / streams + usize::from(s < n % streams);
+        // Fed before the call returns: etcd sends the stream's headers only
+        // once a request has arrived.
+        let feeder = tx.clone();
+        tokio::spawn(async move {
+            for i in 0..count {
+                let create = WatchRequest {
+                    request_union: Some(RequestUnion::CreateRequest(WatchCreateRequest {
+                        key: format!("mem/{s}/{i}").into(),
+                        ..Default::default()
+                    })),
+                };
+                if feeder.send(create).await.is_err() {
+                    return;
+                }
+            }
+        });
+        let mut replies = client
+            .watch(tokio_stream::wrappers::ReceiverStream::new(rx))
+            .await
+            .map_err(|e| e.to_string())?
+            .into_inner();
+        held.push(tx);
+        waits.push(tokio::spawn(async move {
+            let mut created = 0;
+            while created < count {
+                match replies.message().await {
+                    Ok(Some(r)) if r.created && !r.canceled => created += 1,
+                    Ok(Some(_)) => {}
+                    _ => break,
+                }
+            }
+            (created, replies)
+        }));
+    }
+    let mut created = 0;
+    let mut open = Vec::new();
+    for w in waits {
+        let (c, replies) = w.await.map_err(|e| e.to_string())?;
+        created += c;
+        open.push(replies);
+    }
+    // Let the server settle before reading its memory.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after = rss_bytes(pid)?;
+    drop((held, open));
+    Ok(vec![
+        metric("watchers created", created as f64, "watchers"),
+        metric(
+            "RSS per watcher",
+            (after.saturating_sub(before)) as f64 / n as f64,
+            "bytes",
+        ),
+        metric("RSS with watchers", after as f64 / 1e6, "MB"),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sequence_check_counts_lost_and_duplicated_events() {
+        let mut s = Sequence::starting_at(5);
+        for rev in [5, 6, 6, 8, 7, 9] {
+            s.see(rev);
+        }
+        s.finish(11);
+        // 6 again and 7 after 8: two duplicates; 7 skipped at first, 10 and 11 never came.
+        assert_eq!((s.lost, s.duplicated), (3, 2));
+        let mut clean = Sequence::starting_at(1);
+        (1..=100).for_each(|r| clean.see(r));
+        clean.finish(100);
+        assert_eq!((clean.lost, clean.duplicated), (0, 0));
+    }
+
+    #[test]
+    fn options_parse() {
+        let args: Vec<String> = [
+            "fanout",
+            "--watchers=50",
+            "--streams",
+            "5",
+            "--endpoints",
+            "a,b",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let o = Options::parse(&args).unwrap();
+        assert_eq!(
+            (o.scenario.as_str(), o.watchers, o.streams),
+            ("fanout", Some(50), 5)
+        );
+        assert_eq!(o.endpoints.unwrap(), ["a", "b"]);
+        assert!(Options::parse(&["nope".to_string()]).is_err());
+    }
+}

@@ -1,0 +1,102 @@
+//! Starting Hark or etcd on fresh data dirs and free ports, fsync on.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    Hark,
+    Etcd,
+}
+
+pub struct Server {
+    child: Child,
+    pub endpoint: String,
+    pub pid: u32,
+    dir: PathBuf,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or(0)
+}
+
+impl Server {
+    pub async fn start(kind: Kind, binary: &str) -> Result<Server, String> {
+        let dir = std::env::temp_dir().join(format!(
+            "hark-loadtest-{}-{}",
+            std::process::id(),
+            Instant::now().elapsed().as_nanos() ^ u128::from(free_port())
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let port = free_port();
+        let endpoint = format!("http://127.0.0.1:{port}");
+        let data = dir.join("data").display().to_string();
+        let args: Vec<String> = match kind {
+            Kind::Hark => vec![
+                format!("--data-dir={data}"),
+                format!("--listen-client-urls={endpoint}"),
+                "--log-level=error".into(),
+            ],
+            Kind::Etcd => {
+                let peer = format!("http://127.0.0.1:{}", free_port());
+                vec![
+                    format!("--data-dir={data}"),
+                    format!("--listen-client-urls={endpoint}"),
+                    format!("--advertise-client-urls={endpoint}"),
+                    format!("--listen-peer-urls={peer}"),
+                    format!("--initial-advertise-peer-urls={peer}"),
+                    format!("--initial-cluster=default={peer}"),
+                    "--log-level=error".into(),
+                ]
+            }
+        };
+        let child = Command::new(binary)
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("starting {binary}: {e}"))?;
+        let pid = child.id();
+        let server = Server {
+            child,
+            endpoint,
+            pid,
+            dir,
+        };
+        let client = hark_client::Client::connect([&server.endpoint])
+            .await
+            .map_err(|e| e.to_string())?;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while client.status().await.is_err() {
+            if Instant::now() > deadline {
+                return Err(format!("{binary} did not start serving"));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Ok(server)
+    }
+
+    pub fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Resident memory of a process, in bytes (Linux `/proc`).
+pub fn rss_bytes(pid: u32) -> Result<u64, String> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .map_err(|e| format!("reading /proc/{pid}/status: {e}"))?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .ok_or_else(|| format!("no VmRSS for pid {pid}"))
+}
