@@ -629,16 +629,27 @@ async fn watch(ctx: &Ctx, a: WatchArgs) -> Outcome {
             "`range_end` and `--prefix` are mutually exclusive",
         ));
     }
-    let options = WatchOptions {
-        prefix: a.prefix,
-        range_end: a.args.get(1).map(|e| e.clone().into()),
-        start_revision: a.rev,
-        prev_kv: a.prev_kv,
-        progress_notify: a.progress_notify,
-        ..Default::default()
-    };
+    let options = watch_options(&a.args, a.prefix, a.rev, a.prev_kv, a.progress_notify);
     let w = c.watch(a.args[0].clone(), options).await?;
     print_watch(ctx.format, w).await
+}
+
+/// The watch a `watch [flags] key [range_end]` command line asks for.
+fn watch_options(
+    args: &[String],
+    prefix: bool,
+    rev: i64,
+    prev_kv: bool,
+    progress_notify: bool,
+) -> WatchOptions {
+    WatchOptions {
+        prefix,
+        range_end: args.get(1).map(|e| e.clone().into()),
+        start_revision: rev,
+        prev_kv,
+        progress_notify,
+        ..Default::default()
+    }
 }
 
 async fn print_watch(format: Format, mut w: hark_client::Watch) -> Outcome {
@@ -710,14 +721,7 @@ async fn watch_interactive(ctx: &Ctx, c: Client, a: WatchArgs) -> Outcome {
                     );
                     continue;
                 }
-                let options = WatchOptions {
-                    prefix: w.prefix,
-                    range_end: w.args.get(1).map(|e| e.clone().into()),
-                    start_revision: w.rev,
-                    prev_kv: w.prev_kv,
-                    progress_notify: a.progress_notify,
-                    ..Default::default()
-                };
+                let options = watch_options(&w.args, w.prefix, w.rev, w.prev_kv, a.progress_notify);
                 let watch = c.watch(w.args[0].clone(), options).await?;
                 let format = ctx.format;
                 tokio::spawn(async move {

@@ -191,26 +191,23 @@ fn pct_ms(sorted: &[u64], p: f64) -> f64 {
     sorted[i] as f64 / 1000.0
 }
 
-/// `total` puts of `key_of(i)` from `concurrency` tasks over `conns`; returns
-/// the wall time and each put's latency (µs), sorted.
-async fn put_load(
+/// Runs `op(client, i)` for `i` in `0..total` from `concurrency` tasks spread
+/// over the clients; returns the wall time and each op's latency (µs), sorted.
+async fn load<F, Fut>(
     cs: &[Client],
     concurrency: usize,
     total: usize,
-    value: Bytes,
-    key_of: impl Fn(usize) -> String + Send + Sync + 'static,
-) -> Result<(Duration, Vec<u64>), String> {
-    let key_of = Arc::new(key_of);
+    op: F,
+) -> Result<(Duration, Vec<u64>), String>
+where
+    F: Fn(Client, usize) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<(), String>> + Send,
+{
     let next = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let mut tasks = Vec::new();
     for t in 0..concurrency {
-        let (c, value, key_of, next) = (
-            cs[t % cs.len()].clone(),
-            value.clone(),
-            key_of.clone(),
-            next.clone(),
-        );
+        let (c, next, op) = (cs[t % cs.len()].clone(), next.clone(), op.clone());
         tasks.push(tokio::spawn(async move {
             let mut lat = Vec::new();
             loop {
@@ -219,9 +216,7 @@ async fn put_load(
                     return Ok::<_, String>(lat);
                 }
                 let t0 = Instant::now();
-                c.put(key_of(i), value.clone())
-                    .await
-                    .map_err(|e| e.to_string())?;
+                op(c.clone(), i).await?;
                 lat.push(t0.elapsed().as_micros() as u64);
             }
         }));
@@ -233,6 +228,22 @@ async fn put_load(
     let wall = start.elapsed();
     all.sort_unstable();
     Ok((wall, all))
+}
+
+/// `total` puts of `key_of(i)`, as [`load`].
+async fn put_load(
+    cs: &[Client],
+    concurrency: usize,
+    total: usize,
+    value: Bytes,
+    key_of: impl Fn(usize) -> String + Send + Sync + 'static,
+) -> Result<(Duration, Vec<u64>), String> {
+    let key_of = Arc::new(key_of);
+    load(cs, concurrency, total, move |c, i| {
+        let (key, value) = (key_of(i), value.clone());
+        async move { c.put(key, value).await.map(drop).map_err(|e| e.to_string()) }
+    })
+    .await
 }
 
 async fn put(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String> {
@@ -251,39 +262,21 @@ async fn range(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String>
     let value = Bytes::from(vec![b'x'; o.value_size]);
     let keys = o.keys.max(1);
     put_load(&cs, o.clients, keys, value, |i| format!("range/{i}")).await?;
-    let next = Arc::new(AtomicU64::new(0));
     let total = o.total;
-    let start = Instant::now();
-    let mut tasks = Vec::new();
-    for t in 0..o.clients {
-        let (c, next) = (cs[t % cs.len()].clone(), next.clone());
-        tasks.push(tokio::spawn(async move {
-            let mut lat = Vec::new();
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed) as usize;
-                if i >= total {
-                    return Ok::<_, String>(lat);
-                }
-                // A spread of keys without a shared RNG.
-                let k = (i.wrapping_mul(2_654_435_761)) % keys;
-                let t0 = Instant::now();
-                let r = c
-                    .get(format!("range/{k}"))
-                    .await
-                    .map_err(|e| e.to_string())?;
-                if r.kvs.len() != 1 {
-                    return Err(format!("range/{k} missing"));
-                }
-                lat.push(t0.elapsed().as_micros() as u64);
-            }
-        }));
-    }
-    let mut all = Vec::new();
-    for t in tasks {
-        all.extend(t.await.map_err(|e| e.to_string())??);
-    }
-    let wall = start.elapsed();
-    all.sort_unstable();
+    let (wall, all) = load(&cs, o.clients, total, move |c, i| async move {
+        // A spread of keys without a shared RNG.
+        let k = (i.wrapping_mul(2_654_435_761)) % keys;
+        let r = c
+            .get(format!("range/{k}"))
+            .await
+            .map_err(|e| e.to_string())?;
+        if r.kvs.len() == 1 {
+            Ok(())
+        } else {
+            Err(format!("range/{k} missing"))
+        }
+    })
+    .await?;
     Ok(vec![
         metric("ranges/s", total as f64 / wall.as_secs_f64(), "ops/s"),
         metric("range p50", pct_ms(&all, 0.50), "ms"),
