@@ -12,11 +12,11 @@ use crate::backend::{Backend, Table, WriteBatch};
 use crate::error::{Error, Result};
 use crate::key_index::{IndexEntry, KeyRange, TreeIndex};
 use crate::kv::{Event, EventKind, KeyValue};
-use crate::lease_table::LeaseTable;
+use crate::lease_table::{self, LeaseTable};
 use crate::request::{
-    Compare, CompareResult, CompareTarget, DeleteRangeRequest, DeleteRangeResponse, PutRequest,
-    PutResponse, RangeRequest, RangeResponse, RequestOp, ResponseOp, SortOrder, SortTarget,
-    TxnRequest, TxnResponse,
+    Compare, CompareResult, CompareTarget, DeleteRangeRequest, DeleteRangeResponse,
+    LeaseRevokeResponse, PutRequest, PutResponse, RangeRequest, RangeResponse, RequestOp,
+    ResponseOp, SortOrder, SortTarget, TxnRequest, TxnResponse,
 };
 use crate::revision::Revision;
 
@@ -364,6 +364,18 @@ impl TxnWriter<'_> {
         Ok(PutResponse {
             header_revision: rev.main,
             prev_kv: if req.prev_kv { prev } else { None },
+        })
+    }
+
+    /// Forgets lease `id` and deletes its keys, all at this transaction's revision.
+    pub(crate) fn revoke_lease(&mut self, id: i64) -> Result<LeaseRevokeResponse> {
+        let keys = self.leases.remove(id).ok_or(Error::LeaseNotFound)?;
+        self.batch.delete(Table::Meta, lease_table::record_key(id));
+        for key in keys {
+            self.delete_range(&DeleteRangeRequest::new(key, Bytes::new()))?;
+        }
+        Ok(LeaseRevokeResponse {
+            header_revision: self.read_rev(),
         })
     }
 

@@ -701,27 +701,9 @@ impl Committer {
                 metrics::counter!("etcd_mvcc_txn_total").increment(1);
                 writer.apply_txn(&t).map(WriteResponse::Txn)
             }
-            WriteRequest::LeaseRevoke(r) => match writer.leases.remove(r.id) {
-                None => Err(Error::LeaseNotFound),
-                Some(keys) => {
-                    writer
-                        .batch
-                        .delete(Table::Meta, lease_table::record_key(r.id));
-                    let mut outcome = Ok(());
-                    for key in keys {
-                        let one = DeleteRangeRequest::new(key, Bytes::new());
-                        if let Err(e) = writer.delete_range(&one) {
-                            outcome = Err(e);
-                            break;
-                        }
-                    }
-                    outcome.map(|()| {
-                        WriteResponse::LeaseRevoke(LeaseRevokeResponse {
-                            header_revision: writer.base_rev + i64::from(writer.changes > 0),
-                        })
-                    })
-                }
-            },
+            WriteRequest::LeaseRevoke(r) => {
+                writer.revoke_lease(r.id).map(WriteResponse::LeaseRevoke)
+            }
             WriteRequest::Compact(_) | WriteRequest::LeaseGrant(_) => {
                 unreachable!("handled above")
             }
