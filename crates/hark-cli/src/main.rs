@@ -165,19 +165,11 @@ pub struct DelArgs {
 
 #[derive(Args)]
 struct WatchArgs {
-    args: Vec<String>,
+    #[command(flatten)]
+    watch: WatchFlags,
     /// Interactive mode
     #[arg(short, long)]
     interactive: bool,
-    /// Watch on a prefix if prefix is set
-    #[arg(long)]
-    prefix: bool,
-    /// Revision to start watching
-    #[arg(long, default_value_t = 0)]
-    rev: i64,
-    /// get the previous key-value pair before the event happens
-    #[arg(long)]
-    prev_kv: bool,
     /// get periodic watch progress notification from server
     #[arg(long)]
     progress_notify: bool,
@@ -620,36 +612,20 @@ async fn watch(ctx: &Ctx, a: WatchArgs) -> Outcome {
     if a.interactive {
         return watch_interactive(ctx, c, a).await;
     }
-    if a.args.is_empty() || a.args.len() > 2 {
+    let w = &a.watch;
+    if w.args.is_empty() || w.args.len() > 2 {
         return Err(Exit::new(EXIT_BAD_ARGS, "bad number of arguments"));
     }
-    if a.args.len() == 2 && a.prefix {
+    if w.args.len() == 2 && w.prefix {
         return Err(Exit::new(
             EXIT_BAD_ARGS,
             "`range_end` and `--prefix` are mutually exclusive",
         ));
     }
-    let options = watch_options(&a.args, a.prefix, a.rev, a.prev_kv, a.progress_notify);
-    let w = c.watch(a.args[0].clone(), options).await?;
-    print_watch(ctx.format, w).await
-}
-
-/// The watch a `watch [flags] key [range_end]` command line asks for.
-fn watch_options(
-    args: &[String],
-    prefix: bool,
-    rev: i64,
-    prev_kv: bool,
-    progress_notify: bool,
-) -> WatchOptions {
-    WatchOptions {
-        prefix,
-        range_end: args.get(1).map(|e| e.clone().into()),
-        start_revision: rev,
-        prev_kv,
-        progress_notify,
-        ..Default::default()
-    }
+    let watch = c
+        .watch(w.args[0].clone(), w.options(a.progress_notify))
+        .await?;
+    print_watch(ctx.format, watch).await
 }
 
 async fn print_watch(format: Format, mut w: hark_client::Watch) -> Outcome {
@@ -714,6 +690,7 @@ async fn watch_interactive(ctx: &Ctx, c: Client, a: WatchArgs) -> Outcome {
                     );
                     continue;
                 };
+                let w = w.watch;
                 if w.args.is_empty() {
                     eprintln!(
                         "Invalid command {} (command type or key is not provided)",
@@ -721,8 +698,9 @@ async fn watch_interactive(ctx: &Ctx, c: Client, a: WatchArgs) -> Outcome {
                     );
                     continue;
                 }
-                let options = watch_options(&w.args, w.prefix, w.rev, w.prev_kv, a.progress_notify);
-                let watch = c.watch(w.args[0].clone(), options).await?;
+                let watch = c
+                    .watch(w.args[0].clone(), w.options(a.progress_notify))
+                    .await?;
                 let format = ctx.format;
                 tokio::spawn(async move {
                     let _ = print_watch(format, watch).await;
@@ -740,13 +718,36 @@ async fn watch_interactive(ctx: &Ctx, c: Client, a: WatchArgs) -> Outcome {
 /// One `watch ...` line of interactive mode (the first word is the command).
 #[derive(Parser)]
 struct WatchLine {
+    #[command(flatten)]
+    watch: WatchFlags,
+}
+
+/// What a watch command line and an interactive `watch` line share.
+#[derive(Args)]
+struct WatchFlags {
     args: Vec<String>,
+    /// Watch on a prefix if prefix is set
     #[arg(long)]
     prefix: bool,
+    /// Revision to start watching
     #[arg(long, default_value_t = 0)]
     rev: i64,
+    /// get the previous key-value pair before the event happens
     #[arg(long)]
     prev_kv: bool,
+}
+
+impl WatchFlags {
+    fn options(&self, progress_notify: bool) -> WatchOptions {
+        WatchOptions {
+            prefix: self.prefix,
+            range_end: self.args.get(1).map(|e| e.clone().into()),
+            start_revision: self.rev,
+            prev_kv: self.prev_kv,
+            progress_notify,
+            ..Default::default()
+        }
+    }
 }
 
 fn lease_id_arg(args: &[String], usage: &str) -> Result<i64, Exit> {

@@ -80,6 +80,19 @@ fn run(bin: &str, endpoint: &str, args: &[&str], stdin: &str) -> Run {
     }
 }
 
+/// A child's stdout, line by line, read on a thread of its own.
+fn lines_of(stdout: std::process::ChildStdout) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
 /// Runs a watch until it printed `lines` lines (or 10 s passed), then stops it.
 fn run_watch(bin: &str, endpoint: &str, args: &[&str], lines: usize) -> Vec<String> {
     let mut child = Command::new(bin)
@@ -90,15 +103,7 @@ fn run_watch(bin: &str, endpoint: &str, args: &[&str], lines: usize) -> Vec<Stri
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            if tx.send(line.unwrap()).is_err() {
-                return;
-            }
-        }
-    });
+    let rx = lines_of(child.stdout.take().unwrap());
     let mut got = Vec::new();
     while got.len() < lines {
         match rx.recv_timeout(Duration::from_secs(10)) {
@@ -396,15 +401,7 @@ fn interactive_watch_takes_watch_and_progress_lines() {
     writeln!(stdin, "watch k --prev-kv").unwrap();
     writeln!(stdin, "bogus").unwrap();
     stdin.flush().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            if tx.send(line.unwrap()).is_err() {
-                return;
-            }
-        }
-    });
+    let rx = lines_of(child.stdout.take().unwrap());
     // The watch is created asynchronously: write until its first event shows.
     let mut lines = Vec::new();
     for _ in 0..50 {

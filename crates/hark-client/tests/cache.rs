@@ -4,20 +4,11 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use bytes::Bytes;
-use clap::Parser;
 use hark_client::{Cache, CacheEvent, Changed, Client};
 
-async fn server() -> (hark_server::RunningServer, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let config = hark_server::Config::try_parse_from([
-        "hark".to_string(),
-        "--listen-client-urls=http://127.0.0.1:0".into(),
-        format!("--data-dir={}", dir.path().display()),
-        "--unsafe-no-fsync".into(),
-    ])
-    .unwrap();
-    (hark_server::start(&config).await.unwrap(), dir)
-}
+mod common;
+
+use common::server;
 
 /// (key, value, mod_revision) of every key under the prefix, on the server.
 async fn server_view(c: &Client, prefix: &str) -> (i64, Vec<(Bytes, Bytes, i64)>) {
@@ -41,7 +32,7 @@ fn cache_view(cache: &Cache) -> Vec<(Bytes, Bytes, i64)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cache_equals_the_server_under_concurrent_writes_and_a_compaction() {
-    let (srv, _dir) = server().await;
+    let (srv, _dir) = server(&[]).await;
     let c = Client::connect(srv.endpoints()).await.unwrap();
     for i in 0..20 {
         c.put(format!("c/{i}"), "seed").await.unwrap();
@@ -93,7 +84,7 @@ async fn the_cache_equals_the_server_under_concurrent_writes_and_a_compaction() 
 
 #[tokio::test]
 async fn a_cache_resumed_from_a_compacted_revision_relists() {
-    let (srv, _dir) = server().await;
+    let (srv, _dir) = server(&[]).await;
     let c = Client::connect(srv.endpoints()).await.unwrap();
     for i in 0..5 {
         c.put(format!("r/{i}"), "v").await.unwrap();
@@ -127,7 +118,7 @@ async fn a_cache_resumed_from_a_compacted_revision_relists() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blocking_queries() {
-    let (srv, _dir) = server().await;
+    let (srv, _dir) = server(&[]).await;
     let c = Client::connect(srv.endpoints()).await.unwrap();
     c.put("jobs/a", "1").await.unwrap(); // 2
     c.put("jobs/b", "1").await.unwrap(); // 3

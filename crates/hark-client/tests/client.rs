@@ -3,26 +3,16 @@
 
 use std::time::Duration;
 
-use clap::Parser;
 use hark_client::{
     Client, Compare, CompareOp, EventType, Op, Txn, Watch, WatchError, WatchOptions, WatchUpdate,
     pb,
 };
 
-const WAIT: Duration = Duration::from_secs(30);
+mod common;
 
-async fn server(extra: &[&str]) -> (hark_server::RunningServer, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut args = vec![
-        "hark".to_string(),
-        "--listen-client-urls=http://127.0.0.1:0".into(),
-        format!("--data-dir={}", dir.path().display()),
-        "--unsafe-no-fsync".into(),
-    ];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    let config = hark_server::Config::try_parse_from(args).unwrap();
-    (hark_server::start(&config).await.unwrap(), dir)
-}
+use common::server;
+
+const WAIT: Duration = Duration::from_secs(30);
 
 async fn next(w: &mut Watch) -> Result<WatchUpdate, WatchError> {
     tokio::time::timeout(WAIT, w.next())

@@ -4,20 +4,13 @@
 
 use std::time::Duration;
 
-use clap::Parser;
 use hark_client::{Client, WatchOptions};
+
+mod common;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_watches_on_one_stream() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = hark_server::Config::try_parse_from([
-        "hark".to_string(),
-        "--listen-client-urls=http://127.0.0.1:0".into(),
-        format!("--data-dir={}", dir.path().display()),
-        "--unsafe-no-fsync".into(),
-    ])
-    .unwrap();
-    let srv = hark_server::start(&config).await.unwrap();
+    let (srv, _dir) = common::server(&[]).await;
     let c = Client::connect(srv.endpoints()).await.unwrap();
     let mut watches = Vec::new();
     for i in 0..1000 {

@@ -79,6 +79,13 @@ fn logs(cwd: &Path) -> String {
     all
 }
 
+/// SIGTERM, then the child must exit with status 0 (its logs if not).
+fn stop_cleanly(child: &mut Child, cwd: &Path) {
+    sigterm(child);
+    let status = wait_exit(child);
+    assert!(status.success(), "exit status {status}\n{}", logs(cwd));
+}
+
 fn sigterm(child: &Child) {
     let ok = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
@@ -124,13 +131,7 @@ async fn flags_from_the_environment_and_a_clean_exit_on_sigterm() {
     // A watch stream in flight must not hold the shutdown up.
     let mut w = c.watch("kept", None).await.unwrap();
     assert!(w.message().await.unwrap().unwrap().created());
-    sigterm(&child);
-    let status = wait_exit(&mut child);
-    assert!(
-        status.success(),
-        "exit status {status}\n{}",
-        logs(cwd.path())
-    );
+    stop_cleanly(&mut child, cwd.path());
     drop((w, c));
 
     let args = vec![
@@ -140,13 +141,7 @@ async fn flags_from_the_environment_and_a_clean_exit_on_sigterm() {
     let mut child = spawn(cwd.path(), &args, &[]);
     let mut c = ready(&endpoint, &mut child).await;
     assert_eq!(c.get("kept", None).await.unwrap().kvs()[0].value(), b"yes");
-    sigterm(&child);
-    let status = wait_exit(&mut child);
-    assert!(
-        status.success(),
-        "exit status {status}\n{}",
-        logs(cwd.path())
-    );
+    stop_cleanly(&mut child, cwd.path());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -156,8 +151,7 @@ async fn with_no_flags_it_serves_on_2379_from_default_hark() {
     let mut c = ready("http://127.0.0.1:2379", &mut child).await;
     c.put("k", "v", None).await.unwrap();
     assert!(cwd.path().join("default.hark").is_dir());
-    sigterm(&child);
-    assert!(wait_exit(&mut child).success());
+    stop_cleanly(&mut child, cwd.path());
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -307,6 +301,5 @@ async fn kill_9_under_write_load_loses_no_acknowledged_write() {
         .await
         .unwrap();
     assert_eq!(r.count() as usize, all.len());
-    sigterm(&child);
-    assert!(wait_exit(&mut child).success());
+    stop_cleanly(&mut child, cwd.path());
 }
