@@ -573,3 +573,30 @@ fn group_commit_shares_one_sync_among_concurrent_writers() {
     assert!(syncs <= 160, "{syncs} syncs for 320 concurrent puts");
     eprintln!("group commit: 320 puts from 16 writers took {syncs} syncs");
 }
+
+#[test]
+fn kept_bytes_do_not_alias_the_request_buffer() {
+    // A transport decodes a request's key and value as slices of one large
+    // receive buffer; the store keeps them (key index, watch events) far
+    // longer than the request, so it must not hold on to that buffer.
+    let s = Store::in_memory();
+    let (_, rx) = s.subscribe();
+    let buffer = Bytes::from(vec![b'k'; 64 * 1024]);
+    let within = |b: &Bytes| {
+        let (start, p) = (buffer.as_ptr() as usize, b.as_ptr() as usize);
+        (start..start + buffer.len()).contains(&p)
+    };
+    s.put(PutRequest::new(buffer.slice(0..8), buffer.slice(8..264)))
+        .unwrap();
+    let event = rx.recv().unwrap();
+    let kv = &event.events[0].kv;
+    assert_eq!((kv.key.len(), kv.value.len()), (8, 256));
+    assert!(
+        !within(&kv.key),
+        "the event's key points into the request buffer"
+    );
+    assert!(
+        !within(&kv.value),
+        "the event's value points into the request buffer"
+    );
+}
