@@ -10,7 +10,7 @@ mod servers;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use scenarios::{Metric, Options};
+use scenarios::{Combine, Metric, Options};
 
 const HELP: &str = "\
 Usage: cargo xtask loadtest <scenario> [options]
@@ -36,6 +36,9 @@ Options (defaults finish within a minute):
   --keys N         keys preloaded for range                 [1000]
   --pid PID        server pid for watchers-mem with --endpoints
   --hark PATH      the hark binary for --compare-etcd       [$HARK_BIN]
+  --rounds N       run each scenario N times (alternating Hark and etcd
+                   with --compare-etcd) and quote the median round; lost
+                   and duplicated events are added up over all rounds [1]
   --json           machine-readable output (one JSON document)
 ";
 
@@ -72,43 +75,85 @@ async fn run(opts: Options) -> Result<(), String> {
     };
     let mut results: Results = BTreeMap::new();
     for scenario in scenarios {
-        if let Some(etcd) = &opts.compare_etcd {
-            // Interleaved: Hark, then etcd, each on a fresh server.
-            for (name, kind) in [("hark", servers::Kind::Hark), ("etcd", servers::Kind::Etcd)] {
-                let binary = match kind {
-                    servers::Kind::Hark => opts.hark_binary()?,
-                    servers::Kind::Etcd => etcd.clone(),
-                };
-                eprintln!("== {scenario} on {name}");
-                let server = servers::Server::start(kind, &binary).await?;
-                let metrics = scenarios::run(
-                    scenario,
-                    &opts,
-                    std::slice::from_ref(&server.endpoint),
-                    Some(server.pid),
-                )
-                .await;
-                server.stop();
-                results
-                    .entry(scenario.to_string())
-                    .or_default()
-                    .push((name.to_string(), metrics?));
+        // Each target's rounds, in the order the targets were first run.
+        let mut rounds: Vec<(String, Vec<Vec<Metric>>)> = Vec::new();
+        let mut record = |name: &str, metrics: Vec<Metric>| {
+            eprintln!("   {}", one_line(&metrics));
+            match rounds.iter_mut().find(|(n, _)| n == name) {
+                Some((_, runs)) => runs.push(metrics),
+                None => rounds.push((name.to_string(), vec![metrics])),
             }
-        } else {
-            let endpoints = opts
-                .endpoints
-                .clone()
-                .ok_or("give --endpoints or --compare-etcd")?;
-            eprintln!("== {scenario}");
-            let metrics = scenarios::run(scenario, &opts, &endpoints, opts.pid).await?;
-            results
-                .entry(scenario.to_string())
-                .or_default()
-                .push(("target".to_string(), metrics));
+        };
+        for round in 1..=opts.rounds {
+            let of = format!("round {round}/{}", opts.rounds);
+            if let Some(etcd) = &opts.compare_etcd {
+                // Interleaved: Hark, then etcd, each on a fresh server.
+                for (name, kind) in [("hark", servers::Kind::Hark), ("etcd", servers::Kind::Etcd)] {
+                    let binary = match kind {
+                        servers::Kind::Hark => opts.hark_binary()?,
+                        servers::Kind::Etcd => etcd.clone(),
+                    };
+                    eprintln!("== {scenario} on {name}, {of}");
+                    let server = servers::Server::start(kind, &binary).await?;
+                    let metrics = scenarios::run(
+                        scenario,
+                        &opts,
+                        std::slice::from_ref(&server.endpoint),
+                        Some(server.pid),
+                    )
+                    .await;
+                    server.stop();
+                    record(name, metrics?);
+                }
+            } else {
+                let endpoints = opts
+                    .endpoints
+                    .clone()
+                    .ok_or("give --endpoints or --compare-etcd")?;
+                eprintln!("== {scenario}, {of}");
+                record(
+                    "target",
+                    scenarios::run(scenario, &opts, &endpoints, opts.pid).await?,
+                );
+            }
         }
+        results.insert(
+            scenario.to_string(),
+            rounds
+                .into_iter()
+                .map(|(name, runs)| (name, combine(runs)))
+                .collect(),
+        );
     }
     report(&results, opts.json);
     Ok(())
+}
+
+/// One figure per metric out of several rounds of the same scenario and target.
+fn combine(runs: Vec<Vec<Metric>>) -> Vec<Metric> {
+    let mut out = runs[0].clone();
+    for (i, m) in out.iter_mut().enumerate() {
+        let mut values: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.get(i))
+            .map(|m| m.value)
+            .collect();
+        values.sort_by(f64::total_cmp);
+        m.value = match m.combine {
+            Combine::Median => values[values.len() / 2],
+            Combine::Sum => values.iter().sum(),
+            Combine::Min => values[0],
+        };
+    }
+    out
+}
+
+fn one_line(metrics: &[Metric]) -> String {
+    metrics
+        .iter()
+        .map(|m| format!("{} {:.2}", m.name, m.value))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn report(results: &Results, json: bool) {

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use hark_client::{Client, WatchOptions};
 use tokio::sync::Mutex;
 
-use crate::servers::rss_bytes;
+use crate::servers::{cpu_seconds, rss_bytes};
 
 pub const ALL: [&str; 6] = [
     "put",
@@ -30,6 +30,18 @@ pub struct Metric {
     pub name: String,
     pub value: f64,
     pub unit: &'static str,
+    /// How rounds of the same run combine into one figure.
+    pub combine: Combine,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    /// A measurement: the median round is quoted.
+    Median,
+    /// A count that must be zero, such as lost events: every round's count is added up.
+    Sum,
+    /// A count that must be complete, such as watchers created: the worst round is quoted.
+    Min,
 }
 
 fn metric(name: &str, value: f64, unit: &'static str) -> Metric {
@@ -37,6 +49,38 @@ fn metric(name: &str, value: f64, unit: &'static str) -> Metric {
         name: name.to_string(),
         value,
         unit,
+        combine: Combine::Median,
+    }
+}
+
+fn count(name: &str, value: u64, unit: &'static str, combine: Combine) -> Metric {
+    Metric {
+        combine,
+        ..metric(name, value as f64, unit)
+    }
+}
+
+/// The server's CPU time (user + system) since `start`, when its pid is known:
+/// a per-request cost that the machine's noise moves far less than throughput.
+struct ServerCpu {
+    pid: Option<u32>,
+    start: f64,
+}
+
+impl ServerCpu {
+    fn start(pid: Option<u32>) -> ServerCpu {
+        let start = pid.and_then(|p| cpu_seconds(p).ok()).unwrap_or(0.0);
+        ServerCpu { pid, start }
+    }
+
+    /// Microseconds of server CPU per unit of work, as a metric (none without a pid).
+    fn per(&self, name: &str, units: u64) -> Option<Metric> {
+        let now = cpu_seconds(self.pid?).ok()?;
+        Some(metric(
+            name,
+            (now - self.start) * 1e6 / units.max(1) as f64,
+            "us CPU",
+        ))
     }
 }
 
@@ -59,6 +103,7 @@ pub struct Options {
     pub history: usize,
     pub keys: usize,
     pub pid: Option<u32>,
+    pub rounds: usize,
 }
 
 impl Options {
@@ -82,6 +127,7 @@ impl Options {
             history: 20_000,
             keys: 1000,
             pid: None,
+            rounds: 1,
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -119,6 +165,7 @@ impl Options {
                 "--history" => o.history = num(value()?)? as usize,
                 "--keys" => o.keys = num(value()?)? as usize,
                 "--pid" => o.pid = Some(num(value()?)? as u32),
+                "--rounds" => o.rounds = num(value()?)? as usize,
                 s if !s.starts_with('-') && o.scenario.is_empty() => o.scenario = s.to_string(),
                 other => return Err(format!("unknown argument {other:?}")),
             }
@@ -133,6 +180,7 @@ impl Options {
         o.conns = o.conns.max(1);
         o.streams = o.streams.max(1);
         o.rate = o.rate.max(1);
+        o.rounds = o.rounds.max(1);
         Ok(o)
     }
 
@@ -151,11 +199,11 @@ pub async fn run(
     pid: Option<u32>,
 ) -> Result<Vec<Metric>, String> {
     match scenario {
-        "put" => put(o, endpoints).await,
-        "range" => range(o, endpoints).await,
+        "put" => put(o, endpoints, pid).await,
+        "range" => range(o, endpoints, pid).await,
         "watch-latency" => watch_latency(o, endpoints).await,
-        "fanout" => fanout(o, endpoints).await,
-        "catchup" => catchup(o, endpoints).await,
+        "fanout" => fanout(o, endpoints, pid).await,
+        "catchup" => catchup(o, endpoints, pid).await,
         "watchers-mem" => watchers_mem(o, endpoints, pid).await,
         other => Err(format!("unknown scenario {other}")),
     }
@@ -246,23 +294,27 @@ async fn put_load(
     .await
 }
 
-async fn put(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String> {
+async fn put(o: &Options, endpoints: &[String], pid: Option<u32>) -> Result<Vec<Metric>, String> {
     let cs = clients(endpoints, o.conns).await?;
     let value = Bytes::from(vec![b'x'; o.value_size]);
+    let cpu = ServerCpu::start(pid);
     let (wall, lat) = put_load(&cs, o.clients, o.total, value, |i| format!("put/{i}")).await?;
-    Ok(vec![
+    let mut out = vec![
         metric("puts/s", o.total as f64 / wall.as_secs_f64(), "ops/s"),
         metric("put p50", pct_ms(&lat, 0.50), "ms"),
         metric("put p99", pct_ms(&lat, 0.99), "ms"),
-    ])
+    ];
+    out.extend(cpu.per("server CPU per put", o.total as u64));
+    Ok(out)
 }
 
-async fn range(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String> {
+async fn range(o: &Options, endpoints: &[String], pid: Option<u32>) -> Result<Vec<Metric>, String> {
     let cs = clients(endpoints, o.conns).await?;
     let value = Bytes::from(vec![b'x'; o.value_size]);
     let keys = o.keys.max(1);
     put_load(&cs, o.clients, keys, value, |i| format!("range/{i}")).await?;
     let total = o.total;
+    let cpu = ServerCpu::start(pid);
     let (wall, all) = load(&cs, o.clients, total, move |c, i| async move {
         // A spread of keys without a shared RNG.
         let k = (i.wrapping_mul(2_654_435_761)) % keys;
@@ -277,11 +329,13 @@ async fn range(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String>
         }
     })
     .await?;
-    Ok(vec![
+    let mut out = vec![
         metric("ranges/s", total as f64 / wall.as_secs_f64(), "ops/s"),
         metric("range p50", pct_ms(&all, 0.50), "ms"),
         metric("range p99", pct_ms(&all, 0.99), "ms"),
-    ])
+    ];
+    out.extend(cpu.per("server CPU per range", total as u64));
+    Ok(out)
 }
 
 /// Checks one watcher's revisions as they arrive against the contiguous
@@ -434,8 +488,8 @@ async fn watch_latency(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>,
         metric("put-to-event p50", pct_ms(&lat, 0.50), "ms"),
         metric("put-to-event p99", pct_ms(&lat, 0.99), "ms"),
         metric("put-to-event max", pct_ms(&lat, 1.0), "ms"),
-        metric("events lost", lost as f64, "events"),
-        metric("events duplicated", dup as f64, "events"),
+        count("events lost", lost, "events", Combine::Sum),
+        count("events duplicated", dup, "events", Combine::Sum),
     ])
 }
 
@@ -473,7 +527,11 @@ fn spawn_checkers(
         .collect()
 }
 
-async fn fanout(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String> {
+async fn fanout(
+    o: &Options,
+    endpoints: &[String],
+    pid: Option<u32>,
+) -> Result<Vec<Metric>, String> {
     let n = o.watchers.unwrap_or(1000);
     let writer = Client::connect(endpoints)
         .await
@@ -496,6 +554,7 @@ async fn fanout(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String
     let last = Arc::new(AtomicU64::new(u64::MAX));
     let delivered = Arc::new(AtomicU64::new(0));
     let checkers = spawn_checkers(watches, first, last.clone(), delivered.clone());
+    let cpu = ServerCpu::start(pid);
     let start = Instant::now();
     let mut last_rev = first - 1;
     for i in 0..o.events {
@@ -516,20 +575,34 @@ async fn fanout(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String
         dup += seq.duplicated;
     }
     let took = start.elapsed();
-    Ok(vec![
+    let delivered = delivered.load(Ordering::Relaxed);
+    let mut out = vec![
         metric(
             "events delivered/s",
-            delivered.load(Ordering::Relaxed) as f64 / took.as_secs_f64(),
+            delivered as f64 / took.as_secs_f64(),
             "events/s",
         ),
         metric("writer puts/s (watched)", writer_rate, "ops/s"),
         metric("writer puts/s (no watchers)", idle_rate, "ops/s"),
-        metric("events lost", lost as f64, "events"),
-        metric("events duplicated", dup as f64, "events"),
-    ])
+        metric(
+            "writer watched / unwatched",
+            writer_rate / idle_rate,
+            "fraction",
+        ),
+    ];
+    out.extend(cpu.per("server CPU per 1k events", delivered / 1000));
+    out.extend([
+        count("events lost", lost, "events", Combine::Sum),
+        count("events duplicated", dup, "events", Combine::Sum),
+    ]);
+    Ok(out)
 }
 
-async fn catchup(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String> {
+async fn catchup(
+    o: &Options,
+    endpoints: &[String],
+    pid: Option<u32>,
+) -> Result<Vec<Metric>, String> {
     let n = o.watchers.unwrap_or(100);
     let cs = clients(endpoints, o.conns).await?;
     let writer = cs[0].clone();
@@ -576,6 +649,7 @@ async fn catchup(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, Strin
         })
     };
     eprintln!("   {n} watchers catching up on {} revisions", o.history);
+    let cpu = ServerCpu::start(pid);
     let start = Instant::now();
     let cs_w = clients(endpoints, o.streams.min(n).max(1)).await?;
     let mut watches = Vec::new();
@@ -598,17 +672,28 @@ async fn catchup(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, Strin
         dup += seq.duplicated;
     }
     let took = start.elapsed();
+    let cpu = cpu.per(
+        "server CPU per 1k events",
+        (n as u64 * o.history as u64) / 1000,
+    );
     stop.store(true, Ordering::Relaxed);
     let _ = live_writer.await;
     let mut during = live.lock().await.clone();
     during.sort_unstable();
-    Ok(vec![
+    let during_p99 = pct_ms(&during, 0.99);
+    let idle_p99 = pct_ms(&idle, 0.99);
+    let mut out = vec![
         metric("catch-up time", took.as_secs_f64(), "s"),
-        metric("put p99 during catch-up", pct_ms(&during, 0.99), "ms"),
-        metric("put p99 idle", pct_ms(&idle, 0.99), "ms"),
-        metric("events lost", lost as f64, "events"),
-        metric("events duplicated", dup as f64, "events"),
-    ])
+        metric("put p99 during catch-up", during_p99, "ms"),
+        metric("put p99 idle", idle_p99, "ms"),
+        metric("put p99 during / idle", during_p99 / idle_p99, "ratio"),
+    ];
+    out.extend(cpu);
+    out.extend([
+        count("events lost", lost, "events", Combine::Sum),
+        count("events duplicated", dup, "events", Combine::Sum),
+    ]);
+    Ok(out)
 }
 
 async fn watchers_mem(
@@ -679,7 +764,7 @@ async fn watchers_mem(
     let after = rss_bytes(pid)?;
     drop((held, open));
     Ok(vec![
-        metric("watchers created", created as f64, "watchers"),
+        count("watchers created", created as u64, "watchers", Combine::Min),
         metric(
             "RSS per watcher",
             (after.saturating_sub(before)) as f64 / n as f64,

@@ -100,3 +100,22 @@ pub fn rss_bytes(pid: u32) -> Result<u64, String> {
         .map(|kb| kb * 1024)
         .ok_or_else(|| format!("no VmRSS for pid {pid}"))
 }
+
+/// CPU time (user + system) a process has used, in seconds (Linux `/proc`,
+/// counted in USER_HZ ticks, which are 100 Hz on x86 and ARM).
+pub fn cpu_seconds(pid: u32) -> Result<f64, String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map_err(|e| format!("reading /proc/{pid}/stat: {e}"))?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat
+        .rsplit_once(')')
+        .map(|(_, r)| r)
+        .ok_or_else(|| format!("malformed /proc/{pid}/stat"))?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are the 14th and 15th fields; `rest` starts at the 3rd.
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+    match (ticks(11), ticks(12)) {
+        (Some(user), Some(system)) => Ok((user + system) as f64 / 100.0),
+        _ => Err(format!("no CPU times in /proc/{pid}/stat")),
+    }
+}
