@@ -20,6 +20,7 @@ mod maintenance;
 mod node;
 mod server;
 mod watch;
+mod watch_frame;
 
 pub use config::{Config, LogFormat};
 pub use node::Node;

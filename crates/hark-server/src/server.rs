@@ -8,7 +8,7 @@ use hark_lease::{Lessor, LessorConfig};
 use hark_mvcc::{Store, StoreOptions};
 use hark_proto::etcdserverpb::{
     cluster_server::ClusterServer, kv_server::KvServer, lease_server::LeaseServer,
-    maintenance_server::MaintenanceServer, watch_server::WatchServer,
+    maintenance_server::MaintenanceServer,
 };
 use hark_watch::{WatchConfig, WatchHub};
 use tokio::net::TcpListener;
@@ -110,10 +110,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     let handle = NodeHandle::new(&node);
     let grpc =
         Routes::new(KvServer::new(KvService::new(handle.clone())).max_decoding_message_size(limit))
-            .add_service(
-                WatchServer::new(WatchService::new(handle.clone()))
-                    .max_decoding_message_size(limit),
-            )
+            .add_service(WatchService::new(handle.clone(), limit))
             .add_service(
                 LeaseServer::new(LeaseService::new(handle.clone()))
                     .max_decoding_message_size(limit),

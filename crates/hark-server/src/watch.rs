@@ -5,69 +5,113 @@
 //! on the stream, which stays open.
 
 use std::collections::HashSet;
+use std::convert::Infallible;
 use std::sync::Arc;
 
 use hark_proto::etcdserverpb::{
-    self as pb, watch_create_request::FilterType, watch_request::RequestUnion, watch_server::Watch,
+    self as pb, watch_create_request::FilterType, watch_request::RequestUnion,
 };
-use hark_proto::mvccpb;
-use hark_watch::{ResponseKind, Responses, WatchEvent, WatchRequest, WatchStream};
+use hark_watch::{ResponseKind, Responses, WatchRequest, WatchStream};
 use parking_lot::Mutex;
-use prost::Message;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
+use tonic::codegen::{Body, BoxFuture, Context, Poll, Service, StdError, http};
+use tonic::server::{Grpc, NamedService, StreamingService};
 use tonic::{Code, Request, Response, Status, Streaming};
 
 use crate::grpc_metrics::{self, Call};
-use crate::kv::kv_to_pb;
 use crate::node::{Node, NodeHandle};
+use crate::watch_frame::{WatchCodec, WatchFrame};
 
 const SERVICE: &str = "etcdserverpb.Watch";
+const METHOD_PATH: &str = "/etcdserverpb.Watch/Watch";
 /// Replies queued for the gRPC sender per stream; beyond it the engine's own
 /// bounded outbox takes over (and a stalled client's watchers become victims).
 const SEND_QUEUE: usize = 16;
 
+/// The Watch service as a gRPC endpoint. Written out rather than generated so
+/// that its responses can be [`WatchFrame`]s, whose events are encoded once
+/// and shared by every watcher.
+#[derive(Clone)]
 pub struct WatchService {
     node: NodeHandle,
+    max_decoding_message_size: usize,
 }
 
 impl WatchService {
-    pub fn new(node: NodeHandle) -> Self {
-        WatchService { node }
+    pub fn new(node: NodeHandle, max_decoding_message_size: usize) -> Self {
+        WatchService {
+            node,
+            max_decoding_message_size,
+        }
+    }
+}
+
+impl NamedService for WatchService {
+    const NAME: &'static str = SERVICE;
+}
+
+impl<B> Service<http::Request<B>> for WatchService
+where
+    B: Body + Send + 'static,
+    B::Error: Into<StdError> + Send + 'static,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<Self::Response, Infallible>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+        if req.uri().path() != METHOD_PATH {
+            return Box::pin(async { Ok(Status::unimplemented("").into_http()) });
+        }
+        let method = WatchMethod(self.node.clone());
+        let limit = self.max_decoding_message_size;
+        Box::pin(async move {
+            let mut grpc = Grpc::new(WatchCodec).apply_max_message_size_config(Some(limit), None);
+            Ok(grpc.streaming(method, req).await)
+        })
+    }
+}
+
+/// `Watch(stream WatchRequest) returns (stream WatchResponse)`.
+struct WatchMethod(NodeHandle);
+
+impl StreamingService<pb::WatchRequest> for WatchMethod {
+    type Response = WatchFrame;
+    type ResponseStream = ReceiverStream<Result<WatchFrame, Status>>;
+    type Future = BoxFuture<Response<Self::ResponseStream>, Status>;
+
+    fn call(&mut self, request: Request<Streaming<pb::WatchRequest>>) -> Self::Future {
+        let handle = self.0.clone();
+        Box::pin(async move { open_stream(handle, request.into_inner()) })
     }
 }
 
 /// Watch ids of one stream whose events may be split (`fragment`).
 type Fragmented = Arc<Mutex<HashSet<i64>>>;
 
-#[tonic::async_trait]
-impl Watch for WatchService {
-    type WatchStream = ReceiverStream<Result<pb::WatchResponse, Status>>;
-
-    async fn watch(
-        &self,
-        request: Request<Streaming<pb::WatchRequest>>,
-    ) -> Result<Response<Self::WatchStream>, Status> {
-        let call = grpc_metrics::bidi_stream(SERVICE, "Watch");
-        let node = self.node.get()?;
-        let (stream, responses) = node.hub.new_stream();
-        let fragmented = Fragmented::default();
-        let (tx, rx) = mpsc::channel(SEND_QUEUE);
-        tokio::spawn(send_loop(
-            self.node.clone(),
-            responses,
-            fragmented.clone(),
-            tx,
-        ));
-        tokio::spawn(recv_loop(
-            node.shutdown.clone(),
-            request.into_inner(),
-            stream,
-            fragmented,
-            call,
-        ));
-        Ok(Response::new(ReceiverStream::new(rx)))
-    }
+fn open_stream(
+    handle: NodeHandle,
+    inbound: Streaming<pb::WatchRequest>,
+) -> Result<Response<ReceiverStream<Result<WatchFrame, Status>>>, Status> {
+    let call = grpc_metrics::bidi_stream(SERVICE, "Watch");
+    let node = handle.get()?;
+    let (stream, responses) = node.hub.new_stream();
+    let fragmented = Fragmented::default();
+    let (tx, rx) = mpsc::channel(SEND_QUEUE);
+    tokio::spawn(send_loop(handle, responses, fragmented.clone(), tx));
+    tokio::spawn(recv_loop(
+        node.shutdown.clone(),
+        inbound,
+        stream,
+        fragmented,
+        call,
+    ));
+    Ok(Response::new(ReceiverStream::new(rx)))
 }
 
 async fn recv_loop(
@@ -130,7 +174,7 @@ async fn send_loop(
     node: NodeHandle,
     responses: Responses,
     fragmented: Fragmented,
-    tx: mpsc::Sender<Result<pb::WatchResponse, Status>>,
+    tx: mpsc::Sender<Result<WatchFrame, Status>>,
 ) {
     while let Some(reply) = responses.recv().await {
         // The node is not held while waiting on a slow client.
@@ -149,129 +193,35 @@ fn to_wire(
     node: &Node,
     reply: hark_watch::WatchResponse,
     fragmented: &Fragmented,
-) -> Vec<pb::WatchResponse> {
-    let mut w = pb::WatchResponse {
-        header: node.header(reply.header_revision),
-        watch_id: reply.watch_id,
+) -> Vec<WatchFrame> {
+    let mut w = WatchFrame {
+        head: pb::WatchResponse {
+            header: node.header(reply.header_revision),
+            watch_id: reply.watch_id,
+            ..Default::default()
+        },
         ..Default::default()
     };
     match reply.kind {
-        ResponseKind::Created => w.created = true,
+        ResponseKind::Created => w.head.created = true,
         ResponseKind::CreateRejected { reason } => {
-            w.created = true;
-            w.canceled = true;
-            w.cancel_reason = reason;
+            w.head.created = true;
+            w.head.canceled = true;
+            w.head.cancel_reason = reason;
         }
         ResponseKind::Events { events, prev_kv } => {
-            w.events = events.iter().map(|e| event_to_pb(e, prev_kv)).collect();
+            w.events = events;
+            w.prev_kv = prev_kv;
             if fragmented.lock().contains(&reply.watch_id) {
-                return fragment(w, node.max_request_bytes);
+                return w.fragment(node.max_request_bytes);
             }
         }
         ResponseKind::Progress => {}
-        ResponseKind::Canceled => w.canceled = true,
+        ResponseKind::Canceled => w.head.canceled = true,
         ResponseKind::Compacted { compact_revision } => {
-            w.canceled = true;
-            w.compact_revision = compact_revision;
+            w.head.canceled = true;
+            w.head.compact_revision = compact_revision;
         }
     }
     vec![w]
-}
-
-fn event_to_pb(e: &WatchEvent, with_prev_kv: bool) -> mvccpb::Event {
-    mvccpb::Event {
-        r#type: match e.kind {
-            hark_mvcc::EventKind::Put => mvccpb::event::EventType::Put as i32,
-            hark_mvcc::EventKind::Delete => mvccpb::event::EventType::Delete as i32,
-        },
-        kv: Some(kv_to_pb(e.kv.clone())),
-        prev_kv: if with_prev_kv {
-            e.prev_kv().cloned().map(kv_to_pb)
-        } else {
-            None
-        },
-    }
-}
-
-/// etcd's `sendFragments`: a response of at least `max_bytes` with two or more
-/// events is split into pieces under `max_bytes` (a single larger event goes
-/// alone); every piece but the last has `fragment` set.
-fn fragment(w: pb::WatchResponse, max_bytes: usize) -> Vec<pb::WatchResponse> {
-    if w.encoded_len() < max_bytes || w.events.len() < 2 {
-        return vec![w];
-    }
-    let mut shell = w.clone();
-    shell.events = Vec::new();
-    shell.fragment = true;
-    let base = shell.encoded_len();
-    let mut pieces = Vec::new();
-    let mut cur = shell.clone();
-    let mut size = base;
-    for ev in w.events {
-        let len = ev.encoded_len();
-        let added = 1 + prost::encoding::encoded_len_varint(len as u64) + len;
-        if !cur.events.is_empty() && size + added >= max_bytes {
-            pieces.push(std::mem::replace(&mut cur, shell.clone()));
-            size = base;
-        }
-        size += added;
-        cur.events.push(ev);
-    }
-    cur.fragment = false;
-    pieces.push(cur);
-    pieces
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn event(value_len: usize) -> mvccpb::Event {
-        mvccpb::Event {
-            r#type: 0,
-            kv: Some(mvccpb::KeyValue {
-                key: "k".into(),
-                value: vec![b'v'; value_len].into(),
-                ..Default::default()
-            }),
-            prev_kv: None,
-        }
-    }
-
-    #[test]
-    fn fragments_keep_every_event_in_order_under_the_limit() {
-        let w = pb::WatchResponse {
-            watch_id: 3,
-            events: (0..10).map(|i| event(100 + i)).collect(),
-            ..Default::default()
-        };
-        let pieces = fragment(w.clone(), 350);
-        assert!(pieces.len() > 1);
-        let (last, rest) = pieces.split_last().unwrap();
-        assert!(rest.iter().all(|p| p.fragment) && !last.fragment);
-        for p in &pieces {
-            assert!(
-                p.encoded_len() < 350 || p.events.len() == 1,
-                "{}",
-                p.encoded_len()
-            );
-            assert_eq!(p.watch_id, 3);
-        }
-        let rejoined: Vec<_> = pieces.into_iter().flat_map(|p| p.events).collect();
-        assert_eq!(rejoined, w.events);
-    }
-
-    #[test]
-    fn small_or_single_event_responses_are_not_fragmented() {
-        let one = pb::WatchResponse {
-            events: vec![event(10_000)],
-            ..Default::default()
-        };
-        assert_eq!(fragment(one.clone(), 100), vec![one]);
-        let small = pb::WatchResponse {
-            events: vec![event(1), event(1)],
-            ..Default::default()
-        };
-        assert_eq!(fragment(small.clone(), 1000), vec![small]);
-    }
 }
