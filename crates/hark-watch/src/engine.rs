@@ -19,7 +19,7 @@ use crate::index::{
     KeyIndex, Keys, NIL, NO_DELETE, NO_PUT, PREV_KV, PROGRESS_NOTIFY, SENT_SINCE_TICK, Slab, Slot,
     State, Watcher,
 };
-use crate::outbox::{Outbox, PENDING_EVENTS};
+use crate::outbox::{EVENTS_SENT, Outbox, PENDING_EVENTS};
 use crate::response::{NO_WATCH_ID, ResponseKind, WatchId, WatchResponse};
 use crate::stream::{StreamIds, WatchRequest};
 
@@ -202,6 +202,8 @@ impl Engine {
             .set((self.unsynced.len() + self.victims) as f64);
         metrics::gauge!("etcd_debugging_mvcc_pending_events_total")
             .set(PENDING_EVENTS.load(Ordering::Relaxed) as f64);
+        metrics::counter!("etcd_debugging_mvcc_events_total")
+            .absolute(EVENTS_SENT.load(Ordering::Relaxed));
     }
 
     /// A newly committed revision: remember it, deliver it to synced watchers.
