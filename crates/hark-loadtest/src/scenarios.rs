@@ -7,12 +7,11 @@
 //! as it arrives, without storing it.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hark_client::{Client, WatchOptions};
-use tokio::sync::Mutex;
 
 use crate::servers::{cpu_seconds, rss_bytes};
 
@@ -493,6 +492,43 @@ async fn watch_latency(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>,
     ])
 }
 
+/// Runs `work` with its own client on its own thread and single-threaded
+/// runtime. The writers whose latency and rate the watch scenarios report run
+/// this way, so that what they measure is the server, not their wait for the
+/// load generator's main runtime, which is busy decoding the watchers' events.
+fn on_own_thread<T, F, Fut>(
+    endpoints: &[String],
+    work: F,
+) -> tokio::sync::oneshot::Receiver<Result<T, String>>
+where
+    T: Send + 'static,
+    F: FnOnce(Client) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<T, String>>,
+{
+    let endpoints = endpoints.to_vec();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let result = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+            .and_then(|rt| {
+                rt.block_on(async move {
+                    let client = Client::connect(&endpoints)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    work(client).await
+                })
+            });
+        let _ = tx.send(result);
+    });
+    rx
+}
+
+async fn joined<T>(rx: tokio::sync::oneshot::Receiver<Result<T, String>>) -> Result<T, String> {
+    rx.await.map_err(|_| "writer thread died".to_string())?
+}
+
 /// Consumes watchers until each has seen `first..=last` (or times out);
 /// returns the lost and duplicated totals.
 fn spawn_checkers(
@@ -507,18 +543,22 @@ fn spawn_checkers(
             let (last, delivered) = (last.clone(), delivered.clone());
             tokio::spawn(async move {
                 let mut seq = Sequence::starting_at(first);
+                let mut last_progress = Instant::now();
                 loop {
                     let target = last.load(Ordering::Acquire);
                     if target != u64::MAX && seq.next > target as i64 {
                         return seq;
                     }
-                    match tokio::time::timeout(Duration::from_secs(60), w.next()).await {
+                    // Short waits: the last event can come before `last` is known.
+                    match tokio::time::timeout(Duration::from_millis(100), w.next()).await {
                         Ok(Some(Ok(u))) => {
+                            last_progress = Instant::now();
                             delivered.fetch_add(u.events.len() as u64, Ordering::Relaxed);
                             for e in u.events {
                                 seq.see(e.kv.map_or(0, |kv| kv.mod_revision));
                             }
                         }
+                        Err(_) if last_progress.elapsed() < Duration::from_secs(60) => {}
                         _ => return seq,
                     }
                 }
@@ -533,39 +573,50 @@ async fn fanout(
     pid: Option<u32>,
 ) -> Result<Vec<Metric>, String> {
     let n = o.watchers.unwrap_or(1000);
-    let writer = Client::connect(endpoints)
-        .await
-        .map_err(|e| e.to_string())?;
     let value = Bytes::from(vec![b'x'; o.value_size]);
-    // The writer's rate with nobody watching, for comparison.
-    let idle_n = o.events.min(500);
-    let t0 = Instant::now();
-    for i in 0..idle_n {
-        writer
-            .put(format!("fan-idle/{i}"), value.clone())
-            .await
-            .map_err(|e| e.to_string())?;
-    }
-    let idle_rate = idle_n as f64 / t0.elapsed().as_secs_f64();
+    let (idle_n, events) = (o.events.min(500), o.events);
+    let (idle_tx, idle_rx) = tokio::sync::oneshot::channel();
+    let (go_tx, go_rx) = tokio::sync::oneshot::channel::<i64>();
+    let writer = on_own_thread(endpoints, move |writer| async move {
+        // The writer's rate with nobody watching, for comparison.
+        let t0 = Instant::now();
+        for i in 0..idle_n {
+            writer
+                .put(format!("fan-idle/{i}"), value.clone())
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        let _ = idle_tx.send(idle_n as f64 / t0.elapsed().as_secs_f64());
+        let mut last_rev = go_rx.await.map_err(|_| "no watchers".to_string())?;
+        let start = Instant::now();
+        for i in 0..events {
+            last_rev = writer
+                .put(format!("fan/{i}"), value.clone())
+                .await
+                .map_err(|e| e.to_string())?
+                .header
+                .map_or(last_rev, |h| h.revision);
+        }
+        Ok((events as f64 / start.elapsed().as_secs_f64(), last_rev))
+    });
+    let idle_rate = idle_rx.await.map_err(|_| "writer failed before watching")?;
 
     eprintln!("   creating {n} watchers over {} streams", o.streams);
     let watches = create_watchers(endpoints, n, o.streams, "fan/", true, 0).await?;
-    let first = current_revision(&writer).await? + 1;
+    let first = current_revision(
+        &Client::connect(endpoints)
+            .await
+            .map_err(|e| e.to_string())?,
+    )
+    .await?
+        + 1;
     let last = Arc::new(AtomicU64::new(u64::MAX));
     let delivered = Arc::new(AtomicU64::new(0));
     let checkers = spawn_checkers(watches, first, last.clone(), delivered.clone());
     let cpu = ServerCpu::start(pid);
     let start = Instant::now();
-    let mut last_rev = first - 1;
-    for i in 0..o.events {
-        last_rev = writer
-            .put(format!("fan/{i}"), value.clone())
-            .await
-            .map_err(|e| e.to_string())?
-            .header
-            .map_or(last_rev, |h| h.revision);
-    }
-    let writer_rate = o.events as f64 / start.elapsed().as_secs_f64();
+    let _ = go_tx.send(first - 1);
+    let (writer_rate, last_rev) = joined(writer).await?;
     last.store(last_rev as u64, Ordering::Release);
     let (mut lost, mut dup) = (0, 0);
     for c in checkers {
@@ -598,6 +649,11 @@ async fn fanout(
     Ok(out)
 }
 
+/// Phases of the catchup scenario's writer.
+const IDLE: u64 = 0;
+const CATCHING_UP: u64 = 1;
+const STOP: u64 = 2;
+
 async fn catchup(
     o: &Options,
     endpoints: &[String],
@@ -614,40 +670,40 @@ async fn catchup(
     })
     .await?;
     let last = first + o.history as i64 - 1;
-    // Put latency with nobody catching up.
-    let mut idle = Vec::new();
-    for i in 0..200 {
-        let t0 = Instant::now();
-        writer
-            .put(format!("cu-live/idle-{i}"), value.clone())
-            .await
-            .map_err(|e| e.to_string())?;
-        idle.push(t0.elapsed().as_micros() as u64);
-    }
-    idle.sort_unstable();
-
-    // Writes go on (elsewhere) while the watchers catch up.
-    let stop = Arc::new(AtomicBool::new(false));
-    let live: Arc<Mutex<Vec<u64>>> = Arc::default();
+    // One put every 10 ms, the same before (idle) and during the catch-up.
+    const IDLE_PUTS: usize = 100;
+    let phase = Arc::new(AtomicU64::new(IDLE));
+    let idle_done = Arc::new(tokio::sync::Notify::new());
     let live_writer = {
-        let (writer, stop, live, value) =
-            (writer.clone(), stop.clone(), live.clone(), value.clone());
-        tokio::spawn(async move {
-            let mut i = 0;
-            while !stop.load(Ordering::Relaxed) {
+        let (phase, idle_done) = (phase.clone(), idle_done.clone());
+        on_own_thread(endpoints, move |writer| async move {
+            let (mut idle, mut during) = (Vec::new(), Vec::new());
+            for i in 0.. {
+                let now = phase.load(Ordering::Acquire);
+                if now == STOP {
+                    break;
+                }
                 let t0 = Instant::now();
-                if writer
+                writer
                     .put(format!("cu-live/{i}"), value.clone())
                     .await
-                    .is_ok()
-                {
-                    live.lock().await.push(t0.elapsed().as_micros() as u64);
+                    .map_err(|e| e.to_string())?;
+                let took = t0.elapsed().as_micros() as u64;
+                if now == IDLE {
+                    idle.push(took);
+                    if idle.len() == IDLE_PUTS {
+                        idle_done.notify_one();
+                    }
+                } else {
+                    during.push(took);
                 }
-                i += 1;
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
+            Ok((idle, during))
         })
     };
+    idle_done.notified().await;
+    phase.store(CATCHING_UP, Ordering::Release);
     eprintln!("   {n} watchers catching up on {} revisions", o.history);
     let cpu = ServerCpu::start(pid);
     let start = Instant::now();
@@ -676,9 +732,9 @@ async fn catchup(
         "server CPU per 1k events",
         (n as u64 * o.history as u64) / 1000,
     );
-    stop.store(true, Ordering::Relaxed);
-    let _ = live_writer.await;
-    let mut during = live.lock().await.clone();
+    phase.store(STOP, Ordering::Release);
+    let (mut idle, mut during) = joined(live_writer).await?;
+    idle.sort_unstable();
     during.sort_unstable();
     let during_p99 = pct_ms(&during, 0.99);
     let idle_p99 = pct_ms(&idle, 0.99);
