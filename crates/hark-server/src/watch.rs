@@ -4,17 +4,18 @@
 //! the watch asked for it). Invalid requests are answered as etcd answers them,
 //! on the stream, which stays open.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::convert::Infallible;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::ready;
 
 use hark_proto::etcdserverpb::{
     self as pb, watch_create_request::FilterType, watch_request::RequestUnion,
 };
 use hark_watch::{ResponseKind, Responses, WatchRequest, WatchStream};
 use parking_lot::Mutex;
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::Stream;
 use tonic::codegen::{Body, BoxFuture, Context, Poll, Service, StdError, http};
 use tonic::server::{Grpc, NamedService, StreamingService};
 use tonic::{Code, Request, Response, Status, Streaming};
@@ -25,9 +26,6 @@ use crate::watch_frame::{WatchCodec, WatchFrame};
 
 const SERVICE: &str = "etcdserverpb.Watch";
 const METHOD_PATH: &str = "/etcdserverpb.Watch/Watch";
-/// Replies queued for the gRPC sender per stream; beyond it the engine's own
-/// bounded outbox takes over (and a stalled client's watchers become victims).
-const SEND_QUEUE: usize = 16;
 
 /// The Watch service as a gRPC endpoint. Written out rather than generated so
 /// that its responses can be [`WatchFrame`]s, whose events are encoded once
@@ -82,7 +80,7 @@ struct WatchMethod(NodeHandle);
 
 impl StreamingService<pb::WatchRequest> for WatchMethod {
     type Response = WatchFrame;
-    type ResponseStream = ReceiverStream<Result<WatchFrame, Status>>;
+    type ResponseStream = FrameStream;
     type Future = BoxFuture<Response<Self::ResponseStream>, Status>;
 
     fn call(&mut self, request: Request<Streaming<pb::WatchRequest>>) -> Self::Future {
@@ -97,21 +95,24 @@ type Fragmented = Arc<Mutex<HashSet<i64>>>;
 fn open_stream(
     handle: NodeHandle,
     inbound: Streaming<pb::WatchRequest>,
-) -> Result<Response<ReceiverStream<Result<WatchFrame, Status>>>, Status> {
+) -> Result<Response<FrameStream>, Status> {
     let call = grpc_metrics::bidi_stream(SERVICE, "Watch");
     let node = handle.get()?;
     let (stream, responses) = node.hub.new_stream();
     let fragmented = Fragmented::default();
-    let (tx, rx) = mpsc::channel(SEND_QUEUE);
-    tokio::spawn(send_loop(handle, responses, fragmented.clone(), tx));
     tokio::spawn(recv_loop(
         node.shutdown.clone(),
         inbound,
         stream,
-        fragmented,
+        fragmented.clone(),
         call,
     ));
-    Ok(Response::new(ReceiverStream::new(rx)))
+    Ok(Response::new(FrameStream {
+        node: handle,
+        responses,
+        fragmented,
+        ready: VecDeque::new(),
+    }))
 }
 
 async fn recv_loop(
@@ -170,21 +171,36 @@ fn handle(stream: &WatchStream, fragmented: &Fragmented, req: pb::WatchRequest) 
     }
 }
 
-async fn send_loop(
+/// The gRPC response stream of one Watch call. It takes the engine's replies
+/// straight from the stream's outbox as tonic asks for them (no task or channel
+/// in between), so a burst of replies is encoded into one buffer and written
+/// together; while the client does not read, replies wait in the outbox, whose
+/// bound turns its watchers into victims.
+struct FrameStream {
     node: NodeHandle,
     responses: Responses,
     fragmented: Fragmented,
-    tx: mpsc::Sender<Result<WatchFrame, Status>>,
-) {
-    while let Some(reply) = responses.recv().await {
-        // The node is not held while waiting on a slow client.
-        let Ok(messages) = node.get().map(|node| to_wire(&node, reply, &fragmented)) else {
-            return;
-        };
-        for msg in messages {
-            if tx.send(Ok(msg)).await.is_err() {
-                return;
+    /// Frames of a reply that was split into fragments, not yet handed out.
+    ready: VecDeque<WatchFrame>,
+}
+
+impl Stream for FrameStream {
+    type Item = Result<WatchFrame, Status>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(frame) = this.ready.pop_front() {
+                return Poll::Ready(Some(Ok(frame)));
             }
+            let Some(reply) = ready!(this.responses.poll_recv(cx)) else {
+                return Poll::Ready(None);
+            };
+            // The node is held only while converting, never while the client is slow.
+            let Ok(node) = this.node.get() else {
+                return Poll::Ready(None);
+            };
+            this.ready.extend(to_wire(&node, reply, &this.fragmented));
         }
     }
 }

@@ -179,6 +179,21 @@ impl Responses {
     pub fn recv(&self) -> impl Future<Output = Option<WatchResponse>> + '_ {
         RecvFuture { responses: self }
     }
+
+    /// [`Responses::recv`] as a poll, for a consumer that is itself a stream or
+    /// future: `Ready(None)` once closed; when `Pending`, `cx` is woken by the
+    /// next response.
+    pub fn poll_recv(&self, cx: &mut Context<'_>) -> Poll<Option<WatchResponse>> {
+        let mut st = self.outbox.state.lock();
+        match self.outbox.take(&mut st) {
+            Ok(Some(r)) => Poll::Ready(Some(r)),
+            Err(()) => Poll::Ready(None),
+            Ok(None) => {
+                st.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
 }
 
 struct RecvFuture<'a> {
@@ -189,15 +204,6 @@ impl Future for RecvFuture<'_> {
     type Output = Option<WatchResponse>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let outbox = &self.responses.outbox;
-        let mut st = outbox.state.lock();
-        match outbox.take(&mut st) {
-            Ok(Some(r)) => Poll::Ready(Some(r)),
-            Err(()) => Poll::Ready(None),
-            Ok(None) => {
-                st.waker = Some(cx.waker().clone());
-                Poll::Pending
-            }
-        }
+        self.responses.poll_recv(cx)
     }
 }
