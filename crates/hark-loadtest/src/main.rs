@@ -4,6 +4,7 @@
 //! mode first. Every watch scenario checks that each watcher got each event
 //! exactly once and in order, and reports lost and duplicated events.
 
+mod lean_watch;
 mod scenarios;
 mod servers;
 

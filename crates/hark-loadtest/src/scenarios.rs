@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use hark_client::{Client, WatchOptions};
 
+use crate::lean_watch;
 use crate::servers::{cpu_seconds, rss_bytes};
 
 pub const ALL: [&str; 6] = [
@@ -340,21 +341,21 @@ async fn range(o: &Options, endpoints: &[String], pid: Option<u32>) -> Result<Ve
 /// Checks one watcher's revisions as they arrive against the contiguous
 /// sequence `first..=last`.
 #[derive(Debug, Default, Clone, Copy)]
-struct Sequence {
-    next: i64,
-    lost: u64,
-    duplicated: u64,
+pub(crate) struct Sequence {
+    pub(crate) next: i64,
+    pub(crate) lost: u64,
+    pub(crate) duplicated: u64,
 }
 
 impl Sequence {
-    fn starting_at(first: i64) -> Sequence {
+    pub(crate) fn starting_at(first: i64) -> Sequence {
         Sequence {
             next: first,
             ..Default::default()
         }
     }
 
-    fn see(&mut self, rev: i64) {
+    pub(crate) fn see(&mut self, rev: i64) {
         if rev == self.next {
             self.next += 1;
         } else if rev < self.next {
@@ -366,7 +367,7 @@ impl Sequence {
     }
 
     /// Counts what never came, up to and including `last`.
-    fn finish(&mut self, last: i64) {
+    pub(crate) fn finish(&mut self, last: i64) {
         if self.next <= last {
             self.lost += (last + 1 - self.next) as u64;
             self.next = last + 1;
@@ -529,44 +530,6 @@ async fn joined<T>(rx: tokio::sync::oneshot::Receiver<Result<T, String>>) -> Res
     rx.await.map_err(|_| "writer thread died".to_string())?
 }
 
-/// Consumes watchers until each has seen `first..=last` (or times out);
-/// returns the lost and duplicated totals.
-fn spawn_checkers(
-    watches: Vec<hark_client::Watch>,
-    first: i64,
-    last: Arc<AtomicU64>,
-    delivered: Arc<AtomicU64>,
-) -> Vec<tokio::task::JoinHandle<Sequence>> {
-    watches
-        .into_iter()
-        .map(|mut w| {
-            let (last, delivered) = (last.clone(), delivered.clone());
-            tokio::spawn(async move {
-                let mut seq = Sequence::starting_at(first);
-                let mut last_progress = Instant::now();
-                loop {
-                    let target = last.load(Ordering::Acquire);
-                    if target != u64::MAX && seq.next > target as i64 {
-                        return seq;
-                    }
-                    // Short waits: the last event can come before `last` is known.
-                    match tokio::time::timeout(Duration::from_millis(100), w.next()).await {
-                        Ok(Some(Ok(u))) => {
-                            last_progress = Instant::now();
-                            delivered.fetch_add(u.events.len() as u64, Ordering::Relaxed);
-                            for e in u.events {
-                                seq.see(e.kv.map_or(0, |kv| kv.mod_revision));
-                            }
-                        }
-                        Err(_) if last_progress.elapsed() < Duration::from_secs(60) => {}
-                        _ => return seq,
-                    }
-                }
-            })
-        })
-        .collect()
-}
-
 async fn fanout(
     o: &Options,
     endpoints: &[String],
@@ -602,7 +565,6 @@ async fn fanout(
     let idle_rate = idle_rx.await.map_err(|_| "writer failed before watching")?;
 
     eprintln!("   creating {n} watchers over {} streams", o.streams);
-    let watches = create_watchers(endpoints, n, o.streams, "fan/", true, 0).await?;
     let first = current_revision(
         &Client::connect(endpoints)
             .await
@@ -610,23 +572,24 @@ async fn fanout(
     )
     .await?
         + 1;
-    let last = Arc::new(AtomicU64::new(u64::MAX));
-    let delivered = Arc::new(AtomicU64::new(0));
-    let checkers = spawn_checkers(watches, first, last.clone(), delivered.clone());
+    let spec = lean_watch::Spec {
+        key: "fan/".into(),
+        prefix: true,
+        start_revision: 0,
+        first,
+        last: Arc::new(AtomicU64::new(u64::MAX)),
+        delivered: Arc::new(AtomicU64::new(0)),
+    };
+    let mut checkers = lean_watch::start(endpoints, n, o.streams, &spec).await?;
+    checkers.created().await?;
     let cpu = ServerCpu::start(pid);
     let start = Instant::now();
     let _ = go_tx.send(first - 1);
     let (writer_rate, last_rev) = joined(writer).await?;
-    last.store(last_rev as u64, Ordering::Release);
-    let (mut lost, mut dup) = (0, 0);
-    for c in checkers {
-        let mut seq = c.await.map_err(|e| e.to_string())?;
-        seq.finish(last_rev);
-        lost += seq.lost;
-        dup += seq.duplicated;
-    }
+    spec.last.store(last_rev as u64, Ordering::Release);
+    let (lost, dup) = checkers.finish(last_rev).await?;
     let took = start.elapsed();
-    let delivered = delivered.load(Ordering::Relaxed);
+    let delivered = spec.delivered.load(Ordering::Relaxed);
     let mut out = vec![
         metric(
             "events delivered/s",
@@ -707,26 +670,16 @@ async fn catchup(
     eprintln!("   {n} watchers catching up on {} revisions", o.history);
     let cpu = ServerCpu::start(pid);
     let start = Instant::now();
-    let cs_w = clients(endpoints, o.streams.min(n).max(1)).await?;
-    let mut watches = Vec::new();
-    for i in 0..n {
-        let options = WatchOptions::prefix().from_revision(first);
-        watches.push(
-            cs_w[i % cs_w.len()]
-                .watch("cu/", options)
-                .await
-                .map_err(|e| e.to_string())?,
-        );
-    }
-    let done = Arc::new(AtomicU64::new(last as u64));
-    let delivered = Arc::new(AtomicU64::new(0));
-    let (mut lost, mut dup) = (0, 0);
-    for c in spawn_checkers(watches, first, done, delivered) {
-        let mut seq = c.await.map_err(|e| e.to_string())?;
-        seq.finish(last);
-        lost += seq.lost;
-        dup += seq.duplicated;
-    }
+    let spec = lean_watch::Spec {
+        key: "cu/".into(),
+        prefix: true,
+        start_revision: first,
+        first,
+        last: Arc::new(AtomicU64::new(last as u64)),
+        delivered: Arc::new(AtomicU64::new(0)),
+    };
+    let checkers = lean_watch::start(endpoints, n, o.streams, &spec).await?;
+    let (lost, dup) = checkers.finish(last).await?;
     let took = start.elapsed();
     let cpu = cpu.per(
         "server CPU per 1k events",

@@ -1,0 +1,232 @@
+//! Watchers that check what they receive without building it.
+//!
+//! The fanout and catchup scenarios push millions of events through the load
+//! generator, which shares the machine with the server. Through `hark-client`
+//! each event is decoded in full and handed to its watcher's task, which cost
+//! the generator about twice the server's CPU per event, so those scenarios
+//! measured the generator as much as the server. Here each Watch stream has
+//! one task, responses decode into just the fields the check needs (prost
+//! skips the rest, values included), and every watcher on the stream is
+//! checked in place.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use hark_proto::etcdserverpb::{WatchCreateRequest, WatchRequest, watch_request::RequestUnion};
+use tokio::sync::{mpsc, oneshot};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::codegen::http::uri::PathAndQuery;
+
+use crate::scenarios::Sequence;
+
+/// `etcdserverpb.WatchResponse`, only the fields the check reads.
+#[derive(Clone, PartialEq, prost::Message)]
+struct LeanResponse {
+    #[prost(int64, tag = "2")]
+    watch_id: i64,
+    #[prost(bool, tag = "3")]
+    created: bool,
+    #[prost(bool, tag = "4")]
+    canceled: bool,
+    #[prost(message, repeated, tag = "11")]
+    events: Vec<LeanEvent>,
+}
+
+/// `mvccpb.Event`: only its key-value's revision.
+#[derive(Clone, PartialEq, prost::Message)]
+struct LeanEvent {
+    #[prost(message, optional, tag = "2")]
+    kv: Option<LeanKv>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct LeanKv {
+    #[prost(int64, tag = "3")]
+    mod_revision: i64,
+}
+
+/// What to watch and which revisions every watcher must see.
+#[derive(Clone)]
+pub struct Spec {
+    pub key: String,
+    pub prefix: bool,
+    /// 0: from now.
+    pub start_revision: i64,
+    /// The first revision each watcher must get.
+    pub first: i64,
+    /// The last one: `u64::MAX` until the writer knows it.
+    pub last: Arc<AtomicU64>,
+    /// Events received, over all watchers.
+    pub delivered: Arc<AtomicU64>,
+}
+
+/// Watch streams being checked.
+pub struct Checkers {
+    tasks: Vec<tokio::task::JoinHandle<Result<Vec<Sequence>, String>>>,
+    created: Vec<oneshot::Receiver<()>>,
+}
+
+/// Opens `streams` Watch streams (one connection each) and creates `n`
+/// watchers spread over them, their creates pipelined.
+pub async fn start(
+    endpoints: &[String],
+    n: usize,
+    streams: usize,
+    spec: &Spec,
+) -> Result<Checkers, String> {
+    let streams = streams.min(n).max(1);
+    let mut checkers = Checkers {
+        tasks: Vec::new(),
+        created: Vec::new(),
+    };
+    for s in 0..streams {
+        let count = n / streams + usize::from(s < n % streams);
+        let endpoint = &endpoints[s % endpoints.len()];
+        let channel = tonic::transport::Endpoint::from_shared(endpoint.clone())
+            .map_err(|e| e.to_string())?
+            .connect()
+            .await
+            .map_err(|e| e.to_string())?;
+        let (tx, rx) = mpsc::channel(1024);
+        // Fed before the call is awaited: etcd sends the stream's headers only
+        // once a request has arrived.
+        let feeder = tx.clone();
+        let create = WatchCreateRequest {
+            key: spec.key.clone().into(),
+            range_end: if spec.prefix {
+                prefix_end(spec.key.as_bytes()).into()
+            } else {
+                Default::default()
+            },
+            start_revision: spec.start_revision,
+            ..Default::default()
+        };
+        tokio::spawn(async move {
+            for _ in 0..count {
+                let req = WatchRequest {
+                    request_union: Some(RequestUnion::CreateRequest(create.clone())),
+                };
+                if feeder.send(req).await.is_err() {
+                    return;
+                }
+            }
+        });
+        let mut grpc = tonic::client::Grpc::new(channel).max_decoding_message_size(usize::MAX);
+        grpc.ready().await.map_err(|e| e.to_string())?;
+        let codec = tonic_prost::ProstCodec::<WatchRequest, LeanResponse>::default();
+        let inbound = grpc
+            .streaming(
+                tonic::Request::new(ReceiverStream::new(rx)),
+                PathAndQuery::from_static("/etcdserverpb.Watch/Watch"),
+                codec,
+            )
+            .await
+            .map_err(|e| e.to_string())?
+            .into_inner();
+        let (created_tx, created_rx) = oneshot::channel();
+        checkers.created.push(created_rx);
+        checkers.tasks.push(tokio::spawn(check_stream(
+            inbound,
+            tx,
+            count,
+            spec.clone(),
+            created_tx,
+        )));
+    }
+    Ok(checkers)
+}
+
+impl Checkers {
+    /// Waits until every watcher is created.
+    pub async fn created(&mut self) -> Result<(), String> {
+        for rx in self.created.drain(..) {
+            tokio::time::timeout(Duration::from_secs(120), rx)
+                .await
+                .map_err(|_| "watch creates timed out")?
+                .map_err(|_| "a watch stream failed while creating")?;
+        }
+        Ok(())
+    }
+
+    /// Waits until every watcher has seen the spec's last revision (or made no
+    /// progress for a minute); returns the lost and duplicated totals.
+    pub async fn finish(self, last: i64) -> Result<(u64, u64), String> {
+        let (mut lost, mut duplicated) = (0, 0);
+        for t in self.tasks {
+            for mut seq in t.await.map_err(|e| e.to_string())?? {
+                seq.finish(last);
+                lost += seq.lost;
+                duplicated += seq.duplicated;
+            }
+        }
+        Ok((lost, duplicated))
+    }
+}
+
+async fn check_stream(
+    mut inbound: tonic::Streaming<LeanResponse>,
+    // Held until done: closing the sending side would end the stream.
+    _requests: mpsc::Sender<WatchRequest>,
+    count: usize,
+    spec: Spec,
+    created: oneshot::Sender<()>,
+) -> Result<Vec<Sequence>, String> {
+    let mut watchers: HashMap<i64, Sequence> = HashMap::with_capacity(count);
+    let mut created = Some(created);
+    let mut last_progress = Instant::now();
+    loop {
+        let last = spec.last.load(Ordering::Acquire);
+        if watchers.len() == count
+            && last != u64::MAX
+            && watchers.values().all(|s| s.next > last as i64)
+        {
+            return Ok(watchers.into_values().collect());
+        }
+        // Short waits: the last event can come before `last` is known.
+        let msg = match tokio::time::timeout(Duration::from_millis(100), inbound.message()).await {
+            Ok(msg) => msg.map_err(|e| e.to_string())?,
+            Err(_) if last_progress.elapsed() < Duration::from_secs(60) => continue,
+            Err(_) => return Ok(watchers.into_values().collect()),
+        };
+        let Some(r) = msg else {
+            return Err("the server ended a watch stream".into());
+        };
+        last_progress = Instant::now();
+        if r.canceled {
+            return Err(format!("watch {} canceled by the server", r.watch_id));
+        }
+        if r.created {
+            watchers.insert(r.watch_id, Sequence::starting_at(spec.first));
+            if watchers.len() == count
+                && let Some(tx) = created.take()
+            {
+                let _ = tx.send(());
+            }
+        }
+        if r.events.is_empty() {
+            continue;
+        }
+        spec.delivered
+            .fetch_add(r.events.len() as u64, Ordering::Relaxed);
+        let seq = watchers
+            .get_mut(&r.watch_id)
+            .ok_or_else(|| format!("events for unknown watch {}", r.watch_id))?;
+        for e in &r.events {
+            seq.see(e.kv.as_ref().map_or(0, |kv| kv.mod_revision));
+        }
+    }
+}
+
+/// The end of the range of keys starting with `prefix` (etcd's `GetPrefixRangeEnd`).
+fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    vec![0]
+}
