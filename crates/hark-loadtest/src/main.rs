@@ -38,8 +38,9 @@ Options (defaults finish within a minute):
   --pid PID        server pid for watchers-mem with --endpoints
   --hark PATH      the hark binary for --compare-etcd       [$HARK_BIN]
   --rounds N       run each scenario N times (alternating Hark and etcd
-                   with --compare-etcd) and quote the median round; lost
-                   and duplicated events are added up over all rounds [1]
+                   with --compare-etcd) and quote each figure's median
+                   over the rounds; lost and duplicated events are added
+                   up over all rounds [1]
   --json           machine-readable output (one JSON document)
 ";
 

@@ -36,7 +36,7 @@ pub struct Metric {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Combine {
-    /// A measurement: the median round is quoted.
+    /// A measurement: its median over the rounds is quoted.
     Median,
     /// A count that must be zero, such as lost events: every round's count is added up.
     Sum,

@@ -1,7 +1,7 @@
 //! The Watch service: one `hark_watch::WatchStream` per gRPC stream. A receive
-//! task turns requests into creates, cancels and progress requests; a send task
-//! turns the engine's ordered replies into `WatchResponse`s (fragmenting where
-//! the watch asked for it). Invalid requests are answered as etcd answers them,
+//! task turns requests into creates, cancels and progress requests; the
+//! response stream turns the engine's ordered replies into `WatchFrame`s
+//! (fragmenting where the watch asked for it). Invalid requests are answered as etcd answers them,
 //! on the stream, which stays open.
 
 use std::collections::{HashSet, VecDeque};
@@ -132,8 +132,8 @@ async fn recv_loop(
             _ = crate::server::shutting_down(&mut shutdown) => break Code::Unavailable,
         }
     };
-    // Closing the engine stream ends `Responses`, which ends the send loop and
-    // with it the gRPC stream.
+    // Closing the engine stream ends `Responses`, which ends the response
+    // stream and with it the gRPC stream.
     drop(stream);
     call.handled(code);
 }
@@ -152,7 +152,7 @@ fn handle(stream: &WatchStream, fragmented: &Fragmented, req: pb::WatchRequest) 
                 prev_kv: c.prev_kv,
                 progress_notify: c.progress_notify,
             };
-            // Held across the create so the send loop cannot see the watch's first
+            // Held across the create so the response stream cannot see the watch's first
             // events before its fragment flag.
             let mut fragmented = fragmented.lock();
             // A refused create is answered by the engine on the stream, in order.
