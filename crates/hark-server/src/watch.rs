@@ -200,16 +200,19 @@ impl Stream for FrameStream {
             let Ok(node) = this.node.get() else {
                 return Poll::Ready(None);
             };
-            this.ready.extend(to_wire(&node, reply, &this.fragmented));
+            to_wire(&node, reply, &this.fragmented, &mut this.ready);
         }
     }
 }
 
+/// Appends the frames of one engine reply to `out` (more than one only when
+/// it is fragmented).
 fn to_wire(
     node: &Node,
     reply: hark_watch::WatchResponse,
     fragmented: &Fragmented,
-) -> Vec<WatchFrame> {
+    out: &mut VecDeque<WatchFrame>,
+) {
     let mut w = WatchFrame {
         head: pb::WatchResponse {
             header: node.header(reply.header_revision),
@@ -229,7 +232,8 @@ fn to_wire(
             w.events = events;
             w.prev_kv = prev_kv;
             if fragmented.lock().contains(&reply.watch_id) {
-                return w.fragment(node.max_request_bytes);
+                out.extend(w.fragment(node.max_request_bytes));
+                return;
             }
         }
         ResponseKind::Progress => {}
@@ -239,5 +243,5 @@ fn to_wire(
             w.head.compact_revision = compact_revision;
         }
     }
-    vec![w]
+    out.push_back(w);
 }

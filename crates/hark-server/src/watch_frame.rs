@@ -9,11 +9,10 @@
 //! each event per watcher, and most of the rest was encoding them again.)
 
 use std::marker::PhantomData;
-use std::sync::Arc;
 
 use bytes::BufMut;
 use hark_proto::etcdserverpb as pb;
-use hark_watch::WatchEvent;
+use hark_watch::{Events, WatchEvent};
 use prost::Message;
 use prost::encoding::{WireType, encode_key, encode_varint, encoded_len_varint};
 use tonic::Status;
@@ -26,7 +25,7 @@ const EVENTS_TAG: u32 = 11;
 #[derive(Debug, Clone, Default)]
 pub struct WatchFrame {
     pub head: pb::WatchResponse,
-    pub events: Vec<Arc<WatchEvent>>,
+    pub events: Events,
     /// The events go out with their `prev_kv` (already loaded into each).
     pub prev_kv: bool,
 }
@@ -70,7 +69,7 @@ impl WatchFrame {
         }
         let mut shell = WatchFrame {
             head: self.head.clone(),
-            events: Vec::new(),
+            events: Events::new(),
             prev_kv: self.prev_kv,
         };
         shell.head.fragment = true;
@@ -144,6 +143,8 @@ impl Decoder for RequestDecoder {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
     use hark_mvcc::{EventKind, KeyValue};
     use hark_proto::mvccpb;
@@ -195,6 +196,7 @@ mod tests {
     }
 
     fn frame(events: Vec<Arc<WatchEvent>>) -> WatchFrame {
+        let events = Events::from_vec(events);
         WatchFrame {
             head: pb::WatchResponse {
                 header: Some(pb::ResponseHeader {

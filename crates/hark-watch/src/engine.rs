@@ -20,7 +20,7 @@ use crate::index::{
     State, Watcher,
 };
 use crate::outbox::{EVENTS_SENT, Outbox, PENDING_EVENTS};
-use crate::response::{NO_WATCH_ID, ResponseKind, WatchId, WatchResponse};
+use crate::response::{Events, NO_WATCH_ID, ResponseKind, WatchId, WatchResponse};
 use crate::stream::{StreamIds, WatchRequest};
 
 pub(crate) type StreamId = u32;
@@ -265,12 +265,7 @@ impl Engine {
     }
 
     /// Filters `events` for the watcher; `None` if nothing is left to send.
-    fn response_for(
-        &self,
-        slot: Slot,
-        mut events: Vec<Arc<WatchEvent>>,
-        header: i64,
-    ) -> Option<WatchResponse> {
+    fn response_for(&self, slot: Slot, mut events: Events, header: i64) -> Option<WatchResponse> {
         let w = self.watchers.get(slot);
         events.retain(|e| match e.kind {
             EventKind::Put => !w.has(NO_PUT),
@@ -641,7 +636,7 @@ impl Engine {
             let (batch, tail) = rest.split_at(end);
             rest = tail;
             let batch_last = batch.last().expect("non-empty").revision();
-            let Some(resp) = self.response_for(slot, batch.to_vec(), self.rev) else {
+            let Some(resp) = self.response_for(slot, Events::from(batch), self.rev) else {
                 continue;
             };
             self.watchers.get_mut(slot).flags |= SENT_SINCE_TICK;

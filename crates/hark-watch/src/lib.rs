@@ -26,5 +26,5 @@ mod stream;
 pub use config::WatchConfig;
 pub use event::WatchEvent;
 pub use outbox::Responses;
-pub use response::{NO_WATCH_ID, ResponseKind, WatchId, WatchResponse};
+pub use response::{Events, NO_WATCH_ID, ResponseKind, WatchId, WatchResponse};
 pub use stream::{WatchError, WatchHub, WatchRequest, WatchStream};
