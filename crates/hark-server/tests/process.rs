@@ -154,6 +154,27 @@ async fn with_no_flags_it_serves_on_2379_from_default_hark() {
     stop_cleanly(&mut child, cwd.path());
 }
 
+#[test]
+fn a_taken_port_fails_the_start_before_the_data_dir_is_opened() {
+    let cwd = tempfile::tempdir().unwrap();
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", taken.local_addr().unwrap());
+    let args = vec![
+        "--name=second".to_string(),
+        format!("--listen-client-urls={url}"),
+    ];
+    let mut child = spawn(cwd.path(), &args, &[]);
+    let status = wait_exit(&mut child);
+    // Exit status 1, not a signal: the process used to crash on its way out
+    // with the store's threads still running.
+    assert_eq!(status.code(), Some(1), "{status}\n{}", logs(cwd.path()));
+    assert!(logs(cwd.path()).contains("cannot listen on"));
+    assert!(
+        !cwd.path().join("second.hark").exists(),
+        "the store was opened although the server could not listen"
+    );
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Seen {
     revision: i64,

@@ -99,9 +99,13 @@ impl WatchHub {
             commands_rx,
             rev.clone(),
         );
+        let nice = config.engine_nice;
         let engine = std::thread::Builder::new()
             .name("hark-watch-engine".into())
-            .spawn(move || engine.run())
+            .spawn(move || {
+                lower_thread_priority(nice);
+                engine.run()
+            })
             .expect("spawning the watch engine thread");
         WatchHub {
             inner: Arc::new(HubInner {
@@ -285,4 +289,23 @@ impl Drop for WatchStream {
         self.ids.lock().closed = true;
         let _ = self.commands.send(Command::CloseStream { stream: self.id });
     }
+}
+
+/// Adds `nice` to the calling thread's niceness (Linux gives each thread its
+/// own); raising it needs no privilege. Best effort: a failure leaves the
+/// thread as it was.
+fn lower_thread_priority(nice: i32) {
+    #[cfg(target_os = "linux")]
+    if nice > 0 {
+        // SAFETY: plain syscalls on the calling thread, no memory is passed.
+        unsafe {
+            let tid = libc::gettid() as libc::id_t;
+            let current = libc::getpriority(libc::PRIO_PROCESS, tid);
+            if libc::setpriority(libc::PRIO_PROCESS, tid, (current + nice).min(19)) != 0 {
+                tracing::warn!("could not lower the watch engine thread's priority");
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = nice;
 }
