@@ -8,10 +8,15 @@
 //! one task, responses decode into just the fields the check needs (prost
 //! skips the rest, values included), and every watcher on the stream is
 //! checked in place.
+//!
+//! The streams run on a runtime of their own whose threads have the lowest
+//! priority (niceness 19), like the bulk work of a server that keeps writes
+//! first: when the CPU is short, the writer whose latency a scenario reports
+//! runs before them (the same for Hark and for etcd).
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use hark_proto::etcdserverpb::{WatchCreateRequest, WatchRequest, watch_request::RequestUnion};
@@ -83,57 +88,13 @@ pub async fn start(
     };
     for s in 0..streams {
         let count = n / streams + usize::from(s < n % streams);
-        let endpoint = &endpoints[s % endpoints.len()];
-        let channel = tonic::transport::Endpoint::from_shared(endpoint.clone())
-            .map_err(|e| e.to_string())?
-            .connect()
-            .await
-            .map_err(|e| e.to_string())?;
-        let (tx, rx) = mpsc::channel(1024);
-        // Fed before the call is awaited: etcd sends the stream's headers only
-        // once a request has arrived.
-        let feeder = tx.clone();
-        let create = WatchCreateRequest {
-            key: spec.key.clone().into(),
-            range_end: if spec.prefix {
-                prefix_end(spec.key.as_bytes()).into()
-            } else {
-                Default::default()
-            },
-            start_revision: spec.start_revision,
-            ..Default::default()
-        };
-        tokio::spawn(async move {
-            for _ in 0..count {
-                let req = WatchRequest {
-                    request_union: Some(RequestUnion::CreateRequest(create.clone())),
-                };
-                if feeder.send(req).await.is_err() {
-                    return;
-                }
-            }
-        });
-        let mut grpc = tonic::client::Grpc::new(channel).max_decoding_message_size(usize::MAX);
-        grpc.ready().await.map_err(|e| e.to_string())?;
-        let codec = tonic_prost::ProstCodec::<WatchRequest, LeanResponse>::default();
-        let inbound = grpc
-            .streaming(
-                tonic::Request::new(ReceiverStream::new(rx)),
-                PathAndQuery::from_static("/etcdserverpb.Watch/Watch"),
-                codec,
-            )
-            .await
-            .map_err(|e| e.to_string())?
-            .into_inner();
+        let (endpoint, spec) = (endpoints[s % endpoints.len()].clone(), spec.clone());
         let (created_tx, created_rx) = oneshot::channel();
         checkers.created.push(created_rx);
-        checkers.tasks.push(tokio::spawn(check_stream(
-            inbound,
-            tx,
-            count,
-            spec.clone(),
-            created_tx,
-        )));
+        checkers.tasks.push(
+            bulk_runtime()
+                .spawn(async move { open_and_check(endpoint, count, spec, created_tx).await }),
+        );
     }
     Ok(checkers)
 }
@@ -163,6 +124,76 @@ impl Checkers {
         }
         Ok((lost, duplicated))
     }
+}
+
+/// One Watch stream with `count` watchers: opens it, creates them (pipelined),
+/// then checks every event it receives.
+async fn open_and_check(
+    endpoint: String,
+    count: usize,
+    spec: Spec,
+    created: oneshot::Sender<()>,
+) -> Result<Vec<Sequence>, String> {
+    let channel = tonic::transport::Endpoint::from_shared(endpoint)
+        .map_err(|e| e.to_string())?
+        .connect()
+        .await
+        .map_err(|e| e.to_string())?;
+    let (tx, rx) = mpsc::channel(1024);
+    // Fed before the call is awaited: etcd sends the stream's headers only
+    // once a request has arrived.
+    let feeder = tx.clone();
+    let create = WatchCreateRequest {
+        key: spec.key.clone().into(),
+        range_end: if spec.prefix {
+            prefix_end(spec.key.as_bytes()).into()
+        } else {
+            Default::default()
+        },
+        start_revision: spec.start_revision,
+        ..Default::default()
+    };
+    tokio::spawn(async move {
+        for _ in 0..count {
+            let req = WatchRequest {
+                request_union: Some(RequestUnion::CreateRequest(create.clone())),
+            };
+            if feeder.send(req).await.is_err() {
+                return;
+            }
+        }
+    });
+    let mut grpc = tonic::client::Grpc::new(channel).max_decoding_message_size(usize::MAX);
+    grpc.ready().await.map_err(|e| e.to_string())?;
+    let codec = tonic_prost::ProstCodec::<WatchRequest, LeanResponse>::default();
+    let inbound = grpc
+        .streaming(
+            tonic::Request::new(ReceiverStream::new(rx)),
+            PathAndQuery::from_static("/etcdserverpb.Watch/Watch"),
+            codec,
+        )
+        .await
+        .map_err(|e| e.to_string())?
+        .into_inner();
+    check_stream(inbound, tx, count, spec, created).await
+}
+
+/// The runtime the watch streams run on: two threads at niceness 19.
+fn bulk_runtime() -> &'static tokio::runtime::Runtime {
+    static BULK: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    BULK.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("lean-watch")
+            .enable_all()
+            // SAFETY: a syscall on the calling thread; raising niceness needs
+            // no privilege (Linux keeps it per thread).
+            .on_thread_start(|| unsafe {
+                libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 19);
+            })
+            .build()
+            .expect("start the watch streams' runtime")
+    })
 }
 
 async fn check_stream(

@@ -633,8 +633,9 @@ async fn catchup(
     })
     .await?;
     let last = first + o.history as i64 - 1;
-    // One put every 10 ms, the same before (idle) and during the catch-up.
-    const IDLE_PUTS: usize = 100;
+    // One put every 2 ms, the same before (idle) and during the catch-up: a
+    // few hundred samples each, so that a p99 is not just the worst put.
+    const IDLE_PUTS: usize = 500;
     let phase = Arc::new(AtomicU64::new(IDLE));
     let idle_done = Arc::new(tokio::sync::Notify::new());
     let live_writer = {
@@ -660,7 +661,7 @@ async fn catchup(
                 } else {
                     during.push(took);
                 }
-                tokio::time::sleep(Duration::from_millis(10)).await;
+                tokio::time::sleep(Duration::from_millis(2)).await;
             }
             Ok((idle, during))
         })
