@@ -551,22 +551,26 @@ impl Engine {
         for &slot in &slots {
             index.insert(slot, &mut self.watchers);
         }
-        let mut found: HashMap<Slot, Vec<Arc<WatchEvent>>> = HashMap::new();
-        for r in &chunk {
-            for ev in &r.events {
-                index.matching(&ev.kv.key, &self.watchers, |slot| {
-                    if self.watchers.get(slot).min_rev <= r.revision {
-                        found.entry(slot).or_default().push(ev.clone());
-                    }
-                });
-            }
+        // The chunk's events in one list that every watcher's responses share;
+        // each watcher gets the positions of its events in it.
+        let all: Arc<[Arc<WatchEvent>]> = chunk
+            .iter()
+            .flat_map(|r| r.events.iter().cloned())
+            .collect();
+        let mut found: HashMap<Slot, Vec<u32>> = HashMap::new();
+        for (i, ev) in all.iter().enumerate() {
+            index.matching(&ev.kv.key, &self.watchers, |slot| {
+                if self.watchers.get(slot).min_rev <= ev.revision() {
+                    found.entry(slot).or_default().push(i as u32);
+                }
+            });
         }
         for slot in slots {
             if self.watchers.get(slot).min_rev > last {
                 continue;
             }
-            let events = found.remove(&slot).unwrap_or_default();
-            self.deliver_catch_up(slot, events, last);
+            let picked = found.remove(&slot).unwrap_or_default();
+            self.deliver_catch_up(slot, &all, &picked, last);
         }
     }
 
@@ -599,33 +603,42 @@ impl Engine {
                     continue;
                 }
             };
-            let events = events
+            let all: Arc<[Arc<WatchEvent>]> = events
                 .into_iter()
                 .map(|e| Arc::new(WatchEvent::new(e.kind, e.kv)))
                 .collect();
-            self.deliver_catch_up(slot, events, upto);
+            let picked: Vec<u32> = (0..all.len() as u32).collect();
+            self.deliver_catch_up(slot, &all, &picked, upto);
         }
         !narrow.is_empty()
     }
 
-    /// Sends a caught-up watcher its events in batches cut at revision boundaries
-    /// by size; on a full stream it becomes a victim holding the batch.
-    fn deliver_catch_up(&mut self, slot: Slot, events: Vec<Arc<WatchEvent>>, last: i64) {
+    /// Sends a caught-up watcher its events (`picked` positions in `all`) in
+    /// batches cut at revision boundaries by size; on a full stream it becomes
+    /// a victim holding the batch. A batch of adjacent positions shares `all`.
+    fn deliver_catch_up(
+        &mut self,
+        slot: Slot,
+        all: &Arc<[Arc<WatchEvent>]>,
+        picked: &[u32],
+        last: i64,
+    ) {
         let stream = self.watchers.get(slot).stream;
         let outbox = self.streams[&stream].outbox.clone();
-        let mut rest = events.as_slice();
+        let event = |i: u32| &all[i as usize];
+        let mut rest = picked;
         while !rest.is_empty() {
             let mut end = 0;
             let mut bytes = 0;
             while end < rest.len() {
-                let rev = rest[end].revision();
+                let rev = event(rest[end]).revision();
                 let same_rev = rest[end..]
                     .iter()
-                    .take_while(|e| e.revision() == rev)
+                    .take_while(|&&i| event(i).revision() == rev)
                     .count();
                 let size: usize = rest[end..end + same_rev]
                     .iter()
-                    .map(|e| e.approx_size())
+                    .map(|&i| event(i).approx_size())
                     .sum();
                 if end > 0 && bytes + size > self.config.max_response_bytes {
                     break;
@@ -635,8 +648,17 @@ impl Engine {
             }
             let (batch, tail) = rest.split_at(end);
             rest = tail;
-            let batch_last = batch.last().expect("non-empty").revision();
-            let Some(resp) = self.response_for(slot, Events::from(batch), self.rev) else {
+            let (first, final_pos) = (batch[0], *batch.last().expect("non-empty"));
+            let batch_last = event(final_pos).revision();
+            let events = if (final_pos - first) as usize + 1 == batch.len() {
+                Events::Shared {
+                    all: all.clone(),
+                    range: first as usize..final_pos as usize + 1,
+                }
+            } else {
+                batch.iter().map(|&i| event(i).clone()).collect()
+            };
+            let Some(resp) = self.response_for(slot, events, self.rev) else {
                 continue;
             };
             self.watchers.get_mut(slot).flags |= SENT_SINCE_TICK;
