@@ -12,6 +12,7 @@ use std::time::Instant;
 use crossbeam_channel::{Receiver, select};
 use hark_mvcc::{CommittedRevision, EventKind, Store};
 use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
 
 use crate::config::WatchConfig;
 use crate::event::WatchEvent;
@@ -103,6 +104,26 @@ impl RevisionEvents {
             revision: c.revision,
             events,
             bytes,
+        }
+    }
+}
+
+/// Events that catching-up watchers' responses share, with each event's
+/// revision and size beside it so that cutting every watcher's batches reads
+/// two compact arrays rather than each event again.
+struct SharedEvents {
+    events: Arc<[Arc<WatchEvent>]>,
+    revisions: Vec<i64>,
+    sizes: Vec<u32>,
+}
+
+impl SharedEvents {
+    fn new(events: impl Iterator<Item = Arc<WatchEvent>>) -> Self {
+        let events: Arc<[Arc<WatchEvent>]> = events.collect();
+        SharedEvents {
+            revisions: events.iter().map(|e| e.revision()).collect(),
+            sizes: events.iter().map(|e| e.approx_size() as u32).collect(),
+            events,
         }
     }
 }
@@ -553,12 +574,10 @@ impl Engine {
         }
         // The chunk's events in one list that every watcher's responses share;
         // each watcher gets the positions of its events in it.
-        let all: Arc<[Arc<WatchEvent>]> = chunk
-            .iter()
-            .flat_map(|r| r.events.iter().cloned())
-            .collect();
-        let mut found: HashMap<Slot, Vec<u32>> = HashMap::new();
-        for (i, ev) in all.iter().enumerate() {
+        let all = SharedEvents::new(chunk.iter().flat_map(|r| r.events.iter().cloned()));
+        // Fx, not SipHash: one lookup per event per matching watcher.
+        let mut found: FxHashMap<Slot, Vec<u32>> = FxHashMap::default();
+        for (i, ev) in all.events.iter().enumerate() {
             index.matching(&ev.kv.key, &self.watchers, |slot| {
                 if self.watchers.get(slot).min_rev <= ev.revision() {
                     found.entry(slot).or_default().push(i as u32);
@@ -603,11 +622,12 @@ impl Engine {
                     continue;
                 }
             };
-            let all: Arc<[Arc<WatchEvent>]> = events
-                .into_iter()
-                .map(|e| Arc::new(WatchEvent::new(e.kind, e.kv)))
-                .collect();
-            let picked: Vec<u32> = (0..all.len() as u32).collect();
+            let all = SharedEvents::new(
+                events
+                    .into_iter()
+                    .map(|e| Arc::new(WatchEvent::new(e.kind, e.kv))),
+            );
+            let picked: Vec<u32> = (0..all.events.len() as u32).collect();
             self.deliver_catch_up(slot, &all, &picked, upto);
         }
         !narrow.is_empty()
@@ -616,29 +636,27 @@ impl Engine {
     /// Sends a caught-up watcher its events (`picked` positions in `all`) in
     /// batches cut at revision boundaries by size; on a full stream it becomes
     /// a victim holding the batch. A batch of adjacent positions shares `all`.
-    fn deliver_catch_up(
-        &mut self,
-        slot: Slot,
-        all: &Arc<[Arc<WatchEvent>]>,
-        picked: &[u32],
-        last: i64,
-    ) {
+    fn deliver_catch_up(&mut self, slot: Slot, all: &SharedEvents, picked: &[u32], last: i64) {
         let stream = self.watchers.get(slot).stream;
         let outbox = self.streams[&stream].outbox.clone();
-        let event = |i: u32| &all[i as usize];
+        let event = |i: u32| &all.events[i as usize];
+        let (revision, size_of) = (
+            |i: u32| all.revisions[i as usize],
+            |i: u32| all.sizes[i as usize],
+        );
         let mut rest = picked;
         while !rest.is_empty() {
             let mut end = 0;
             let mut bytes = 0;
             while end < rest.len() {
-                let rev = event(rest[end]).revision();
+                let rev = revision(rest[end]);
                 let same_rev = rest[end..]
                     .iter()
-                    .take_while(|&&i| event(i).revision() == rev)
+                    .take_while(|&&i| revision(i) == rev)
                     .count();
                 let size: usize = rest[end..end + same_rev]
                     .iter()
-                    .map(|&i| event(i).approx_size())
+                    .map(|&i| size_of(i) as usize)
                     .sum();
                 if end > 0 && bytes + size > self.config.max_response_bytes {
                     break;
@@ -649,10 +667,10 @@ impl Engine {
             let (batch, tail) = rest.split_at(end);
             rest = tail;
             let (first, final_pos) = (batch[0], *batch.last().expect("non-empty"));
-            let batch_last = event(final_pos).revision();
+            let batch_last = revision(final_pos);
             let events = if (final_pos - first) as usize + 1 == batch.len() {
                 Events::Shared {
-                    all: all.clone(),
+                    all: all.events.clone(),
                     range: first as usize..final_pos as usize + 1,
                 }
             } else {
