@@ -151,7 +151,7 @@ async fn open_and_check(
     let create = WatchCreateRequest {
         key: spec.key.clone().into(),
         range_end: if spec.prefix {
-            prefix_end(spec.key.as_bytes()).into()
+            hark_client::prefix_end(spec.key.as_bytes()).into()
         } else {
             Default::default()
         },
@@ -253,16 +253,4 @@ async fn check_stream(
             seq.see(e.kv.as_ref().map_or(0, |kv| kv.mod_revision));
         }
     }
-}
-
-/// The end of the range of keys starting with `prefix` (etcd's `GetPrefixRangeEnd`).
-fn prefix_end(prefix: &[u8]) -> Vec<u8> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return end;
-        }
-    }
-    vec![0]
 }

@@ -1,8 +1,8 @@
 //! The Watch service: one `hark_watch::WatchStream` per gRPC stream. A receive
 //! task turns requests into creates, cancels and progress requests; the
 //! response stream turns the engine's ordered replies into `WatchFrame`s
-//! (fragmenting where the watch asked for it). Invalid requests are answered as etcd answers them,
-//! on the stream, which stays open.
+//! (fragmenting where the watch asked for it). Invalid requests are answered
+//! as etcd answers them, on the stream, which stays open.
 
 use std::collections::{HashSet, VecDeque};
 use std::convert::Infallible;

@@ -8,15 +8,14 @@
 //! a fifth of the server's CPU was reference counting the key and value of
 //! each event per watcher, and most of the rest was encoding them again.)
 
-use std::marker::PhantomData;
-
 use bytes::BufMut;
 use hark_proto::etcdserverpb as pb;
 use hark_watch::{Events, WatchEvent};
 use prost::Message;
 use prost::encoding::{WireType, encode_key, encode_varint, encoded_len_varint};
 use tonic::Status;
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use tonic::codec::{Codec, EncodeBuf, Encoder};
+use tonic_prost::ProstDecoder;
 
 /// `WatchResponse.events`.
 const EVENTS_TAG: u32 = 11;
@@ -92,29 +91,26 @@ impl WatchFrame {
     }
 }
 
-/// The Watch method's codec: requests decode with prost, responses are
-/// [`WatchFrame`]s.
+/// The Watch method's codec: requests decode as tonic's prost codec decodes
+/// them, responses are [`WatchFrame`]s.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WatchCodec;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FrameEncoder;
 
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RequestDecoder(PhantomData<pb::WatchRequest>);
-
 impl Codec for WatchCodec {
     type Encode = WatchFrame;
     type Decode = pb::WatchRequest;
     type Encoder = FrameEncoder;
-    type Decoder = RequestDecoder;
+    type Decoder = ProstDecoder<pb::WatchRequest>;
 
     fn encoder(&mut self) -> FrameEncoder {
         FrameEncoder
     }
 
-    fn decoder(&mut self) -> RequestDecoder {
-        RequestDecoder::default()
+    fn decoder(&mut self) -> Self::Decoder {
+        ProstDecoder::default()
     }
 }
 
@@ -123,21 +119,12 @@ impl Encoder for FrameEncoder {
     type Error = Status;
 
     fn encode(&mut self, frame: WatchFrame, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        // Sizing first walks the events twice, but growing the buffer while
+        // encoding a 1 MiB catch-up frame cost more (measured on catchup:
+        // 280-370 vs 255-300 us of server CPU per 1k events).
         buf.reserve(frame.encoded_len());
         frame.encode(buf);
         Ok(())
-    }
-}
-
-impl Decoder for RequestDecoder {
-    type Item = pb::WatchRequest;
-    type Error = Status;
-
-    fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<pb::WatchRequest>, Status> {
-        // tonic's own prost codec answers a malformed message with Internal too.
-        pb::WatchRequest::decode(buf)
-            .map(Some)
-            .map_err(|e| Status::internal(e.to_string()))
     }
 }
 
@@ -196,7 +183,7 @@ mod tests {
     }
 
     fn frame(events: Vec<Arc<WatchEvent>>) -> WatchFrame {
-        let events = Events::from_vec(events);
+        let events: Events = events.into_iter().collect();
         WatchFrame {
             head: pb::WatchResponse {
                 header: Some(pb::ResponseHeader {

@@ -31,10 +31,6 @@ impl Events {
         Events::Own(SmallVec::new())
     }
 
-    pub fn from_vec(events: Vec<Arc<WatchEvent>>) -> Events {
-        Events::Own(SmallVec::from_vec(events))
-    }
-
     /// The list as one of its own, to change it.
     fn own(&mut self) -> &mut SmallVec<[Arc<WatchEvent>; 1]> {
         if let Events::Shared { all, range } = self {
