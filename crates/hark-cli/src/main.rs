@@ -4,6 +4,7 @@
 
 mod json;
 mod print;
+mod snapshot;
 mod txn;
 
 use std::io::{Read, Write};
@@ -16,12 +17,12 @@ use hark_client::{Client, WatchError, WatchOptions, pb};
 use print::Format;
 
 /// etcdctl's exit codes.
-const EXIT_ERROR: i32 = 1;
+pub const EXIT_ERROR: i32 = 1;
 const EXIT_BAD_CONNECTION: i32 = 2;
 const EXIT_INVALID_INPUT: i32 = 3;
 const EXIT_BAD_FEATURE: i32 = 4;
-const EXIT_INTERRUPTED: i32 = 5;
-const EXIT_BAD_ARGS: i32 = 128;
+pub const EXIT_INTERRUPTED: i32 = 5;
+pub const EXIT_BAD_ARGS: i32 = 128;
 
 #[derive(Parser)]
 #[command(
@@ -92,6 +93,9 @@ enum Command {
     /// Endpoint related commands
     #[command(subcommand)]
     Endpoint(EndpointCommand),
+    /// Manages etcd node snapshots
+    #[command(subcommand)]
+    Snapshot(snapshot::SnapshotCommand),
 }
 
 #[derive(Args, Clone)]
@@ -287,7 +291,7 @@ fn main() {
     }
 }
 
-struct Ctx {
+pub struct Ctx {
     endpoints: Vec<String>,
     command_timeout: Duration,
     format: Format,
@@ -379,6 +383,7 @@ async fn run(cli: Cli) -> Outcome {
         Command::Lease(l) => lease(&ctx, l).await,
         Command::Endpoint(EndpointCommand::Status) => endpoint_status(&ctx).await,
         Command::Endpoint(EndpointCommand::Health) => endpoint_health(&ctx).await,
+        Command::Snapshot(c) => snapshot::run(&ctx, c).await,
     }
 }
 

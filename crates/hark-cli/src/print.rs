@@ -535,6 +535,33 @@ fn status_row(ep: &str, s: &pb::StatusResponse) -> Vec<String> {
     ]
 }
 
+impl Format {
+    /// `etcdutl snapshot status`: hash (hex), revision, total keys, size.
+    pub fn snapshot_status(&self, st: &hark_snapshot::SnapshotStatus) -> Result<(), Exit> {
+        let row = vec![
+            format!("{:x}", st.hash),
+            st.revision.to_string(),
+            st.total_keys.to_string(),
+            humanize_bytes(st.total_size),
+        ];
+        match self {
+            Format::Simple { .. } => println!("{}", row.join(", ")),
+            Format::Json => println!(
+                "{{\"hash\":{},\"revision\":{},\"totalKey\":{},\"totalSize\":{}}}",
+                st.hash, st.revision, st.total_keys, st.total_size
+            ),
+            Format::Table => print_table(&["hash", "revision", "total keys", "total size"], &[row]),
+            Format::Fields => {
+                println!("\"Hash\" : {}", st.hash);
+                println!("\"Revision\" : {}", st.revision);
+                println!("\"Keys\" : {}", st.total_keys);
+                println!("\"Size\" : {}", st.total_size);
+            }
+        }
+        Ok(())
+    }
+}
+
 /// go-humanize's `Bytes` (SI units).
 pub fn humanize_bytes(s: u64) -> String {
     if s < 10 {

@@ -305,6 +305,28 @@ impl Client {
         Ok(KeepAlive { ttl: ttl_rx, task })
     }
 
+    /// Reclaims the backend's unused space (etcd's defragmentation).
+    pub async fn defragment(&self) -> Result<pb::DefragmentResponse, Error> {
+        self.call(|ch| async move {
+            MaintenanceClient::new(ch)
+                .defragment(pb::DefragmentRequest {})
+                .await
+        })
+        .await
+    }
+
+    /// The server's snapshot stream: the database in chunks, then a last
+    /// message holding its sha256 (etcd's framing; see `harkctl snapshot save`).
+    pub async fn snapshot(&self) -> Result<tonic::Streaming<pb::SnapshotResponse>, Error> {
+        self.call(|ch| async move {
+            MaintenanceClient::new(ch)
+                .max_decoding_message_size(usize::MAX)
+                .snapshot(pb::SnapshotRequest {})
+                .await
+        })
+        .await
+    }
+
     pub async fn status(&self) -> Result<pb::StatusResponse, Error> {
         self.call(|ch| async move {
             MaintenanceClient::new(ch)

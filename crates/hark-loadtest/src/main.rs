@@ -5,6 +5,7 @@
 //! exactly once and in order, and reports lost and duplicated events.
 
 mod lean_watch;
+mod maintenance;
 mod scenarios;
 mod servers;
 
@@ -16,7 +17,8 @@ use scenarios::{Combine, Metric, Options};
 const HELP: &str = "\
 Usage: cargo xtask loadtest <scenario> [options]
 
-Scenarios: put, watch-latency, fanout, catchup, watchers-mem, range, all
+Scenarios: put, watch-latency, fanout, catchup, watchers-mem, range,
+           maintenance, all
 
 Target (one of):
   --endpoints URL[,URL]   drive a running etcd v3 endpoint (Hark or etcd)
@@ -35,6 +37,8 @@ Options (defaults finish within a minute):
   --events N       puts during fanout                       [1000]
   --history N      revisions written before catchup         [20000]
   --keys N         keys preloaded for range                 [1000]
+  --fill-mb N      MiB of 4 KiB values written before the
+                   maintenance scenario's snapshot and defrag [256]
   --pid PID        server pid for watchers-mem with --endpoints
   --hark PATH      the hark binary for --compare-etcd       [$HARK_BIN]
   --rounds N       run each scenario N times (alternating Hark and etcd

@@ -16,13 +16,14 @@ use hark_client::{Client, WatchOptions};
 use crate::lean_watch;
 use crate::servers::{cpu_seconds, rss_bytes};
 
-pub const ALL: [&str; 6] = [
+pub const ALL: [&str; 7] = [
     "put",
     "range",
     "watch-latency",
     "fanout",
     "catchup",
     "watchers-mem",
+    "maintenance",
 ];
 
 #[derive(Debug, Clone)]
@@ -44,7 +45,7 @@ pub enum Combine {
     Min,
 }
 
-fn metric(name: &str, value: f64, unit: &'static str) -> Metric {
+pub(crate) fn metric(name: &str, value: f64, unit: &'static str) -> Metric {
     Metric {
         name: name.to_string(),
         value,
@@ -102,6 +103,7 @@ pub struct Options {
     pub events: usize,
     pub history: usize,
     pub keys: usize,
+    pub fill_mb: u64,
     pub pid: Option<u32>,
     pub rounds: usize,
 }
@@ -126,6 +128,7 @@ impl Options {
             events: 1000,
             history: 20_000,
             keys: 1000,
+            fill_mb: 256,
             pid: None,
             rounds: 1,
         };
@@ -164,6 +167,7 @@ impl Options {
                 "--events" => o.events = num(value()?)? as usize,
                 "--history" => o.history = num(value()?)? as usize,
                 "--keys" => o.keys = num(value()?)? as usize,
+                "--fill-mb" => o.fill_mb = num(value()?)?,
                 "--pid" => o.pid = Some(num(value()?)? as u32),
                 "--rounds" => o.rounds = num(value()?)? as usize,
                 s if !s.starts_with('-') && o.scenario.is_empty() => o.scenario = s.to_string(),
@@ -205,11 +209,12 @@ pub async fn run(
         "fanout" => fanout(o, endpoints, pid).await,
         "catchup" => catchup(o, endpoints, pid).await,
         "watchers-mem" => watchers_mem(o, endpoints, pid).await,
+        "maintenance" => crate::maintenance::run(o, endpoints).await,
         other => Err(format!("unknown scenario {other}")),
     }
 }
 
-async fn clients(endpoints: &[String], n: usize) -> Result<Vec<Client>, String> {
+pub(crate) async fn clients(endpoints: &[String], n: usize) -> Result<Vec<Client>, String> {
     let mut out = Vec::new();
     for _ in 0..n {
         out.push(
@@ -221,7 +226,7 @@ async fn clients(endpoints: &[String], n: usize) -> Result<Vec<Client>, String> 
     Ok(out)
 }
 
-async fn current_revision(c: &Client) -> Result<i64, String> {
+pub(crate) async fn current_revision(c: &Client) -> Result<i64, String> {
     c.status()
         .await
         .map_err(|e| e.to_string())?
@@ -231,7 +236,7 @@ async fn current_revision(c: &Client) -> Result<i64, String> {
 }
 
 /// Percentile of microsecond samples, in milliseconds.
-fn pct_ms(sorted: &[u64], p: f64) -> f64 {
+pub(crate) fn pct_ms(sorted: &[u64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }
@@ -279,7 +284,7 @@ where
 }
 
 /// `total` puts of `key_of(i)`, as [`load`].
-async fn put_load(
+pub(crate) async fn put_load(
     cs: &[Client],
     concurrency: usize,
     total: usize,
@@ -497,7 +502,7 @@ async fn watch_latency(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>,
 /// runtime. The writers whose latency and rate the watch scenarios report run
 /// this way, so that what they measure is the server, not their wait for the
 /// load generator's main runtime, which is busy decoding the watchers' events.
-fn on_own_thread<T, F, Fut>(
+pub(crate) fn on_own_thread<T, F, Fut>(
     endpoints: &[String],
     work: F,
 ) -> tokio::sync::oneshot::Receiver<Result<T, String>>
@@ -526,7 +531,9 @@ where
     rx
 }
 
-async fn joined<T>(rx: tokio::sync::oneshot::Receiver<Result<T, String>>) -> Result<T, String> {
+pub(crate) async fn joined<T>(
+    rx: tokio::sync::oneshot::Receiver<Result<T, String>>,
+) -> Result<T, String> {
     rx.await.map_err(|_| "writer thread died".to_string())?
 }
 

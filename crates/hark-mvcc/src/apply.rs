@@ -406,8 +406,11 @@ impl TxnWriter<'_> {
                 mod_revision: rev.main,
                 ..Default::default()
             };
-            self.batch
-                .put(Table::Kv, rev.to_bytes(true), kv.encode_to_vec());
+            self.batch.put(
+                Table::Kv,
+                rev.to_bytes(true),
+                crate::store::tombstone_row_value(key.clone()),
+            );
             self.events.push(Event {
                 kind: EventKind::Delete,
                 kv,

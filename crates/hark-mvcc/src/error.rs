@@ -23,6 +23,12 @@ pub enum Error {
     LeaseNotFound,
     #[error("etcdserver: lease already exists")]
     LeaseExists,
+    /// A NOSPACE alarm is raised: writes that can grow the store are refused.
+    #[error("mvcc: database space exceeded")]
+    NoSpace,
+    /// A CORRUPT alarm is raised: nothing is served.
+    #[error("etcdserver: corrupt cluster")]
+    Corrupt,
     /// The store is shutting down or a previous write failed; nothing more is accepted.
     #[error("mvcc: store is closed")]
     Closed,

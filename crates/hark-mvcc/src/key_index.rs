@@ -112,6 +112,24 @@ impl KeyHistory {
         }
     }
 
+    /// Adds to `keep` the revision etcd's `keyIndex.keep(at)` names: in the
+    /// first generation still alive after `at` (not ended by then), the newest
+    /// revision at or before `at`. A key deleted at or before `at` and not
+    /// created again contributes nothing. Unlike [`KeyHistory::compact`] this
+    /// changes nothing; `HashKV` uses it.
+    fn keep_at(&self, at: i64, keep: &mut HashSet<Revision>) {
+        let alive = self.generations.iter().find(|g| {
+            let last = g.revs.last().expect("generations are never empty");
+            !g.ended || last.main > at
+        });
+        if let Some(g) = alive {
+            let newer = g.revs.partition_point(|r| r.main <= at);
+            if newer > 0 {
+                keep.insert(g.revs[newer - 1]);
+            }
+        }
+    }
+
     /// Drops what no read at or after `at` can need: per key, the newest revision
     /// `<= at` stays when it is a put, or a deletion exactly at `at` (so a watch
     /// starting at `at` still sees it); older ones go. Retained revisions `<= at`
@@ -274,6 +292,15 @@ impl TreeIndex {
         keep
     }
 
+    /// The revisions etcd's `kvindex.Keep(at)` returns (see [`KeyHistory::keep_at`]).
+    pub(crate) fn keep(&self, at: i64) -> HashSet<Revision> {
+        let mut keep = HashSet::new();
+        for h in self.keys.values() {
+            h.keep_at(at, &mut keep);
+        }
+        keep
+    }
+
     /// Number of keys with any retained history (etcd's `keys_total`).
     pub(crate) fn len(&self) -> usize {
         self.keys.len()
@@ -354,6 +381,25 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn keep_names_the_newest_live_revision_at_or_before() {
+        // foo: put 2, put 3, delete 4; put 6, put 7, delete 8; put 10.
+        let idx = history();
+        let kept = |at| {
+            let mut k: Vec<i64> = idx.keep(at).into_iter().map(|r| r.main).collect();
+            k.sort();
+            k
+        };
+        assert_eq!(kept(1), Vec::<i64>::new());
+        assert_eq!(kept(3), vec![3]);
+        // Deleted at 4: nothing of the ended generation; the next starts at 6.
+        assert_eq!(kept(4), Vec::<i64>::new());
+        assert_eq!(kept(5), Vec::<i64>::new());
+        assert_eq!(kept(7), vec![7]);
+        assert_eq!(kept(9), Vec::<i64>::new());
+        assert_eq!(kept(12), vec![10]);
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //!
 //! The crate knows nothing of gRPC, watchers or leases.
 
+mod alarm;
 mod apply;
 pub mod backend;
 mod error;
@@ -18,14 +19,17 @@ mod key_index;
 mod kv;
 mod lease_table;
 mod request;
+mod restore;
 mod revision;
 mod store;
 mod validate;
 
-pub use backend::{Backend, MemoryBackend, RocksBackend};
+pub use alarm::{Alarm, AlarmAction, AlarmKind, AlarmRequest, AlarmResponse};
+pub use backend::{Backend, BackendView, MemoryBackend, RocksBackend};
 pub use error::{Error, Result};
 pub use key_index::KeyRange;
 pub use kv::{CommittedRevision, Event, EventKind, KeyValue};
 pub use request::*;
+pub use restore::{RestoredStore, Restorer};
 pub use revision::Revision;
-pub use store::{Done, HistoryChunk, Store, StoreOptions};
+pub use store::{Done, HistoryChunk, KvHash, Store, StoreImage, StoreOptions};

@@ -3,6 +3,7 @@
 
 use bytes::Bytes;
 
+use crate::alarm::{AlarmRequest, AlarmResponse};
 use crate::kv::KeyValue;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -228,6 +229,7 @@ pub enum WriteRequest {
     Compact(CompactRequest),
     LeaseGrant(LeaseGrantRequest),
     LeaseRevoke(LeaseRevokeRequest),
+    Alarm(AlarmRequest),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -238,4 +240,5 @@ pub enum WriteResponse {
     Compact(CompactResponse),
     LeaseGrant(LeaseGrantResponse),
     LeaseRevoke(LeaseRevokeResponse),
+    Alarm(AlarmResponse),
 }

@@ -5,15 +5,17 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use crossbeam_channel::{Receiver, Sender};
 use parking_lot::{Mutex, RwLock};
 
+use crate::alarm::{self, Alarm, AlarmAction, AlarmKind, AlarmRequest, AlarmResponse, AlarmSet};
 use crate::apply::{TxnWriter, decode_kv, finish_range, load_kv, missing_value, plan_range};
-use crate::backend::{Backend, MemoryBackend, RocksBackend, Table, WriteBatch};
+use crate::backend::{Backend, BackendView, MemoryBackend, RocksBackend, Table, WriteBatch};
 use crate::error::{Error, Result};
 use crate::key_index::{KeyRange, TreeIndex};
 use crate::kv::{CommittedRevision, Event, EventKind, KeyValue};
@@ -26,11 +28,14 @@ use crate::request::{
 use crate::revision::Revision;
 use crate::validate;
 
-const META_CURRENT_REV: &[u8] = b"current_rev";
-const META_SCHEDULED_COMPACT: &[u8] = b"scheduled_compact_rev";
-const META_FINISHED_COMPACT: &[u8] = b"finished_compact_rev";
+pub(crate) const META_CURRENT_REV: &[u8] = b"current_rev";
+pub(crate) const META_SCHEDULED_COMPACT: &[u8] = b"scheduled_compact_rev";
+pub(crate) const META_FINISHED_COMPACT: &[u8] = b"finished_compact_rev";
 /// Revisions deleted per backend write during physical compaction.
 const COMPACTION_BATCH: usize = 10_000;
+/// How stale the backend's measured size may be. Measuring lists the data
+/// dir, so it is not done for every write that checks the quota.
+const SIZE_REFRESH: Duration = Duration::from_millis(100);
 
 #[derive(Debug, Clone)]
 pub struct StoreOptions {
@@ -76,7 +81,38 @@ struct Shared {
     /// A backend write failed: the in-memory state is ahead of the disk, so no more
     /// writes are taken (reopen to recover from what is durable).
     failed: AtomicBool,
+    /// Raised alarms; changed only by the committer.
+    alarms: Mutex<AlarmSet>,
+    /// Whether a NOSPACE / CORRUPT alarm is raised (for readers, without the lock).
+    nospace: AtomicBool,
+    corrupt: AtomicBool,
+    sizes: SizeCache,
+    /// Requests the committer has taken (etcd's proposals committed/applied).
+    proposals: AtomicU64,
+    /// One space reclamation at a time.
+    reclaiming: Mutex<()>,
     options: StoreOptions,
+}
+
+/// The backend's measured sizes, refreshed at most every [`SIZE_REFRESH`].
+#[derive(Default)]
+struct SizeCache {
+    total: AtomicU64,
+    in_use: AtomicU64,
+    measured_at: Mutex<Option<Instant>>,
+}
+
+/// etcd's `HashKV` answer: a CRC-32C over the key-value history up to
+/// `revision`, comparable between members holding the same history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KvHash {
+    pub hash: u32,
+    /// The store's current revision when the hash was taken (etcd's `header.revision`).
+    pub current_revision: i64,
+    /// The revision hashed up to (etcd's `hash_revision`).
+    pub hash_revision: i64,
+    /// The compacted revision the hash was taken under.
+    pub compact_revision: i64,
 }
 
 /// A revisioned key-value store with etcd's semantics. Cheap to clone; the last
@@ -122,6 +158,15 @@ impl Store {
                 .and_then(|v| v.try_into().ok().map(i64::from_be_bytes))
                 .unwrap_or(0))
         };
+        if backend
+            .get(Table::Meta, crate::restore::META_RESTORING)?
+            .is_some()
+        {
+            return Err(Error::Backend(
+                "this data dir holds a restore that did not finish; delete it and restore again"
+                    .into(),
+            ));
+        }
         let scheduled = meta(META_SCHEDULED_COMPACT)?;
         let finished = meta(META_FINISHED_COMPACT)?;
         let mut current = meta(META_CURRENT_REV)?.max(1);
@@ -129,7 +174,7 @@ impl Store {
         let mut key_lease: HashMap<Bytes, i64> = HashMap::new();
         let mut bad = None;
         backend.scan(Table::Kv, &[], None, &mut |k, v| {
-            let (Some((rev, tombstone)), Ok(kv)) = (Revision::from_bytes(k), decode_kv(v)) else {
+            let Some((rev, tombstone, kv)) = decode_row(k, v) else {
                 bad = Some(k.to_vec());
                 return false;
             };
@@ -164,6 +209,20 @@ impl Store {
         if let Some(k) = bad {
             return Err(Error::Backend(format!("corrupt lease record at key {k:?}")));
         }
+        let mut alarms = AlarmSet::default();
+        let (from, to) = alarm::record_range();
+        backend.scan(Table::Meta, &from, Some(&to), &mut |k, _| {
+            match alarm::decode_record(k) {
+                Some(a) => {
+                    alarms.insert(a);
+                }
+                None => bad = Some(k.to_vec()),
+            }
+            bad.is_none()
+        })?;
+        if let Some(k) = bad {
+            return Err(Error::Backend(format!("corrupt alarm record at key {k:?}")));
+        }
         for (key, lease) in &key_lease {
             leases.attach(key, *lease);
         }
@@ -175,6 +234,12 @@ impl Store {
             compact_rev: AtomicI64::new(scheduled),
             subscribers: Mutex::new(Vec::new()),
             failed: AtomicBool::new(false),
+            nospace: AtomicBool::new(alarms.any(AlarmKind::NoSpace)),
+            corrupt: AtomicBool::new(alarms.any(AlarmKind::Corrupt)),
+            alarms: Mutex::new(alarms),
+            sizes: SizeCache::default(),
+            proposals: AtomicU64::new(0),
+            reclaiming: Mutex::new(()),
             options,
         });
         if scheduled > 0 {
@@ -225,9 +290,134 @@ impl Store {
         self.shared().compact_rev.load(Ordering::Acquire)
     }
 
-    /// Bytes the backend occupies.
+    /// Bytes the backend occupies (etcd's `dbSize`), measured at most
+    /// [`SIZE_REFRESH`] ago.
     pub fn db_size(&self) -> u64 {
-        self.shared().backend.size_bytes()
+        self.shared().measure_sizes(false);
+        self.shared().sizes.total.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of live data in the backend (etcd's `dbSizeInUse`): what
+    /// [`Store::defragment`] would shrink [`Store::db_size`] towards.
+    pub fn db_size_in_use(&self) -> u64 {
+        self.shared().measure_sizes(false);
+        self.shared().sizes.in_use.load(Ordering::Relaxed)
+    }
+
+    /// Reclaims the space that deleted and compacted revisions still hold
+    /// (etcd's defragmentation). Blocks the caller until done; reads, writes
+    /// and watches go on meanwhile. Concurrent calls run one after the other.
+    pub fn defragment(&self) -> Result<()> {
+        let shared = self.shared();
+        let _one = shared.reclaiming.lock();
+        let started = Instant::now();
+        let before = shared.backend.size_bytes();
+        shared.backend.reclaim_space()?;
+        shared.measure_sizes(true);
+        tracing::info!(
+            before,
+            after = shared.sizes.total.load(Ordering::Relaxed),
+            took = ?started.elapsed(),
+            "defragmented"
+        );
+        Ok(())
+    }
+
+    /// The raised alarms, by member then kind.
+    pub fn alarms(&self) -> Vec<Alarm> {
+        self.shared().alarms.lock().list(None)
+    }
+
+    /// Raises, clears or lists alarms through the apply path.
+    pub fn alarm(&self, req: AlarmRequest) -> Result<AlarmResponse> {
+        match self.apply_blocking(WriteRequest::Alarm(req))? {
+            WriteResponse::Alarm(r) => Ok(r),
+            other => unreachable!("alarm answered with {other:?}"),
+        }
+    }
+
+    /// etcd's `HashKV`: a CRC-32C (Castagnoli) over the name `key`, then the
+    /// backend key and value of each stored revision up to `revision` (0: the
+    /// current one). Rows at or below the compacted revision count only if
+    /// they are what `kvindex.Keep(revision)` names, so a store whose
+    /// compaction has not yet removed them hashes the same as one where it
+    /// has. Rows are etcd's own encoding, so the hash equals etcd 3.5.16+'s
+    /// for the same history (etcd's cache of hashes taken at compactions is
+    /// not kept: hashing below the compacted revision fails).
+    pub fn hash_kv(&self, revision: i64) -> Result<KvHash> {
+        let shared = self.shared();
+        let (current, compacted, at, keep) = {
+            let index = shared.index.read();
+            let current = shared.committed_rev.load(Ordering::Acquire);
+            let compacted = shared.compact_rev.load(Ordering::Acquire);
+            // etcd allows hashing at exactly the compacted revision.
+            if revision > 0 && revision < compacted {
+                return Err(Error::Compacted);
+            }
+            if revision > current {
+                return Err(Error::FutureRevision);
+            }
+            let at = if revision > 0 { revision } else { current };
+            (current, compacted, at, index.keep(at))
+        };
+        let upper = Revision::new(at + 1, 0).to_bytes(false);
+        let lower = Revision::new(compacted + 1, 0);
+        let mut hash = crc32c::crc32c(b"key");
+        shared.backend.read_snapshot(&mut |view| {
+            view.scan(Table::Kv, &[], Some(&upper), &mut |k, v| {
+                if let Some((rev, tombstone)) = Revision::from_bytes(k) {
+                    let compacted_away = rev < lower && !keep.is_empty() && !keep.contains(&rev);
+                    // etcd 3.5.16+: a tombstone at the compacted revision is
+                    // not counted (some members keep it, some do not).
+                    let edge_tombstone = tombstone && rev.main == compacted && compacted > 0;
+                    if compacted_away || edge_tombstone {
+                        return true;
+                    }
+                }
+                hash = crc32c::crc32c_append(hash, k);
+                hash = crc32c::crc32c_append(hash, v);
+                true
+            })
+        })?;
+        Ok(KvHash {
+            hash,
+            current_revision: current,
+            hash_revision: at,
+            compact_revision: compacted,
+        })
+    }
+
+    /// etcd's `Hash`: a CRC-32C over every table's name and rows, read from
+    /// one consistent view, with the revision that view holds. Stable across
+    /// restarts: opening a store writes nothing.
+    pub fn hash(&self) -> Result<(u32, i64)> {
+        let mut hash = 0u32;
+        let mut revision = 0;
+        self.shared().backend.read_snapshot(&mut |view| {
+            hash = 0;
+            revision = view
+                .get(Table::Meta, META_CURRENT_REV)?
+                .and_then(|v| v.try_into().ok().map(i64::from_be_bytes))
+                .unwrap_or(1);
+            for table in Table::ALL {
+                hash = crc32c::crc32c_append(hash, table.name().as_bytes());
+                view.scan(table, &[], None, &mut |k, v| {
+                    hash = crc32c::crc32c_append(hash, k);
+                    hash = crc32c::crc32c_append(hash, v);
+                    true
+                })?;
+            }
+            Ok(())
+        })?;
+        Ok((hash, revision))
+    }
+
+    /// Calls `read` with a consistent image of the whole store (see
+    /// [`StoreImage`]), taken without blocking writers.
+    pub fn read_image(&self, read: &mut dyn FnMut(&StoreImage<'_>) -> Result<()>) -> Result<()> {
+        self.shared()
+            .backend
+            .read_snapshot(&mut |view| read(&StoreImage { view }))
     }
 
     /// Number of keys the index holds (live keys and retained tombstones).
@@ -239,6 +429,9 @@ impl Store {
     pub fn range(&self, req: &RangeRequest) -> Result<RangeResponse> {
         validate::check_range(req)?;
         let shared = self.shared();
+        if shared.corrupt.load(Ordering::Acquire) {
+            return Err(Error::Corrupt);
+        }
         let (plan, current, at) = {
             // Checked under the index lock: compaction changes the index only after
             // raising `compact_rev`, so a read that passes here sees a valid index.
@@ -278,7 +471,9 @@ impl Store {
             .jobs
             .as_ref()
             .expect("jobs sender lives as long as the store");
+        metrics::gauge!("etcd_server_proposals_pending").increment(1.0);
         if let Err(crossbeam_channel::SendError(job)) = jobs.send(Job { req, done }) {
+            metrics::gauge!("etcd_server_proposals_pending").decrement(1.0);
             (job.done)(Err(Error::Closed));
         }
     }
@@ -399,8 +594,7 @@ impl Store {
         shared
             .backend
             .scan(Table::Kv, &start, Some(&end), &mut |k, v| {
-                let (Some((rev, tombstone)), Ok(kv)) = (Revision::from_bytes(k), decode_kv(v))
-                else {
+                let Some((rev, tombstone, kv)) = decode_row(k, v) else {
                     failure = Some(Error::Backend(format!(
                         "corrupt key-value entry at key {k:?}"
                     )));
@@ -489,6 +683,115 @@ impl Store {
     }
 }
 
+/// Decodes a `kv` row: its revision, whether it is a tombstone, and the
+/// key-value. A tombstone stores only its key (as etcd's do); its
+/// `mod_revision` is the row's revision.
+pub(crate) fn decode_row(key: &[u8], value: &[u8]) -> Option<(Revision, bool, KeyValue)> {
+    let (rev, tombstone) = Revision::from_bytes(key)?;
+    let mut kv = decode_kv(value).ok()?;
+    if tombstone {
+        kv.mod_revision = rev.main;
+    }
+    Some((rev, tombstone, kv))
+}
+
+/// The stored value of a tombstone, as etcd writes it: a `KeyValue` holding
+/// only the key.
+pub(crate) fn tombstone_row_value(key: Bytes) -> Vec<u8> {
+    prost::Message::encode_to_vec(&KeyValue {
+        key,
+        ..Default::default()
+    })
+}
+
+/// A consistent image of a whole store, for snapshots: the raw `kv` rows (in
+/// etcd's encoding: revision bytes → `mvccpb.KeyValue`), the leases, the
+/// alarms, and the revisions that frame them.
+pub struct StoreImage<'a> {
+    view: &'a dyn BackendView,
+}
+
+impl StoreImage<'_> {
+    fn meta_i64(&self, key: &[u8]) -> Result<i64> {
+        Ok(self
+            .view
+            .get(Table::Meta, key)?
+            .and_then(|v| v.try_into().ok().map(i64::from_be_bytes))
+            .unwrap_or(0))
+    }
+
+    /// The newest revision the image holds.
+    pub fn revision(&self) -> Result<i64> {
+        let mut newest = self.meta_i64(META_CURRENT_REV)?.max(1);
+        // The last row tells too (a store written before the meta key existed).
+        let mut last = None;
+        self.view.scan(Table::Kv, &[], None, &mut |k, _| {
+            last = Revision::from_bytes(k);
+            true
+        })?;
+        if let Some((rev, _)) = last {
+            newest = newest.max(rev.main);
+        }
+        Ok(newest)
+    }
+
+    /// Compaction requested up to this revision (rows below it may remain
+    /// until the compaction finishes).
+    pub fn scheduled_compact_revision(&self) -> Result<i64> {
+        self.meta_i64(META_SCHEDULED_COMPACT)
+    }
+
+    /// Compaction physically finished up to this revision.
+    pub fn finished_compact_revision(&self) -> Result<i64> {
+        self.meta_i64(META_FINISHED_COMPACT)
+    }
+
+    /// Each `kv` row in revision order: backend key (etcd's 17-byte revision,
+    /// plus `t` for a tombstone) and the encoded `mvccpb.KeyValue`. Tombstones
+    /// are given as etcd writes them (the key only), whatever the version of
+    /// Hark that stored them. `visit` returns `false` to stop.
+    pub fn for_each_row(&self, visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+        let mut failure = None;
+        self.view.scan(Table::Kv, &[], None, &mut |k, v| {
+            let Some((_, tombstone, kv)) = decode_row(k, v) else {
+                failure = Some(Error::Backend(format!(
+                    "corrupt key-value entry at key {k:?}"
+                )));
+                return false;
+            };
+            if tombstone {
+                // Older Hark tombstones also held their mod_revision.
+                return visit(k, &tombstone_row_value(kv.key));
+            }
+            visit(k, v)
+        })?;
+        failure.map_or(Ok(()), Err)
+    }
+
+    /// Every lease as `(id, granted TTL)`, by id.
+    pub fn leases(&self) -> Result<Vec<(i64, i64)>> {
+        let mut out = Vec::new();
+        let (from, to) = lease_table::record_range();
+        self.view.scan(Table::Meta, &from, Some(&to), &mut |k, v| {
+            out.extend(lease_table::decode_record(k, v));
+            true
+        })?;
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// The raised alarms.
+    pub fn alarms(&self) -> Result<Vec<Alarm>> {
+        let mut out = Vec::new();
+        let (from, to) = alarm::record_range();
+        self.view.scan(Table::Meta, &from, Some(&to), &mut |k, _| {
+            out.extend(alarm::decode_record(k));
+            true
+        })?;
+        Ok(out)
+    }
+}
+
 /// A piece of history: the changed revisions read, and the first revision not
 /// covered by the read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -498,6 +801,24 @@ pub struct HistoryChunk {
 }
 
 impl Shared {
+    /// Re-measures the backend's sizes if the last measure is stale (or `now`).
+    fn measure_sizes(&self, now: bool) {
+        let Some(mut at) = self.sizes.measured_at.try_lock() else {
+            return; // another thread is measuring
+        };
+        if !now && at.is_some_and(|t| t.elapsed() < SIZE_REFRESH) {
+            return;
+        }
+        let total = self.backend.size_bytes();
+        let in_use = self.backend.size_in_use_bytes().min(total);
+        self.sizes.total.store(total, Ordering::Relaxed);
+        self.sizes.in_use.store(in_use, Ordering::Relaxed);
+        *at = Some(Instant::now());
+        metrics::gauge!("etcd_mvcc_db_total_size_in_bytes").set(total as f64);
+        metrics::gauge!("etcd_debugging_mvcc_db_total_size_in_bytes").set(total as f64);
+        metrics::gauge!("etcd_mvcc_db_total_size_in_use_in_bytes").set(in_use as f64);
+    }
+
     /// The value stored at `rev`, for a read at revision `read_at`: if it is gone,
     /// a compaction past `read_at` removed it after the index was consulted.
     fn load_committed(&self, rev: Revision, read_at: i64) -> Result<KeyValue> {
@@ -552,7 +873,7 @@ impl Shared {
             at.to_be_bytes().to_vec(),
         );
         self.backend.write(done, true)?;
-        metrics::gauge!("etcd_mvcc_db_total_size_in_bytes").set(self.backend.size_bytes() as f64);
+        self.measure_sizes(true);
         Ok(())
     }
 }
@@ -621,8 +942,14 @@ impl Committer {
         }
     }
 
+    /// Applies a group of requests in one backend write. In etcd's terms each
+    /// request is a proposal, committed and applied here (the names a
+    /// replicated log will keep): `etcd_server_proposals_*`.
     fn commit_group(&mut self, group: Vec<Job>) {
+        let size = group.len() as u64;
+        metrics::gauge!("etcd_server_proposals_pending").decrement(size as f64);
         if self.shared.failed.load(Ordering::Acquire) {
+            metrics::counter!("etcd_server_proposals_failed_total").increment(size);
             for job in group {
                 (job.done)(Err(Error::Closed));
             }
@@ -636,8 +963,11 @@ impl Committer {
             outcomes.push(self.apply_one(job.req, &mut batch, &mut overlay));
             dones.push(job.done);
         }
+        let applied = self.shared.proposals.fetch_add(size, Ordering::Relaxed) + size;
         if batch.is_empty() {
             // Only reads, failures or no-op deletes: nothing to make durable.
+            metrics::gauge!("etcd_server_proposals_committed_total").set(applied as f64);
+            metrics::gauge!("etcd_server_proposals_applied_total").set(applied as f64);
             return self.finish(outcomes, dones);
         }
         batch.put(
@@ -645,10 +975,24 @@ impl Committer {
             META_CURRENT_REV.to_vec(),
             self.applied_rev.to_be_bytes().to_vec(),
         );
-        match self.shared.backend.write(batch, self.shared.options.sync) {
-            Ok(()) => self.finish(outcomes, dones),
+        let started = Instant::now();
+        let written = self.shared.backend.write(batch, self.shared.options.sync);
+        // One synced write is both etcd's WAL fsync and its backend commit:
+        // RocksDB's write-ahead log is the store's durability point.
+        let took = started.elapsed().as_secs_f64();
+        metrics::histogram!("etcd_disk_backend_commit_duration_seconds").record(took);
+        if self.shared.options.sync {
+            metrics::histogram!("etcd_disk_wal_fsync_duration_seconds").record(took);
+        }
+        match written {
+            Ok(()) => {
+                metrics::gauge!("etcd_server_proposals_committed_total").set(applied as f64);
+                metrics::gauge!("etcd_server_proposals_applied_total").set(applied as f64);
+                self.finish(outcomes, dones)
+            }
             Err(e) => {
                 tracing::error!(error = %e, "backend write failed; the store stops taking writes");
+                metrics::counter!("etcd_server_proposals_failed_total").increment(size);
                 self.shared.failed.store(true, Ordering::Release);
                 for done in dones {
                     done(Err(e.clone()));
@@ -663,6 +1007,12 @@ impl Committer {
         batch: &mut WriteBatch,
         overlay: &mut HashMap<Revision, KeyValue>,
     ) -> Outcome {
+        if let Some(refusal) = self.refused_by_alarm(&req) {
+            return Outcome::Ready(Err(refusal), None);
+        }
+        if let WriteRequest::Alarm(a) = req {
+            return self.apply_alarm(a, batch);
+        }
         if let WriteRequest::Compact(c) = req {
             return self.accept_compaction(c, batch);
         }
@@ -704,7 +1054,7 @@ impl Committer {
             WriteRequest::LeaseRevoke(r) => {
                 writer.revoke_lease(r.id).map(WriteResponse::LeaseRevoke)
             }
-            WriteRequest::Compact(_) | WriteRequest::LeaseGrant(_) => {
+            WriteRequest::Compact(_) | WriteRequest::LeaseGrant(_) | WriteRequest::Alarm(_) => {
                 unreachable!("handled above")
             }
         };
@@ -721,6 +1071,62 @@ impl Committer {
             events,
         });
         Outcome::Ready(result, Some(committed))
+    }
+
+    /// etcd's capped and corrupt appliers: with NOSPACE raised, what can grow
+    /// the store fails; with CORRUPT raised, everything but alarms does.
+    fn refused_by_alarm(&self, req: &WriteRequest) -> Option<Error> {
+        if matches!(req, WriteRequest::Alarm(_)) {
+            return None;
+        }
+        if self.shared.corrupt.load(Ordering::Acquire) {
+            return Some(Error::Corrupt);
+        }
+        let grows = match req {
+            WriteRequest::Put(_) | WriteRequest::LeaseGrant(_) => true,
+            WriteRequest::Txn(t) => txn_has_put(t),
+            _ => false,
+        };
+        (grows && self.shared.nospace.load(Ordering::Acquire)).then_some(Error::NoSpace)
+    }
+
+    fn apply_alarm(&mut self, req: AlarmRequest, batch: &mut WriteBatch) -> Outcome {
+        let mut alarms = self.shared.alarms.lock();
+        let listed = match (req.action, req.kind) {
+            (AlarmAction::Get, kind) => alarms.list(kind),
+            (AlarmAction::Activate, None) => Vec::new(),
+            (AlarmAction::Activate, Some(kind)) => {
+                let raised = Alarm {
+                    member_id: req.member_id,
+                    kind,
+                };
+                if alarms.insert(raised) {
+                    tracing::warn!(member = req.member_id, alarm = kind.name(), "alarm raised");
+                    batch.put(Table::Meta, alarm::record_key(raised), Vec::new());
+                }
+                vec![raised]
+            }
+            (AlarmAction::Deactivate, kind) => {
+                let cleared = alarms.matching(req.member_id, kind);
+                for a in &cleared {
+                    tracing::info!(member = a.member_id, alarm = a.kind.name(), "alarm cleared");
+                    alarms.remove(a);
+                    batch.delete(Table::Meta, alarm::record_key(*a));
+                }
+                cleared
+            }
+        };
+        self.shared
+            .nospace
+            .store(alarms.any(AlarmKind::NoSpace), Ordering::Release);
+        self.shared
+            .corrupt
+            .store(alarms.any(AlarmKind::Corrupt), Ordering::Release);
+        let resp = AlarmResponse {
+            header_revision: self.applied_rev,
+            alarms: listed,
+        };
+        Outcome::Ready(Ok(WriteResponse::Alarm(resp)), None)
     }
 
     fn accept_compaction(&mut self, request: CompactRequest, batch: &mut WriteBatch) -> Outcome {
@@ -788,4 +1194,14 @@ impl Committer {
             done(Err(Error::Closed));
         }
     }
+}
+
+/// Whether a txn holds a put in either branch, at any depth (etcd's quota
+/// counts a txn's larger branch, so a put anywhere makes it cost space).
+fn txn_has_put(t: &crate::request::TxnRequest) -> bool {
+    t.success.iter().chain(&t.failure).any(|op| match op {
+        crate::request::RequestOp::Put(_) => true,
+        crate::request::RequestOp::Txn(inner) => txn_has_put(inner),
+        _ => false,
+    })
 }

@@ -14,9 +14,10 @@ pub(crate) fn check_write(req: &WriteRequest, max_txn_ops: usize) -> Result<()> 
         WriteRequest::Put(p) => check_put(p),
         WriteRequest::DeleteRange(d) => check_delete(d),
         WriteRequest::Txn(t) => check_txn(t, max_txn_ops),
-        WriteRequest::Compact(_) | WriteRequest::LeaseGrant(_) | WriteRequest::LeaseRevoke(_) => {
-            Ok(())
-        }
+        WriteRequest::Compact(_)
+        | WriteRequest::LeaseGrant(_)
+        | WriteRequest::LeaseRevoke(_)
+        | WriteRequest::Alarm(_) => Ok(()),
     }
 }
 

@@ -543,6 +543,15 @@ impl Backend for SlowSyncBackend {
     fn size_bytes(&self) -> u64 {
         self.inner.size_bytes()
     }
+    fn size_in_use_bytes(&self) -> u64 {
+        self.inner.size_in_use_bytes()
+    }
+    fn read_snapshot(&self, read: &mut dyn FnMut(&dyn BackendView) -> Result<()>) -> Result<()> {
+        self.inner.read_snapshot(read)
+    }
+    fn reclaim_space(&self) -> Result<()> {
+        self.inner.reclaim_space()
+    }
 }
 
 #[test]

@@ -22,6 +22,11 @@ pub struct Config {
     #[arg(long, env = "HARK_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
 
+    /// A snapshot file (saved by etcd or Hark) to restore into --data-dir
+    /// before the first start; ignored once the data dir holds a store.
+    #[arg(long, env = "HARK_FROM_SNAPSHOT")]
+    pub from_snapshot: Option<PathBuf>,
+
     /// URLs to serve clients on (gRPC and HTTP), comma-separated.
     #[arg(
         long,
@@ -42,6 +47,17 @@ pub struct Config {
     /// Largest request a client may send, in bytes.
     #[arg(long, env = "HARK_MAX_REQUEST_BYTES", default_value_t = 1_572_864)]
     pub max_request_bytes: usize,
+
+    /// Backend size at which the NOSPACE alarm is raised and writes that grow
+    /// the store are refused; 0 means the default, etcd's 2 GiB; negative
+    /// disables the quota.
+    #[arg(
+        long,
+        env = "HARK_QUOTA_BACKEND_BYTES",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
+    pub quota_backend_bytes: i64,
 
     /// Most operations (and compares) in one transaction.
     #[arg(long, env = "HARK_MAX_TXN_OPS", default_value_t = 128)]
@@ -76,6 +92,11 @@ pub struct Config {
     pub log_format: LogFormat,
 }
 
+/// etcd's default `--quota-backend-bytes`: 2 GiB.
+pub const DEFAULT_QUOTA_BYTES: i64 = 2 << 30;
+/// Above this etcd warns that the quota may degrade performance.
+pub const MAX_SUGGESTED_QUOTA_BYTES: i64 = 8 << 30;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CompactionMode {
     Periodic,
@@ -101,6 +122,16 @@ impl Config {
         self.data_dir
             .clone()
             .unwrap_or_else(|| PathBuf::from(format!("{}.hark", self.name)))
+    }
+
+    /// The backend quota in bytes: `--quota-backend-bytes`, etcd's default
+    /// when it is 0; negative means no quota.
+    pub fn quota_bytes(&self) -> i64 {
+        if self.quota_backend_bytes == 0 {
+            DEFAULT_QUOTA_BYTES
+        } else {
+            self.quota_backend_bytes
+        }
     }
 
     pub fn retention(&self) -> Result<Retention, String> {
@@ -216,6 +247,7 @@ mod tests {
         assert_eq!(c.data_dir(), PathBuf::from("default.hark"));
         assert_eq!(c.listen_client_urls, vec!["http://127.0.0.1:2379"]);
         assert_eq!(c.max_request_bytes, 1_572_864);
+        assert_eq!(c.quota_bytes(), 2 << 30);
         assert_eq!(c.retention(), Ok(Retention::Off));
         assert_eq!(c.watch_progress_notify_interval, Duration::from_secs(600));
 
@@ -235,6 +267,10 @@ mod tests {
         );
         assert_eq!(c.watch_progress_notify_interval, Duration::from_secs(3));
         assert_eq!(c.listen_client_urls.len(), 2);
+        let c = Config::try_parse_from(["hark", "--quota-backend-bytes=1048576"]).unwrap();
+        assert_eq!(c.quota_bytes(), 1 << 20);
+        let c = Config::try_parse_from(["hark", "--quota-backend-bytes", "-1"]).unwrap();
+        assert_eq!(c.quota_bytes(), -1);
 
         let c = Config::try_parse_from([
             "hark",

@@ -6,6 +6,8 @@ use hark_mvcc::Error;
 use tonic::Status;
 
 pub const REQUEST_TOO_LARGE: &str = "etcdserver: request is too large";
+pub const NO_SPACE: &str = "etcdserver: mvcc: database space exceeded";
+pub const CORRUPT: &str = "etcdserver: corrupt cluster";
 
 pub fn mvcc_status(e: Error) -> Status {
     match e {
@@ -23,6 +25,8 @@ pub fn mvcc_status(e: Error) -> Status {
         | Error::LeaseProvided => Status::invalid_argument(e.to_string()),
         Error::LeaseNotFound => Status::not_found(e.to_string()),
         Error::LeaseExists => Status::failed_precondition(e.to_string()),
+        Error::NoSpace => no_space(),
+        Error::Corrupt => Status::data_loss(CORRUPT),
         Error::Closed => Status::unavailable("etcdserver: server stopped"),
         Error::Backend(msg) => Status::internal(format!("etcdserver: {msg}")),
     }
@@ -35,6 +39,10 @@ pub fn lease_status(e: LeaseError) -> Status {
         LeaseError::TtlTooLarge => Status::out_of_range(e.to_string()),
         LeaseError::Store(inner) => mvcc_status(inner),
     }
+}
+
+pub fn no_space() -> Status {
+    Status::resource_exhausted(NO_SPACE)
 }
 
 pub fn request_too_large() -> Status {

@@ -16,7 +16,9 @@ use crate::node::NodeHandle;
 pub fn prometheus() -> Option<PrometheusHandle> {
     static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
     HANDLE
-        .get_or_init(|| match PrometheusBuilder::new().install_recorder() {
+        .get_or_init(|| match crate::server_metrics::configure(PrometheusBuilder::new())
+            .install_recorder()
+        {
             Ok(handle) => Some(handle),
             Err(e) => {
                 tracing::warn!(error = %e, "metrics recorder not installed; /metrics will be empty");
@@ -31,31 +33,77 @@ pub fn routes(node: NodeHandle) -> Router {
     Router::new()
         .route(
             "/metrics",
-            get(move || {
-                let body = metrics.as_ref().map(|h| h.render()).unwrap_or_default();
-                async move { ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body) }
+            get({
+                let node = node.clone();
+                move || {
+                    if let Ok(node) = node.get() {
+                        crate::server_metrics::refresh(&node);
+                    }
+                    let body = metrics.as_ref().map(|h| h.render()).unwrap_or_default();
+                    async move { ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body) }
+                }
             }),
         )
-        .route("/health", get(move || health(node.clone())))
+        .route(
+            "/health",
+            get(move |uri: axum::http::Uri| health(node.clone(), HealthQuery::parse(uri.query()))),
+        )
 }
 
-/// etcd's `/health`: healthy when the member can serve a read.
-async fn health(node: NodeHandle) -> impl IntoResponse {
-    let read = node
-        .get()
-        .map_err(|s| s.message().to_string())
-        .and_then(|node| {
-            node.store
-                .range(&hark_mvcc::RangeRequest::key("health"))
-                .map_err(|e| e.to_string())
-        });
-    let json = [(header::CONTENT_TYPE, "application/json")];
-    match read {
-        Ok(_) => (StatusCode::OK, json, r#"{"health":"true"}"#.to_string()),
-        Err(e) => (
+/// etcd's `/health`: unhealthy while an alarm is raised (except those named
+/// in `?exclude=`), else healthy when the member can serve a read.
+async fn health(node: NodeHandle, query: HealthQuery) -> impl IntoResponse {
+    // etcd writes the JSON with Go's http.Error (text/plain, a trailing
+    // newline) on failure, and lets Go sniff the type on success.
+    let text = || [(header::CONTENT_TYPE, "text/plain; charset=utf-8")];
+    let unhealthy = |reason: String| {
+        metrics::counter!("etcd_server_health_failures").increment(1);
+        (
             StatusCode::SERVICE_UNAVAILABLE,
-            json,
-            serde_json::json!({"health": "false", "reason": e}).to_string(),
-        ),
+            text(),
+            serde_json::json!({"health": "false", "reason": reason}).to_string() + "\n",
+        )
+    };
+    let node = match node.get() {
+        Ok(node) => node,
+        Err(s) => return unhealthy(s.message().to_string()),
+    };
+    let excluded: Vec<&str> = query.exclude.iter().map(String::as_str).collect();
+    if let Some(alarm) = node
+        .store
+        .alarms()
+        .into_iter()
+        .find(|a| !excluded.contains(&a.kind.name()))
+    {
+        return unhealthy(format!("ALARM {}", alarm.kind.name()));
+    }
+    match node.store.range(&hark_mvcc::RangeRequest::key("health")) {
+        Ok(_) => {
+            metrics::counter!("etcd_server_health_success").increment(1);
+            (
+                StatusCode::OK,
+                text(),
+                r#"{"health":"true","reason":""}"#.to_string(),
+            )
+        }
+        Err(e) => unhealthy(format!("RANGE ERROR:{e}")),
+    }
+}
+
+/// `/health`'s query: `exclude=NOSPACE` (repeatable) ignores that alarm.
+#[derive(Debug, Default)]
+struct HealthQuery {
+    exclude: Vec<String>,
+}
+
+impl HealthQuery {
+    fn parse(query: Option<&str>) -> HealthQuery {
+        let exclude = query
+            .unwrap_or("")
+            .split('&')
+            .filter_map(|pair| pair.strip_prefix("exclude="))
+            .map(str::to_string)
+            .collect();
+        HealthQuery { exclude }
     }
 }

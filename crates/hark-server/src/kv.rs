@@ -99,6 +99,7 @@ fn check_size(node: &Node, req: &impl Message) -> Result<(), Status> {
 }
 
 async fn write(node: &Node, req: mvcc::WriteRequest) -> Result<mvcc::WriteResponse, Status> {
+    crate::quota::check(node, &req).await?;
     node.apply(req).await.map_err(mvcc_status)
 }
 

@@ -27,6 +27,11 @@ impl LeaseService {
         if req.encoded_len() > node.max_request_bytes {
             return Err(request_too_large());
         }
+        let grant = hark_mvcc::WriteRequest::LeaseGrant(hark_mvcc::LeaseGrantRequest {
+            id: req.id,
+            ttl: req.ttl,
+        });
+        crate::quota::check(&node, &grant).await?;
         let (tx, rx) = oneshot::channel();
         node.lessor.grant(
             req.id,
@@ -129,9 +134,12 @@ impl Lease for LeaseService {
             let code = loop {
                 let req = tokio::select! {
                     msg = inbound.message() => match msg {
-                        Ok(Some(req)) => req,
+                        Ok(Some(req)) => {
+                            call.received();
+                            req
+                        }
                         Ok(None) => break Code::Ok,
-                        Err(status) => break status.code(),
+                        Err(status) => break grpc_metrics::client_gone(status.code()),
                     },
                     _ = crate::server::shutting_down(&mut shutdown) => break Code::Unavailable,
                 };
@@ -150,6 +158,7 @@ impl Lease for LeaseService {
                 if tx.send(Ok(resp)).await.is_err() {
                     break Code::Cancelled;
                 }
+                call.sent(1);
             };
             call.handled(code);
         });

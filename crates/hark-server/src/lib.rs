@@ -18,7 +18,11 @@ mod kv;
 mod lease;
 mod maintenance;
 mod node;
+mod oversize;
+mod quota;
 mod server;
+mod server_metrics;
+mod traffic;
 mod watch;
 mod watch_frame;
 

@@ -1,20 +1,21 @@
-//! Maintenance (Status, Alarm) and Cluster (MemberList): what etcd's clients and
-//! etcdctl call to learn about the member. Operations that only make sense for
-//! a multi-member cluster or etcd's bbolt backend are refused as unimplemented.
+//! Maintenance (Status, Alarm, Defragment, Hash, HashKV, Snapshot) and Cluster
+//! (MemberList): what etcd's clients and etcdctl call to look after a member.
+//! Operations that only make sense for a multi-member cluster are refused as
+//! unimplemented.
 
+use hark_mvcc as mvcc;
 use hark_proto::etcdserverpb::{
     self as pb, cluster_server::Cluster, maintenance_server::Maintenance,
 };
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
+use crate::errors::mvcc_status;
 use crate::grpc_metrics;
 use crate::node::{NodeHandle, RAFT_TERM};
 
 const MAINTENANCE: &str = "etcdserverpb.Maintenance";
 const CLUSTER: &str = "etcdserverpb.Cluster";
-/// etcd's default backend quota (`--quota-backend-bytes`), reported in Status.
-const DB_SIZE_QUOTA: i64 = 2 << 30;
 
 pub struct MaintenanceService {
     node: NodeHandle,
@@ -30,20 +31,220 @@ fn unsupported(what: &str) -> Status {
     Status::unimplemented(format!("hark: {what} is not supported"))
 }
 
+/// An alarm as etcd's `AlarmMember.String()` prints it in `Status.errors`
+/// (protobuf's compact text form, trailing space included).
+pub fn alarm_text(alarm: &mvcc::Alarm) -> String {
+    format!("memberID:{} alarm:{} ", alarm.member_id, alarm.kind.name())
+}
+
+fn alarm_request(req: &pb::AlarmRequest) -> Result<mvcc::AlarmRequest, Status> {
+    let action = match pb::alarm_request::AlarmAction::try_from(req.action) {
+        Ok(pb::alarm_request::AlarmAction::Get) => mvcc::AlarmAction::Get,
+        Ok(pb::alarm_request::AlarmAction::Activate) => mvcc::AlarmAction::Activate,
+        Ok(pb::alarm_request::AlarmAction::Deactivate) => mvcc::AlarmAction::Deactivate,
+        Err(_) => {
+            return Err(Status::invalid_argument(format!(
+                "etcdserver: unknown alarm action {}",
+                req.action
+            )));
+        }
+    };
+    let kind = match req.alarm {
+        0 => None,
+        n => Some(mvcc::AlarmKind::from_number(n).ok_or_else(|| {
+            Status::invalid_argument(format!("etcdserver: unknown alarm type {n}"))
+        })?),
+    };
+    Ok(mvcc::AlarmRequest {
+        action,
+        member_id: req.member_id,
+        kind,
+    })
+}
+
+impl MaintenanceService {
+    async fn do_alarm(&self, req: pb::AlarmRequest) -> Result<pb::AlarmResponse, Status> {
+        let node = self.node.get()?;
+        let req = alarm_request(&req)?;
+        match node.apply(mvcc::WriteRequest::Alarm(req)).await {
+            Ok(mvcc::WriteResponse::Alarm(r)) => Ok(pb::AlarmResponse {
+                header: node.header(r.header_revision),
+                alarms: r
+                    .alarms
+                    .iter()
+                    .map(|a| pb::AlarmMember {
+                        member_id: a.member_id,
+                        alarm: a.kind.number(),
+                    })
+                    .collect(),
+            }),
+            Ok(other) => Err(Status::internal(format!(
+                "hark: the store answered an alarm with {other:?}"
+            ))),
+            Err(e) => Err(mvcc_status(e)),
+        }
+    }
+
+    async fn do_defragment(&self) -> Result<pb::DefragmentResponse, Status> {
+        let node = self.node.get()?;
+        let store = node.store.clone();
+        tokio::task::spawn_blocking(move || store.defragment())
+            .await
+            .map_err(|e| Status::internal(format!("hark: defragment failed: {e}")))?
+            .map_err(mvcc_status)?;
+        Ok(pb::DefragmentResponse {
+            header: node.header(node.store.current_revision()),
+        })
+    }
+
+    async fn do_hash(&self) -> Result<pb::HashResponse, Status> {
+        let node = self.node.get()?;
+        let store = node.store.clone();
+        let (hash, revision) = tokio::task::spawn_blocking(move || store.hash())
+            .await
+            .map_err(|e| Status::internal(format!("hark: hash failed: {e}")))?
+            .map_err(mvcc_status)?;
+        Ok(pb::HashResponse {
+            header: node.header(revision),
+            hash,
+        })
+    }
+
+    async fn do_hash_kv(&self, req: pb::HashKvRequest) -> Result<pb::HashKvResponse, Status> {
+        let node = self.node.get()?;
+        if req.revision < 0 {
+            // etcd hashes nothing and echoes the negative revision; say why instead.
+            return Err(Status::invalid_argument(
+                "hark: HashKV revision must be 0 (current) or positive",
+            ));
+        }
+        let store = node.store.clone();
+        let h = tokio::task::spawn_blocking(move || store.hash_kv(req.revision))
+            .await
+            .map_err(|e| Status::internal(format!("hark: hash failed: {e}")))?
+            .map_err(mvcc_status)?;
+        Ok(pb::HashKvResponse {
+            header: node.header(h.current_revision),
+            hash: h.hash,
+            // etcd's compact revision is -1 until the first compaction.
+            compact_revision: if h.compact_revision == 0 {
+                -1
+            } else {
+                h.compact_revision
+            },
+            hash_revision: h.hash_revision,
+        })
+    }
+
+    fn do_status(&self) -> Result<pb::StatusResponse, Status> {
+        let node = self.node.get()?;
+        let revision = node.store.current_revision();
+        // Without raft, each applied revision stands for one log entry.
+        let raft_index = revision as u64;
+        Ok(pb::StatusResponse {
+            header: node.header(revision),
+            version: crate::ETCD_VERSION.to_string(),
+            db_size: node.store.db_size() as i64,
+            leader: node.member_id,
+            raft_index,
+            raft_term: RAFT_TERM,
+            raft_applied_index: raft_index,
+            errors: node.store.alarms().iter().map(alarm_text).collect(),
+            db_size_in_use: node.store.db_size_in_use() as i64,
+            is_learner: false,
+            storage_version: String::new(),
+            db_size_quota: node.quota_bytes,
+            downgrade_info: None,
+        })
+    }
+}
+
+/// etcd's chunk size for snapshot streams.
+const SNAPSHOT_CHUNK: usize = 32 * 1024;
+
+/// Streams a consistent snapshot of `store` as etcd does: the bbolt database
+/// in 32 KiB chunks with the bytes still to come, then one message holding
+/// the sha256 of everything sent. The database is written to a temporary
+/// file first (writers are not blocked meanwhile) and removed afterwards.
+fn send_snapshot(
+    store: &mvcc::Store,
+    member: &hark_snapshot::Member,
+    tx: &tokio::sync::mpsc::Sender<Result<pb::SnapshotResponse, Status>>,
+    call: &grpc_metrics::Call,
+) -> Result<(), Status> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
+
+    struct TempFile(std::path::PathBuf);
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    static SEQUENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let temp = TempFile(std::env::temp_dir().join(format!(
+        "hark-snapshot-{}-{}.db",
+        std::process::id(),
+        SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )));
+    let failed = |what: &str, e: &dyn std::fmt::Display| {
+        tracing::error!(error = %e, "snapshot: {what}");
+        Status::internal(format!("etcdserver: snapshot: {what}: {e}"))
+    };
+    let started = std::time::Instant::now();
+    let written = hark_snapshot::write_database(store, member, &temp.0)
+        .map_err(|e| failed("writing the database", &e))?;
+    let mut file = std::fs::File::open(&temp.0).map_err(|e| failed("reading it back", &e))?;
+    let mut hasher = Sha256::new();
+    let mut remaining = written.size;
+    while remaining > 0 {
+        let mut chunk = vec![0u8; SNAPSHOT_CHUNK.min(remaining as usize)];
+        file.read_exact(&mut chunk)
+            .map_err(|e| failed("reading it back", &e))?;
+        hasher.update(&chunk);
+        remaining -= chunk.len() as u64;
+        let msg = pb::SnapshotResponse {
+            header: None,
+            remaining_bytes: remaining,
+            blob: chunk.into(),
+            version: String::new(),
+        };
+        if tx.blocking_send(Ok(msg)).is_err() {
+            return Err(Status::cancelled(
+                "etcdserver: snapshot: the client went away",
+            ));
+        }
+        call.sent(1);
+    }
+    let checksum = pb::SnapshotResponse {
+        header: None,
+        remaining_bytes: 0,
+        blob: hasher.finalize().to_vec().into(),
+        version: String::new(),
+    };
+    if tx.blocking_send(Ok(checksum)).is_err() {
+        return Err(Status::cancelled(
+            "etcdserver: snapshot: the client went away",
+        ));
+    }
+    call.sent(1);
+    tracing::info!(
+        revision = written.revision,
+        bytes = written.size,
+        took = ?started.elapsed(),
+        "sent database snapshot"
+    );
+    Ok(())
+}
+
 #[tonic::async_trait]
 impl Maintenance for MaintenanceService {
     async fn alarm(
         &self,
-        _request: Request<pb::AlarmRequest>,
+        request: Request<pb::AlarmRequest>,
     ) -> Result<Response<pb::AlarmResponse>, Status> {
         let call = grpc_metrics::unary(MAINTENANCE, "Alarm");
-        // Hark raises no alarms (no space quota, no corruption checks yet).
-        call.finish(self.node.get().map(|node| {
-            Response::new(pb::AlarmResponse {
-                header: node.header(node.store.current_revision()),
-                alarms: Vec::new(),
-            })
-        }))
+        call.finish(self.do_alarm(request.into_inner()).await.map(Response::new))
     }
 
     async fn status(
@@ -51,50 +252,35 @@ impl Maintenance for MaintenanceService {
         _request: Request<pb::StatusRequest>,
     ) -> Result<Response<pb::StatusResponse>, Status> {
         let call = grpc_metrics::unary(MAINTENANCE, "Status");
-        let node = match self.node.get() {
-            Ok(node) => node,
-            Err(e) => return call.finish(Err(e)),
-        };
-        let revision = node.store.current_revision();
-        let db_size = node.store.db_size() as i64;
-        // Without raft, each applied revision stands for one log entry.
-        let raft_index = revision as u64;
-        call.finish(Ok(Response::new(pb::StatusResponse {
-            header: node.header(revision),
-            version: crate::ETCD_VERSION.to_string(),
-            db_size,
-            leader: node.member_id,
-            raft_index,
-            raft_term: RAFT_TERM,
-            raft_applied_index: raft_index,
-            errors: Vec::new(),
-            db_size_in_use: db_size,
-            is_learner: false,
-            storage_version: String::new(),
-            db_size_quota: DB_SIZE_QUOTA,
-            downgrade_info: None,
-        })))
+        call.finish(self.do_status().map(Response::new))
     }
 
     async fn defragment(
         &self,
         _request: Request<pb::DefragmentRequest>,
     ) -> Result<Response<pb::DefragmentResponse>, Status> {
-        grpc_metrics::unary(MAINTENANCE, "Defragment").finish(Err(unsupported("Defragment")))
+        let call = grpc_metrics::unary(MAINTENANCE, "Defragment");
+        call.finish(self.do_defragment().await.map(Response::new))
     }
 
     async fn hash(
         &self,
         _request: Request<pb::HashRequest>,
     ) -> Result<Response<pb::HashResponse>, Status> {
-        grpc_metrics::unary(MAINTENANCE, "Hash").finish(Err(unsupported("Hash")))
+        let call = grpc_metrics::unary(MAINTENANCE, "Hash");
+        call.finish(self.do_hash().await.map(Response::new))
     }
 
     async fn hash_kv(
         &self,
-        _request: Request<pb::HashKvRequest>,
+        request: Request<pb::HashKvRequest>,
     ) -> Result<Response<pb::HashKvResponse>, Status> {
-        grpc_metrics::unary(MAINTENANCE, "HashKV").finish(Err(unsupported("HashKV")))
+        let call = grpc_metrics::unary(MAINTENANCE, "HashKV");
+        call.finish(
+            self.do_hash_kv(request.into_inner())
+                .await
+                .map(Response::new),
+        )
     }
 
     type SnapshotStream = ReceiverStream<Result<pb::SnapshotResponse, Status>>;
@@ -103,7 +289,32 @@ impl Maintenance for MaintenanceService {
         &self,
         _request: Request<pb::SnapshotRequest>,
     ) -> Result<Response<Self::SnapshotStream>, Status> {
-        grpc_metrics::unary(MAINTENANCE, "Snapshot").finish(Err(unsupported("Snapshot")))
+        let call = grpc_metrics::server_stream(MAINTENANCE, "Snapshot");
+        let node = match self.node.get() {
+            Ok(node) => node,
+            Err(e) => return call.finish(Err(e)),
+        };
+        let member = hark_snapshot::Member {
+            id: node.member_id,
+            name: node.name.clone(),
+            peer_urls: Vec::new(),
+            client_urls: node.client_urls.clone(),
+        };
+        let store = node.store.clone();
+        drop(node);
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        tokio::task::spawn_blocking(move || {
+            let code = match send_snapshot(&store, &member, &tx, &call) {
+                Ok(()) => tonic::Code::Ok,
+                Err(status) => {
+                    let code = status.code();
+                    let _ = tx.blocking_send(Err(status));
+                    code
+                }
+            };
+            call.handled(code);
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
     }
 
     async fn move_leader(

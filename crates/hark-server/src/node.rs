@@ -23,6 +23,8 @@ pub struct Node {
     pub cluster_id: u64,
     pub client_urls: Vec<String>,
     pub max_request_bytes: usize,
+    /// `--quota-backend-bytes` (etcd's default when unset; negative: none).
+    pub quota_bytes: i64,
     /// Flips to `true` at shutdown: long-lived streams end themselves.
     pub shutdown: watch::Receiver<bool>,
 }

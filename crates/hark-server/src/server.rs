@@ -25,6 +25,7 @@ use crate::kv::KvService;
 use crate::lease::LeaseService;
 use crate::maintenance::{ClusterService, MaintenanceService};
 use crate::node::{Node, NodeHandle, stable_id};
+use crate::traffic::Counted;
 use crate::watch::WatchService;
 use crate::{compactor, http};
 
@@ -69,11 +70,21 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     let client_listeners = bind_all(&config.listen_client_urls).await?;
     let metrics_listeners = bind_all(&config.listen_metrics_urls).await?;
     let data_dir = config.data_dir();
+    if config.quota_bytes() > crate::config::MAX_SUGGESTED_QUOTA_BYTES {
+        tracing::warn!(
+            quota = config.quota_bytes(),
+            suggested_max = crate::config::MAX_SUGGESTED_QUOTA_BYTES,
+            "quota exceeds the maximum value suggested by etcd"
+        );
+    }
     let options = StoreOptions {
         sync: !config.unsafe_no_fsync,
         max_txn_ops: config.max_txn_ops,
         ..StoreOptions::default()
     };
+    if let Some(snapshot) = &config.from_snapshot {
+        restore_first(snapshot, &data_dir).await?;
+    }
     let store = {
         let dir = data_dir.clone();
         tokio::task::spawn_blocking(move || Store::open(dir, options))
@@ -112,8 +123,14 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         cluster_id: stable_id(&["hark-cluster", &member_id.to_string()]),
         client_urls,
         max_request_bytes: config.max_request_bytes,
+        quota_bytes: config.quota_bytes(),
         shutdown,
     });
+
+    // The recorder first, so that the series registered next are kept.
+    let _ = http::prometheus();
+    crate::server_metrics::register(&node);
+    crate::grpc_metrics::register();
 
     let limit = config.max_request_bytes + GRPC_OVERHEAD_BYTES;
     let handle = NodeHandle::new(&node);
@@ -132,7 +149,10 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
                 ClusterServer::new(ClusterService::new(handle.clone()))
                     .max_decoding_message_size(limit),
             );
-    let client_routes = Routes::from(grpc.into_axum_router().merge(http::routes(handle.clone())));
+    let grpc = grpc
+        .into_axum_router()
+        .layer(axum::middleware::map_response(crate::oversize::as_grpc_go));
+    let client_routes = Routes::from(grpc.merge(http::routes(handle.clone())));
     let metrics_routes = Routes::from(http::routes(handle.clone()));
 
     let mut tasks = Vec::new();
@@ -168,6 +188,37 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     })
 }
 
+/// `--from-snapshot`: a data dir that holds nothing yet is built from the
+/// snapshot; one that holds a store is left alone (a restart with the same
+/// flags must not lose what was written since).
+async fn restore_first(
+    snapshot: &std::path::Path,
+    data_dir: &std::path::Path,
+) -> Result<(), String> {
+    let empty = std::fs::read_dir(data_dir).map_or(true, |mut e| e.next().is_none());
+    if !empty {
+        tracing::info!(
+            data_dir = %data_dir.display(),
+            "the data dir already holds a store; --from-snapshot is not applied"
+        );
+        return Ok(());
+    }
+    let (from, into) = (snapshot.to_path_buf(), data_dir.to_path_buf());
+    let restored = tokio::task::spawn_blocking(move || {
+        hark_snapshot::restore(&from, &into, &hark_snapshot::RestoreOptions::default())
+    })
+    .await
+    .map_err(|e| e.to_string())?
+    .map_err(|e| format!("cannot restore {}: {e}", snapshot.display()))?;
+    tracing::info!(
+        snapshot = %snapshot.display(),
+        revision = restored.revision,
+        compact_revision = restored.compact_revision,
+        "restored the data dir from a snapshot"
+    );
+    Ok(())
+}
+
 async fn bind_all(urls: &[String]) -> Result<Vec<TcpListener>, String> {
     let mut listeners = Vec::new();
     for url in urls.iter().filter(|u| !u.trim().is_empty()) {
@@ -197,7 +248,9 @@ fn serve(
         let incoming = TcpListenerStream::new(listener).filter_map(|accepted| match accepted {
             Ok(tcp) => {
                 let _ = tcp.set_nodelay(true);
-                Some(Ok::<_, std::io::Error>(AuthorityFix::new(tcp)))
+                Some(Ok::<_, std::io::Error>(AuthorityFix::new(Counted::new(
+                    tcp,
+                ))))
             }
             Err(e) => {
                 // Out of file descriptors and the like: keep serving the others.

@@ -100,6 +100,7 @@ fn open_stream(
     let node = handle.get()?;
     let (stream, responses) = node.hub.new_stream();
     let fragmented = Fragmented::default();
+    let sent = call.sent_counter();
     tokio::spawn(recv_loop(
         node.shutdown.clone(),
         inbound,
@@ -112,6 +113,7 @@ fn open_stream(
         responses,
         fragmented,
         ready: VecDeque::new(),
+        sent,
     }))
 }
 
@@ -125,9 +127,14 @@ async fn recv_loop(
     let code = loop {
         tokio::select! {
             msg = inbound.message() => match msg {
-                Ok(Some(req)) => handle(&stream, &fragmented, req),
-                Ok(None) => break Code::Ok,
-                Err(status) => break status.code(),
+                Ok(Some(req)) => {
+                    call.received();
+                    handle(&stream, &fragmented, req)
+                }
+                // etcd's watch stream ends only when its client cancels it:
+                // a client's close counts as Canceled there.
+                Ok(None) => break Code::Cancelled,
+                Err(status) => break grpc_metrics::client_gone(status.code()),
             },
             _ = crate::server::shutting_down(&mut shutdown) => break Code::Unavailable,
         }
@@ -182,6 +189,8 @@ struct FrameStream {
     fragmented: Fragmented,
     /// Frames of a reply that was split into fragments, not yet handed out.
     ready: VecDeque<WatchFrame>,
+    /// `grpc_server_msg_sent_total` of this call.
+    sent: metrics::Counter,
 }
 
 impl Stream for FrameStream {
@@ -191,6 +200,7 @@ impl Stream for FrameStream {
         let this = self.get_mut();
         loop {
             if let Some(frame) = this.ready.pop_front() {
+                this.sent.increment(1);
                 return Poll::Ready(Some(Ok(frame)));
             }
             let Some(reply) = ready!(this.responses.poll_recv(cx)) else {

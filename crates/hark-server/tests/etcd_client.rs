@@ -723,7 +723,10 @@ async fn metrics_and_health_over_http() {
 
     for addr in [srv.server.client_addrs[0], srv.server.metrics_addrs[0]] {
         let (code, body) = http_get(addr, "/health");
-        assert_eq!((code, body.as_str()), (200, r#"{"health":"true"}"#));
+        assert_eq!(
+            (code, body.as_str()),
+            (200, r#"{"health":"true","reason":""}"#)
+        );
         let (code, body) = http_get(addr, "/metrics");
         assert_eq!(code, 200);
         for needle in [

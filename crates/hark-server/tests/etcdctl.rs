@@ -226,6 +226,29 @@ fn exercise(ctl: &Ctl) {
         status.contains(", 3.5.") && status.contains(", true, false, "),
         "{status}"
     );
+    // Maintenance: defrag, alarms (raised here through the API etcdctl
+    // itself has no command for), endpoint status with the alarm.
+    assert_eq!(
+        ctl.ok(&["defrag"]),
+        format!("Finished defragmenting etcd member[{}]\n", ctl.endpoint)
+    );
+    assert_eq!(ctl.ok(&["alarm", "list"]), "");
+    raise_nospace(&ctl.endpoint);
+    let listed = ctl.ok(&["alarm", "list"]);
+    assert!(
+        listed.starts_with("memberID:") && listed.ends_with(" alarm:NOSPACE \n"),
+        "{listed:?}"
+    );
+    assert!(
+        ctl.fails(&["put", "x", "y"])
+            .contains("etcdserver: mvcc: database space exceeded")
+    );
+    let table = ctl.ok(&["endpoint", "status", "-w", "table"]);
+    assert!(table.contains("alarm:NOSPACE"), "{table}");
+    assert_eq!(ctl.ok(&["alarm", "disarm"]), listed);
+    assert_eq!(ctl.ok(&["alarm", "list"]), "");
+    assert_eq!(ctl.ok(&["put", "x", "y"]), "OK\n");
+
     // etcdctl 3.4 prints the health report on stderr, 3.5 on stdout.
     let health = ctl.run_with_stdin(&["endpoint", "health"], "");
     assert!(health.status.success());
@@ -234,6 +257,32 @@ fn exercise(ctl: &Ctl) {
         report.contains(&format!("{} is healthy", ctl.endpoint)),
         "{report}"
     );
+}
+
+/// Raises NOSPACE for the member behind `endpoint`, as a full backend would.
+fn raise_nospace(endpoint: &str) {
+    let endpoint = endpoint.to_string();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut c = common::client(&endpoint).await;
+            let member = c.status().await.unwrap().header().unwrap().member_id();
+            let mut opts = etcd_client::AlarmOptions::new();
+            opts.with_member(member);
+            c.alarm(
+                etcd_client::AlarmAction::Activate,
+                etcd_client::AlarmType::Nospace,
+                Some(opts),
+            )
+            .await
+            .unwrap();
+        })
+    })
+    .join()
+    .unwrap();
 }
 
 #[test]

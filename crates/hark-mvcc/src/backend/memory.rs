@@ -3,13 +3,15 @@ use std::ops::Bound;
 
 use parking_lot::RwLock;
 
-use super::{Backend, BatchOp, Table, WriteBatch};
+use super::{Backend, BackendView, BatchOp, Table, WriteBatch};
 use crate::error::Result;
 
 /// An in-memory [`Backend`] for tests and benchmarks of the layers above storage.
+type Tables = [BTreeMap<Vec<u8>, Vec<u8>>; 2];
+
 #[derive(Default)]
 pub struct MemoryBackend {
-    tables: RwLock<[BTreeMap<Vec<u8>, Vec<u8>>; 2]>,
+    tables: RwLock<Tables>,
 }
 
 impl MemoryBackend {
@@ -37,13 +39,7 @@ impl Backend for MemoryBackend {
         to: Option<&[u8]>,
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        let tables = self.tables.read();
-        let upper = to.map_or(Bound::Unbounded, Bound::Excluded);
-        for (k, v) in tables[slot(table)].range::<[u8], _>((Bound::Included(from), upper)) {
-            if !visit(k, v) {
-                break;
-            }
-        }
+        scan_tables(&self.tables.read(), table, from, to, visit);
         Ok(())
     }
 
@@ -69,5 +65,54 @@ impl Backend for MemoryBackend {
             .flat_map(|t| t.iter())
             .map(|(k, v)| (k.len() + v.len()) as u64)
             .sum()
+    }
+
+    /// Nothing lingers after a delete in memory.
+    fn size_in_use_bytes(&self) -> u64 {
+        self.size_bytes()
+    }
+
+    fn read_snapshot(&self, read: &mut dyn FnMut(&dyn BackendView) -> Result<()>) -> Result<()> {
+        // A copy, so writers go on while the reader walks it.
+        let copy = MemoryView(self.tables.read().clone());
+        read(&copy)
+    }
+
+    fn reclaim_space(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+struct MemoryView(Tables);
+
+impl BackendView for MemoryView {
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.0[slot(table)].get(key).cloned())
+    }
+
+    fn scan(
+        &self,
+        table: Table,
+        from: &[u8],
+        to: Option<&[u8]>,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        scan_tables(&self.0, table, from, to, visit);
+        Ok(())
+    }
+}
+
+fn scan_tables(
+    tables: &Tables,
+    table: Table,
+    from: &[u8],
+    to: Option<&[u8]>,
+    visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+) {
+    let upper = to.map_or(Bound::Unbounded, Bound::Excluded);
+    for (k, v) in tables[slot(table)].range::<[u8], _>((Bound::Included(from), upper)) {
+        if !visit(k, v) {
+            break;
+        }
     }
 }

@@ -88,6 +88,33 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Bytes the backend occupies (on disk, or in memory for the memory backend).
     fn size_bytes(&self) -> u64;
+
+    /// Bytes of live data: [`Backend::size_bytes`] less what deleted and
+    /// overwritten entries still hold until [`Backend::reclaim_space`].
+    fn size_in_use_bytes(&self) -> u64;
+
+    /// Calls `read` with a consistent view of every table as of one moment: no
+    /// write batch is seen in part, and later writes are not seen at all.
+    /// Writers are not blocked while `read` runs.
+    fn read_snapshot(&self, read: &mut dyn FnMut(&dyn BackendView) -> Result<()>) -> Result<()>;
+
+    /// Rewrites storage so that deleted and overwritten entries stop taking
+    /// space (etcd's defragmentation). Reads and writes go on meanwhile.
+    fn reclaim_space(&self) -> Result<()>;
+}
+
+/// A read-only, point-in-time view of a backend (see [`Backend::read_snapshot`]).
+pub trait BackendView {
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>>;
+
+    /// As [`Backend::scan`], over the view.
+    fn scan(
+        &self,
+        table: Table,
+        from: &[u8],
+        to: Option<&[u8]>,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()>;
 }
 
 /// A shared backend, so a test can reopen a store over the same in-memory data.
@@ -112,5 +139,17 @@ impl<B: Backend> Backend for std::sync::Arc<B> {
 
     fn size_bytes(&self) -> u64 {
         (**self).size_bytes()
+    }
+
+    fn size_in_use_bytes(&self) -> u64 {
+        (**self).size_in_use_bytes()
+    }
+
+    fn read_snapshot(&self, read: &mut dyn FnMut(&dyn BackendView) -> Result<()>) -> Result<()> {
+        (**self).read_snapshot(read)
+    }
+
+    fn reclaim_space(&self) -> Result<()> {
+        (**self).reclaim_space()
     }
 }

@@ -1,10 +1,11 @@
 use std::path::{Path, PathBuf};
 
 use rocksdb::{
-    ColumnFamilyDescriptor, DB, Direction, IteratorMode, Options, ReadOptions, WriteOptions,
+    BottommostLevelCompaction, ColumnFamilyDescriptor, CompactOptions, DB, Direction, IteratorMode,
+    Options, ReadOptions, SnapshotWithThreadMode, WriteOptions,
 };
 
-use super::{Backend, BatchOp, Table, WriteBatch};
+use super::{Backend, BackendView, BatchOp, Table, WriteBatch};
 use crate::error::{Error, Result};
 
 /// The RocksDB [`Backend`]: one column family per [`Table`].
@@ -27,6 +28,9 @@ impl RocksBackend {
         let mut opts = Options::default();
         opts.create_if_missing(true);
         opts.create_missing_column_families(true);
+        // RocksDB's own text logs are not data: keep few, so they neither fill
+        // the disk nor count much against the backend quota.
+        opts.set_keep_log_file_num(4);
         let cfs = Table::ALL.map(|t| ColumnFamilyDescriptor::new(t.name(), Options::default()));
         let db = DB::open_cf_descriptors(&opts, &path, cfs).map_err(backend_err)?;
         Ok(RocksBackend { db, path })
@@ -51,22 +55,7 @@ impl Backend for RocksBackend {
         to: Option<&[u8]>,
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        let mut read_opts = ReadOptions::default();
-        if let Some(to) = to {
-            read_opts.set_iterate_upper_bound(to.to_vec());
-        }
-        let iter = self.db.iterator_cf_opt(
-            self.cf(table),
-            read_opts,
-            IteratorMode::From(from, Direction::Forward),
-        );
-        for item in iter {
-            let (k, v) = item.map_err(backend_err)?;
-            if !visit(&k, &v) {
-                break;
-            }
-        }
-        Ok(())
+        self.scan_at(None, table, from, to, visit)
     }
 
     fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
@@ -89,14 +78,114 @@ impl Backend for RocksBackend {
     fn size_bytes(&self) -> u64 {
         dir_size(&self.path)
     }
+
+    /// RocksDB's estimate of live data in its files, plus what the memtables hold.
+    fn size_in_use_bytes(&self) -> u64 {
+        Table::ALL
+            .iter()
+            .map(|t| {
+                let prop = |name: &str| {
+                    self.db
+                        .property_int_value_cf(self.cf(*t), name)
+                        .ok()
+                        .flatten()
+                        .unwrap_or(0)
+                };
+                prop("rocksdb.estimate-live-data-size") + prop("rocksdb.cur-size-all-mem-tables")
+            })
+            .sum()
+    }
+
+    fn read_snapshot(&self, read: &mut dyn FnMut(&dyn BackendView) -> Result<()>) -> Result<()> {
+        let snapshot = self.db.snapshot();
+        read(&RocksView {
+            backend: self,
+            snapshot,
+        })
+    }
+
+    /// A full manual compaction of every column family. It runs beside
+    /// RocksDB's background work (not exclusive), so writes and reads go on.
+    fn reclaim_space(&self) -> Result<()> {
+        let mut opts = CompactOptions::default();
+        opts.set_exclusive_manual_compaction(false);
+        // Rewrite the last level too: that is where deleted rows' space is freed.
+        opts.set_bottommost_level_compaction(BottommostLevelCompaction::Force);
+        for table in Table::ALL {
+            let cf = self.cf(table);
+            self.db.flush_cf(cf).map_err(backend_err)?;
+            self.db
+                .compact_range_cf_opt(cf, None::<&[u8]>, None::<&[u8]>, &opts);
+        }
+        Ok(())
+    }
 }
 
+impl RocksBackend {
+    fn scan_at(
+        &self,
+        snapshot: Option<&SnapshotWithThreadMode<'_, DB>>,
+        table: Table,
+        from: &[u8],
+        to: Option<&[u8]>,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        let mut read_opts = ReadOptions::default();
+        if let Some(to) = to {
+            read_opts.set_iterate_upper_bound(to.to_vec());
+        }
+        if let Some(snapshot) = snapshot {
+            read_opts.set_snapshot(snapshot);
+        }
+        let iter = self.db.iterator_cf_opt(
+            self.cf(table),
+            read_opts,
+            IteratorMode::From(from, Direction::Forward),
+        );
+        for item in iter {
+            let (k, v) = item.map_err(backend_err)?;
+            if !visit(&k, &v) {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A RocksDB snapshot: reads see the database as it was when it was taken.
+struct RocksView<'a> {
+    backend: &'a RocksBackend,
+    snapshot: SnapshotWithThreadMode<'a, DB>,
+}
+
+impl BackendView for RocksView<'_> {
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.snapshot
+            .get_cf(self.backend.cf(table), key)
+            .map_err(backend_err)
+    }
+
+    fn scan(
+        &self,
+        table: Table,
+        from: &[u8],
+        to: Option<&[u8]>,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        self.backend
+            .scan_at(Some(&self.snapshot), table, from, to, visit)
+    }
+}
+
+/// Bytes of the database's files: tables, write-ahead log, manifest. RocksDB's
+/// text logs (`LOG*`) are left out: they are diagnostics, not data.
 fn dir_size(path: &Path) -> u64 {
     let Ok(entries) = std::fs::read_dir(path) else {
         return 0;
     };
     entries
         .flatten()
+        .filter(|e| !e.file_name().as_encoded_bytes().starts_with(b"LOG"))
         .filter_map(|e| e.metadata().ok())
         .filter(|m| m.is_file())
         .map(|m| m.len())

@@ -1,0 +1,151 @@
+//! Building a data dir from a snapshot image: the inverse of
+//! [`crate::StoreImage`]. The rows come in etcd's encoding (the `kv` table
+//! already is etcd's `key` bucket), so a snapshot etcd saved loads as it is.
+
+use std::path::Path;
+
+use crate::alarm::{self, Alarm};
+use crate::backend::{Backend, RocksBackend, Table, WriteBatch};
+use crate::error::{Error, Result};
+use crate::lease_table;
+use crate::store::{
+    META_CURRENT_REV, META_FINISHED_COMPACT, META_SCHEDULED_COMPACT, decode_row,
+    tombstone_row_value,
+};
+
+/// Rows per backend write while restoring.
+const RESTORE_BATCH: usize = 4096;
+
+/// Writes a new store into an empty directory. Nothing is synced until
+/// [`Restorer::finish`]; a restore that fails midway leaves a directory to
+/// delete, never a store that opens with part of the data.
+pub struct Restorer {
+    backend: RocksBackend,
+    batch: WriteBatch,
+    newest: i64,
+    rows: u64,
+}
+
+/// What a finished restore holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RestoredStore {
+    pub revision: i64,
+    pub compact_revision: i64,
+    pub rows: u64,
+}
+
+/// Set when a restore has not finished: [`crate::Store::open`] refuses such a dir.
+pub(crate) const META_RESTORING: &[u8] = b"restoring";
+
+impl Restorer {
+    /// Creates the store in `dir`, which must not exist or be empty.
+    pub fn create(dir: impl AsRef<Path>) -> Result<Restorer> {
+        let dir = dir.as_ref();
+        if let Ok(mut entries) = std::fs::read_dir(dir)
+            && entries.next().is_some()
+        {
+            return Err(Error::Backend(format!(
+                "data dir {} already exists and is not empty",
+                dir.display()
+            )));
+        }
+        let backend = RocksBackend::open(dir)?;
+        let mut batch = WriteBatch::default();
+        batch.put(Table::Meta, META_RESTORING.to_vec(), Vec::new());
+        backend.write(batch, false)?;
+        Ok(Restorer {
+            backend,
+            batch: WriteBatch::default(),
+            newest: 1,
+            rows: 0,
+        })
+    }
+
+    /// Adds one `kv` row: an etcd revision key (17 bytes, `t` suffix for a
+    /// tombstone) and an encoded `mvccpb.KeyValue`. Rows may come in any order.
+    pub fn row(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        let Some((rev, tombstone, kv)) = decode_row(key, value) else {
+            return Err(Error::Backend(format!(
+                "not a key-value revision row: key {key:?}"
+            )));
+        };
+        if kv.key.is_empty() || rev.main < 1 {
+            return Err(Error::Backend(format!(
+                "invalid key-value row at revision {}_{}",
+                rev.main, rev.sub
+            )));
+        }
+        self.newest = self.newest.max(rev.main);
+        let value = if tombstone {
+            tombstone_row_value(kv.key)
+        } else {
+            value.to_vec()
+        };
+        self.batch.put(Table::Kv, key.to_vec(), value);
+        self.rows += 1;
+        self.flush_if_full()
+    }
+
+    /// Records a lease with its granted TTL (the lessor gives it a full TTL on start).
+    pub fn lease(&mut self, id: i64, ttl: i64) -> Result<()> {
+        self.batch.put(
+            Table::Meta,
+            lease_table::record_key(id),
+            ttl.to_be_bytes().to_vec(),
+        );
+        self.flush_if_full()
+    }
+
+    /// Records a raised alarm.
+    pub fn alarm(&mut self, raised: Alarm) -> Result<()> {
+        self.batch
+            .put(Table::Meta, alarm::record_key(raised), Vec::new());
+        self.flush_if_full()
+    }
+
+    fn flush_if_full(&mut self) -> Result<()> {
+        if self.batch.len() >= RESTORE_BATCH {
+            self.backend.write(std::mem::take(&mut self.batch), false)?;
+        }
+        Ok(())
+    }
+
+    /// Records the revisions and makes everything durable. `revision` is the
+    /// store's current revision when higher than any row's (etcd raises its
+    /// current revision to the compacted one); `scheduled_compact` and
+    /// `finished_compact` as etcd's meta bucket has them: a compaction left
+    /// unfinished is finished when the store opens.
+    pub fn finish(
+        mut self,
+        revision: i64,
+        scheduled_compact: i64,
+        finished_compact: i64,
+    ) -> Result<RestoredStore> {
+        let revision = self.newest.max(revision).max(scheduled_compact);
+        let meta = |v: i64| v.to_be_bytes().to_vec();
+        self.batch
+            .put(Table::Meta, META_CURRENT_REV.to_vec(), meta(revision));
+        if scheduled_compact > 0 {
+            self.batch.put(
+                Table::Meta,
+                META_SCHEDULED_COMPACT.to_vec(),
+                meta(scheduled_compact),
+            );
+            self.batch.put(
+                Table::Meta,
+                META_FINISHED_COMPACT.to_vec(),
+                meta(finished_compact.min(scheduled_compact)),
+            );
+        }
+        self.backend.write(std::mem::take(&mut self.batch), true)?;
+        // Only once all else is durable does the dir become a store.
+        let mut done = WriteBatch::default();
+        done.delete(Table::Meta, META_RESTORING.to_vec());
+        self.backend.write(done, true)?;
+        Ok(RestoredStore {
+            revision,
+            compact_revision: scheduled_compact,
+            rows: self.rows,
+        })
+    }
+}

@@ -1,0 +1,55 @@
+//! grpc-go's answer to a request message over the receive limit:
+//! `RESOURCE_EXHAUSTED`, "grpc: received message larger than max (N vs. M)".
+//! tonic refuses the same message with `OUT_OF_RANGE` and words of its own;
+//! etcd's clients and tests expect grpc-go's, so the status is rewritten on
+//! the way out.
+
+use axum::response::Response;
+use tonic::{Code, Status};
+
+/// Rewrites tonic's oversized-message status (a trailers-only response,
+/// so the status is in the headers) into grpc-go's.
+pub async fn as_grpc_go(mut response: Response) -> Response {
+    let Some(status) = Status::from_header_map(response.headers()) else {
+        return response;
+    };
+    if status.code() != Code::OutOfRange {
+        return response;
+    }
+    if let Some(message) = grpc_go_message(status.message()) {
+        let headers = response.headers_mut();
+        headers.remove("grpc-message");
+        // Only fails for a message that cannot be a header, which this is not.
+        let _ = Status::resource_exhausted(message).add_header(headers);
+    }
+    response
+}
+
+fn grpc_go_message(tonic_message: &str) -> Option<String> {
+    let rest = tonic_message.strip_prefix("Error, decoded message length too large: found ")?;
+    let (found, rest) = rest.split_once(" bytes, the limit is: ")?;
+    let limit = rest.strip_suffix(" bytes")?;
+    Some(format!(
+        "grpc: received message larger than max ({found} vs. {limit})"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rewrites_only_the_size_message() {
+        assert_eq!(
+            grpc_go_message(
+                "Error, decoded message length too large: found 2097200 bytes, the limit is: 2097152 bytes"
+            )
+            .as_deref(),
+            Some("grpc: received message larger than max (2097200 vs. 2097152)")
+        );
+        assert_eq!(
+            grpc_go_message("etcdserver: mvcc: required revision is a future revision"),
+            None
+        );
+    }
+}

@@ -1,0 +1,206 @@
+//! The etcd metric set Hark exports on `/metrics`: every series etcd's own
+//! alerting rules and Grafana dashboard (`contrib/mixin`) read that applies to
+//! one member, plus the mvcc and watch series the layers below record.
+//!
+//! Each series is described (Prometheus `HELP`, etcd's text) and created at
+//! its zero value when the server starts, so the first scrape already holds
+//! the whole set. The layers record under these names themselves
+//! (`hark-mvcc`: disk, proposals, sizes, mvcc counters; `hark-watch`: watch
+//! gauges); this module owns what they mean and what the server adds.
+
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+
+use crate::node::Node;
+
+/// etcd's buckets for its disk latency histograms:
+/// `prometheus.ExponentialBuckets(0.001, 2, 14)`.
+const DISK_BUCKETS: [f64; 14] = [
+    0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096,
+    8.192,
+];
+
+const DISK_HISTOGRAMS: [(&str, &str); 2] = [
+    (
+        "etcd_disk_wal_fsync_duration_seconds",
+        "The latency distributions of fsync called by WAL.",
+    ),
+    (
+        "etcd_disk_backend_commit_duration_seconds",
+        "The latency distributions of commit called by backend.",
+    ),
+];
+
+const GAUGES: [(&str, &str); 17] = [
+    (
+        "etcd_server_has_leader",
+        "Whether or not a leader exists. 1 is existence, 0 is not.",
+    ),
+    (
+        "etcd_server_is_leader",
+        "Whether or not this member is a leader. 1 if is, 0 otherwise.",
+    ),
+    (
+        "etcd_server_proposals_committed_total",
+        "The total number of consensus proposals committed.",
+    ),
+    (
+        "etcd_server_proposals_applied_total",
+        "The total number of consensus proposals applied.",
+    ),
+    (
+        "etcd_server_proposals_pending",
+        "The current number of pending proposals to commit.",
+    ),
+    (
+        "etcd_server_quota_backend_bytes",
+        "Current backend storage quota size in bytes.",
+    ),
+    (
+        "etcd_mvcc_db_total_size_in_bytes",
+        "Total size of the underlying database physically allocated in bytes.",
+    ),
+    (
+        "etcd_mvcc_db_total_size_in_use_in_bytes",
+        "Total size of the underlying database logically in use in bytes.",
+    ),
+    (
+        "etcd_debugging_mvcc_db_total_size_in_bytes",
+        "Total size of the underlying database physically allocated in bytes.",
+    ),
+    (
+        "etcd_debugging_mvcc_current_revision",
+        "The current revision of store.",
+    ),
+    (
+        "etcd_debugging_mvcc_compact_revision",
+        "The revision of the last compaction in store.",
+    ),
+    ("etcd_debugging_mvcc_keys_total", "Total number of keys."),
+    (
+        "etcd_debugging_mvcc_watch_stream_total",
+        "Total number of watch streams.",
+    ),
+    (
+        "etcd_debugging_mvcc_watcher_total",
+        "Total number of watchers.",
+    ),
+    (
+        "etcd_debugging_mvcc_slow_watcher_total",
+        "Total number of unsynced slow watchers.",
+    ),
+    (
+        "etcd_debugging_mvcc_pending_events_total",
+        "Total number of pending events to be sent.",
+    ),
+    (
+        "etcd_server_version",
+        "Which version is running. 1 for 'server_version' label with current version.",
+    ),
+];
+
+const COUNTERS: [(&str, &str); 11] = [
+    (
+        crate::traffic::RECEIVED,
+        "The total number of bytes received from grpc clients.",
+    ),
+    (
+        crate::traffic::SENT,
+        "The total number of bytes sent to grpc clients.",
+    ),
+    (
+        "etcd_server_leader_changes_seen_total",
+        "The number of leader changes seen.",
+    ),
+    (
+        "etcd_server_proposals_failed_total",
+        "The total number of failed proposals seen.",
+    ),
+    (
+        "etcd_server_health_success",
+        "The total number of successful health checks",
+    ),
+    (
+        "etcd_server_health_failures",
+        "The total number of failed health checks",
+    ),
+    (
+        "etcd_mvcc_put_total",
+        "Total number of puts seen by this member.",
+    ),
+    (
+        "etcd_mvcc_delete_total",
+        "Total number of deletes seen by this member.",
+    ),
+    (
+        "etcd_mvcc_range_total",
+        "Total number of ranges seen by this member.",
+    ),
+    (
+        "etcd_mvcc_txn_total",
+        "Total number of txns seen by this member.",
+    ),
+    (
+        "etcd_debugging_mvcc_events_total",
+        "Total number of events sent by this member.",
+    ),
+];
+
+/// The recorder's histogram buckets: etcd's for the disk series.
+pub fn configure(builder: PrometheusBuilder) -> PrometheusBuilder {
+    DISK_HISTOGRAMS.iter().fold(builder, |b, (name, _)| {
+        b.set_buckets_for_metric(Matcher::Full((*name).to_string()), &DISK_BUCKETS)
+            .expect("the bucket list is not empty")
+    })
+}
+
+/// Describes every series and creates it at its starting value. Called once
+/// the recorder is installed and the node exists.
+pub fn register(node: &Node) {
+    for (name, help) in GAUGES {
+        metrics::describe_gauge!(name, help);
+    }
+    for (name, help) in COUNTERS {
+        metrics::describe_counter!(name, help);
+        metrics::counter!(name).increment(0);
+    }
+    for (name, help) in DISK_HISTOGRAMS {
+        metrics::describe_histogram!(name, metrics::Unit::Seconds, help);
+        // Registers the histogram, so its buckets show at zero before a sample.
+        let _ = metrics::histogram!(name);
+    }
+    // The gauges the layers below keep up to date start at zero here; those
+    // with a known value now get it.
+    for (name, _) in GAUGES {
+        if name != "etcd_server_version" {
+            metrics::gauge!(name).increment(0.0);
+        }
+    }
+    metrics::gauge!("etcd_server_version", "server_version" => crate::ETCD_VERSION).set(1.0);
+    // A single member leads from its start: one leader change seen, as etcd
+    // reports after a one-member cluster elects itself.
+    metrics::gauge!("etcd_server_has_leader").set(1.0);
+    metrics::gauge!("etcd_server_is_leader").set(1.0);
+    metrics::counter!("etcd_server_leader_changes_seen_total").absolute(1);
+    metrics::gauge!("etcd_server_quota_backend_bytes").set(node.quota_bytes as f64);
+    metrics::gauge!("etcd_debugging_mvcc_current_revision")
+        .set(node.store.current_revision() as f64);
+    metrics::gauge!("etcd_debugging_mvcc_compact_revision")
+        .set(node.store.compacted_revision() as f64);
+    metrics::gauge!("etcd_debugging_mvcc_keys_total").set(node.store.key_count() as f64);
+    process_collector().describe();
+    refresh(node);
+}
+
+/// Brings the series measured on demand up to date; called before each scrape.
+pub fn refresh(node: &Node) {
+    // Reading the sizes re-measures them when stale, which sets their gauges.
+    let _ = node.store.db_size();
+    process_collector().collect();
+}
+
+/// The `process_*` series (resident memory, CPU seconds, open and max file
+/// descriptors, start time, threads), as Prometheus' process collector names them.
+fn process_collector() -> &'static metrics_process::Collector {
+    static COLLECTOR: std::sync::OnceLock<metrics_process::Collector> = std::sync::OnceLock::new();
+    COLLECTOR.get_or_init(metrics_process::Collector::default)
+}

@@ -1,0 +1,240 @@
+//! A store's consistent image written as etcd's backend: a fresh bbolt file,
+//! filled insert-only and in order, a bounded number of rows per bbolt
+//! transaction (one transaction for everything would hold the whole tree in
+//! memory).
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::Path;
+
+use bbolt_rs::{Bolt, BoltOptions, BucketRwApi, DbApi, DbRwAPI, TxRwApi, TxRwRefApi};
+use hark_mvcc::Store;
+use prost::Message;
+
+use crate::schema::{self, ConfState, LeaseRecord, MemberRecord};
+use crate::{Error, Result, bolt};
+
+/// bbolt's page size for the files Hark writes: the usual OS page, and a
+/// multiple of 512 as etcd's checksum rule needs.
+const PAGE_SIZE: usize = 4096;
+/// Rows per bbolt transaction while copying the `key` bucket.
+const ROWS_PER_TX: usize = 10_000;
+/// etcd fills pages to 90% for its append-mostly `key` bucket.
+const FILL_PERCENT: f64 = 0.9;
+
+/// The member a snapshot names in its `members` bucket (etcd's restore
+/// replaces it with the new cluster's members).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub id: u64,
+    pub name: String,
+    pub peer_urls: Vec<String>,
+    pub client_urls: Vec<String>,
+}
+
+/// What [`write_database`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Written {
+    /// The store's revision the image holds.
+    pub revision: i64,
+    /// Bytes of the database (a multiple of the page size).
+    pub size: u64,
+    /// `key` bucket rows (revisions, tombstones included).
+    pub rows: u64,
+}
+
+fn store_err(e: impl std::fmt::Display) -> hark_mvcc::Error {
+    hark_mvcc::Error::Backend(e.to_string())
+}
+
+/// Writes a consistent image of `store` to a new file at `path` as etcd's
+/// bbolt backend, without the checksum. Writers to the store are not blocked.
+pub fn write_database(store: &Store, member: &Member, path: &Path) -> Result<Written> {
+    let mut db = BoltOptions::builder()
+        .page_size(PAGE_SIZE)
+        .build()
+        .open(path)?;
+    let mut written = Written {
+        revision: 0,
+        size: 0,
+        rows: 0,
+    };
+    // Errors inside the image reader travel as store errors; the bbolt ones
+    // keep their text.
+    store.read_image(&mut |image| {
+        let revision = image.revision()?;
+        let scheduled = image.scheduled_compact_revision()?;
+        let finished = image.finished_compact_revision()?;
+        let leases = image.leases()?;
+        let alarms = image.alarms()?;
+        write_small_buckets(
+            &mut db, member, revision, scheduled, finished, &leases, &alarms,
+        )
+        .map_err(store_err)?;
+        let mut batch: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(ROWS_PER_TX);
+        let mut failure = None;
+        image.for_each_row(&mut |k, v| {
+            batch.push((k.to_vec(), v.to_vec()));
+            written.rows += 1;
+            if batch.len() >= ROWS_PER_TX
+                && let Err(e) = put_rows(&mut db, &mut batch)
+            {
+                failure = Some(e);
+                return false;
+            }
+            true
+        })?;
+        if let Some(e) = failure {
+            return Err(store_err(e));
+        }
+        put_rows(&mut db, &mut batch).map_err(store_err)?;
+        written.revision = revision;
+        Ok(())
+    })?;
+    db.close();
+    // bbolt grows its file ahead of use; the database is its first pages.
+    let mut file = OpenOptions::new().read(true).write(true).open(path)?;
+    let meta = bolt::read_meta(&mut file)?;
+    file.set_len(meta.size())?;
+    file.sync_all()?;
+    written.size = meta.size();
+    Ok(written)
+}
+
+fn put_rows(db: &mut Bolt, rows: &mut Vec<(Vec<u8>, Vec<u8>)>) -> Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut tx = db.begin_rw()?;
+    {
+        let mut bucket = tx
+            .bucket_mut(schema::KEY)
+            .ok_or_else(|| Error::Bolt("the key bucket is missing".into()))?;
+        bucket.set_fill_percent(FILL_PERCENT);
+        for (k, v) in rows.drain(..) {
+            bucket.put(k, v)?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// Every bucket but `key`'s rows, in one transaction.
+fn write_small_buckets(
+    db: &mut Bolt,
+    member: &Member,
+    revision: i64,
+    scheduled: i64,
+    finished: i64,
+    leases: &[(i64, i64)],
+    alarms: &[hark_mvcc::Alarm],
+) -> Result<()> {
+    let mut tx = db.begin_rw()?;
+    for name in schema::BUCKETS {
+        tx.create_bucket_if_not_exists(name)?;
+    }
+    let mut put = |bucket: &str, k: &[u8], v: &[u8]| -> Result<()> {
+        tx.bucket_mut(bucket)
+            .ok_or_else(|| Error::Bolt(format!("the {bucket} bucket is missing")))?
+            .put(k, v)?;
+        Ok(())
+    };
+    // Without raft, each revision stands for one applied entry (as Status says).
+    put(
+        schema::META,
+        schema::CONSISTENT_INDEX.as_bytes(),
+        &(revision as u64).to_be_bytes(),
+    )?;
+    put(schema::META, schema::TERM.as_bytes(), &1u64.to_be_bytes())?;
+    let conf = ConfState {
+        voters: vec![member.id],
+        auto_leave: false,
+    };
+    put(
+        schema::META,
+        schema::CONF_STATE.as_bytes(),
+        &serde_json::to_vec(&conf).expect("plain data serializes"),
+    )?;
+    if scheduled > 0 {
+        put(
+            schema::META,
+            schema::SCHEDULED_COMPACT.as_bytes(),
+            &schema::revision_bytes(scheduled),
+        )?;
+        put(
+            schema::META,
+            schema::FINISHED_COMPACT.as_bytes(),
+            &schema::revision_bytes(finished.min(scheduled)),
+        )?;
+    }
+    for &(id, ttl) in leases {
+        let record = LeaseRecord {
+            id,
+            ttl,
+            remaining_ttl: 0,
+        };
+        put(schema::LEASE, &id.to_be_bytes(), &record.encode_to_vec())?;
+    }
+    for alarm in alarms {
+        let record = schema::AlarmRecord {
+            member_id: alarm.member_id,
+            alarm: alarm.kind.number(),
+        };
+        put(schema::ALARM, &record.encode_to_vec(), &[])?;
+    }
+    put(
+        schema::CLUSTER,
+        schema::CLUSTER_VERSION.as_bytes(),
+        schema::CLUSTER_VERSION_VALUE.as_bytes(),
+    )?;
+    let record = MemberRecord {
+        id: member.id,
+        peer_urls: member.peer_urls.clone(),
+        name: member.name.clone(),
+        client_urls: member.client_urls.clone(),
+    };
+    put(
+        schema::MEMBERS,
+        format!("{:x}", member.id).as_bytes(),
+        &serde_json::to_vec(&record).expect("plain data serializes"),
+    )?;
+    put(
+        schema::AUTH,
+        schema::AUTH_REVISION.as_bytes(),
+        &1u64.to_be_bytes(),
+    )?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Writes `store` to `path` as a complete snapshot file: the database, then
+/// its sha256, as `etcdctl snapshot save` leaves it. The file appears whole
+/// or not at all (written beside it, then renamed).
+pub fn save(store: &Store, member: &Member, path: &Path) -> Result<Written> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
+
+    let part = path.with_extension("part");
+    let _ = std::fs::remove_file(&part);
+    let written = match write_database(store, member, &part) {
+        Ok(w) => w,
+        Err(e) => {
+            let _ = std::fs::remove_file(&part);
+            return Err(e);
+        }
+    };
+    let mut file = OpenOptions::new().read(true).append(true).open(&part)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    file.write_all(&hasher.finalize())?;
+    file.sync_all()?;
+    std::fs::rename(&part, path)?;
+    Ok(written)
+}
