@@ -96,6 +96,19 @@ enum Command {
     /// Manages etcd node snapshots
     #[command(subcommand)]
     Snapshot(snapshot::SnapshotCommand),
+    /// Defragments the storage of the etcd members with given endpoints
+    Defrag,
+    /// Alarm related commands
+    #[command(subcommand)]
+    Alarm(AlarmCommand),
+}
+
+#[derive(Subcommand)]
+enum AlarmCommand {
+    /// Lists all alarms
+    List,
+    /// Disarms all alarms
+    Disarm,
 }
 
 #[derive(Args, Clone)]
@@ -384,6 +397,8 @@ async fn run(cli: Cli) -> Outcome {
         Command::Endpoint(EndpointCommand::Status) => endpoint_status(&ctx).await,
         Command::Endpoint(EndpointCommand::Health) => endpoint_health(&ctx).await,
         Command::Snapshot(c) => snapshot::run(&ctx, c).await,
+        Command::Defrag => defrag(&ctx).await,
+        Command::Alarm(a) => alarm(&ctx, a).await,
     }
 }
 
@@ -877,6 +892,57 @@ async fn endpoint_status(ctx: &Ctx) -> Outcome {
         return Err(Exit::silent(EXIT_ERROR));
     }
     Ok(())
+}
+
+/// etcdctl's `defrag`: each endpoint in turn, a line for each.
+async fn defrag(ctx: &Ctx) -> Outcome {
+    let mut failed = false;
+    for ep in &ctx.endpoints {
+        let result = match Client::connect([ep]).await {
+            Ok(c) => c.defragment().await.map_err(Exit::from),
+            Err(e) => Err(Exit::from(e)),
+        };
+        match result {
+            Ok(_) => println!("Finished defragmenting etcd member[{ep}]"),
+            Err(e) => {
+                failed = true;
+                eprintln!(
+                    "Failed to defragment etcd member[{ep}] ({})",
+                    e.message.unwrap_or_default()
+                );
+            }
+        }
+    }
+    if failed {
+        return Err(Exit::silent(EXIT_ERROR));
+    }
+    Ok(())
+}
+
+/// etcdctl's `alarm list` and `alarm disarm` (which lists, then disarms each
+/// alarm of each member, as clientv3 does).
+async fn alarm(ctx: &Ctx, command: AlarmCommand) -> Outcome {
+    use pb::alarm_request::AlarmAction;
+    let c = ctx.client().await?;
+    let listed = ctx
+        .timed(c.alarm(AlarmAction::Get, 0, pb::AlarmType::None))
+        .await?;
+    let header = listed.header;
+    let shown = match command {
+        AlarmCommand::List => listed.alarms,
+        AlarmCommand::Disarm => {
+            let mut cleared = Vec::new();
+            for a in listed.alarms {
+                let kind = pb::AlarmType::try_from(a.alarm).unwrap_or(pb::AlarmType::None);
+                let r = ctx
+                    .timed(c.alarm(AlarmAction::Deactivate, a.member_id, kind))
+                    .await?;
+                cleared.extend(r.alarms);
+            }
+            cleared
+        }
+    };
+    ctx.format.alarms(&header, &shown)
 }
 
 async fn endpoint_health(ctx: &Ctx) -> Outcome {

@@ -536,6 +536,49 @@ fn status_row(ep: &str, s: &pb::StatusResponse) -> Vec<String> {
 }
 
 impl Format {
+    /// etcdctl's alarm list: each member as protobuf's compact text
+    /// (`memberID:<id> alarm:NOSPACE `, the id left out when it is 0).
+    pub fn alarms(
+        &self,
+        header: &Option<pb::ResponseHeader>,
+        alarms: &[pb::AlarmMember],
+    ) -> Result<(), Exit> {
+        match self {
+            Format::Json => {
+                let items: Vec<String> = alarms
+                    .iter()
+                    .map(|a| {
+                        Obj::new()
+                            .int_nz("memberID", a.member_id)
+                            .int_nz("alarm", i64::from(a.alarm))
+                            .end()
+                    })
+                    .collect();
+                let resp = Obj::new()
+                    .opt("header", json::header(header))
+                    .list_nz("alarms", items)
+                    .end();
+                println!("{resp}");
+            }
+            _ => {
+                for a in alarms {
+                    let mut line = String::new();
+                    if a.member_id != 0 {
+                        line.push_str(&format!("memberID:{} ", a.member_id));
+                    }
+                    let name = pb::AlarmType::try_from(a.alarm)
+                        .map(|t| t.as_str_name().to_string())
+                        .unwrap_or_else(|_| a.alarm.to_string());
+                    if a.alarm != 0 {
+                        line.push_str(&format!("alarm:{name} "));
+                    }
+                    println!("{line}");
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// `etcdutl snapshot status`: hash (hex), revision, total keys, size.
     pub fn snapshot_status(&self, st: &hark_snapshot::SnapshotStatus) -> Result<(), Exit> {
         let row = vec![

@@ -211,6 +211,10 @@ fn script() -> Vec<(Vec<String>, String)> {
         s(&["endpoint", "status", "-w", "json"]),
         s(&["endpoint", "health"]),
         s(&["endpoint", "health", "-w", "json"]),
+        s(&["defrag"]),
+        s(&["alarm", "list"]),
+        s(&["alarm", "list", "-w", "json"]),
+        s(&["alarm", "disarm"]),
     ]
 }
 

@@ -305,6 +305,22 @@ impl Client {
         Ok(KeepAlive { ttl: ttl_rx, task })
     }
 
+    /// The Alarm RPC: `action` on alarm `alarm` (0: any) of `member_id`.
+    pub async fn alarm(
+        &self,
+        action: pb::alarm_request::AlarmAction,
+        member_id: u64,
+        alarm: pb::AlarmType,
+    ) -> Result<pb::AlarmResponse, Error> {
+        let req = pb::AlarmRequest {
+            action: action as i32,
+            member_id,
+            alarm: alarm as i32,
+        };
+        self.call(|ch| async move { MaintenanceClient::new(ch).alarm(req).await })
+            .await
+    }
+
     /// Reclaims the backend's unused space (etcd's defragmentation).
     pub async fn defragment(&self) -> Result<pb::DefragmentResponse, Error> {
         self.call(|ch| async move {

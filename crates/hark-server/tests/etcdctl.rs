@@ -14,13 +14,6 @@ use std::time::Duration;
 
 const CANDIDATES: [&str; 2] = ["etcdctl", "etcdctl-3.5"];
 
-fn find_on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
-}
-
 struct Ctl {
     bin: PathBuf,
     endpoint: String,
@@ -287,7 +280,10 @@ fn raise_nospace(endpoint: &str) {
 
 #[test]
 fn etcdctl_works_against_hark() {
-    let found: Vec<PathBuf> = CANDIDATES.iter().filter_map(|n| find_on_path(n)).collect();
+    let found: Vec<PathBuf> = CANDIDATES
+        .iter()
+        .filter_map(|n| common::find_on_path(n))
+        .collect();
     if std::env::var("HARK_REQUIRE_ETCDCTL").as_deref() == Ok("1") {
         assert_eq!(
             found.len(),

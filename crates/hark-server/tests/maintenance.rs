@@ -8,21 +8,26 @@ mod common;
 use common::{http_get, start, start_in, status};
 use etcd_client::{AlarmAction, AlarmOptions, AlarmType, Compare, CompareOp, Txn, TxnOp};
 
+/// Alarm options naming one member.
+fn member(id: u64) -> Option<AlarmOptions> {
+    let mut opts = AlarmOptions::new();
+    opts.with_member(id);
+    Some(opts)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn alarm_rpc_raises_lists_and_clears_and_nospace_blocks_growth() {
     let srv = start(&[]).await;
     let mut c = srv.client().await;
-    let member = srv.server.node().member_id;
+    let id = srv.server.node().member_id;
     c.put("a", "1", None).await.unwrap();
 
-    let mut opts = AlarmOptions::new();
-    opts.with_member(member);
     let raised = c
-        .alarm(AlarmAction::Activate, AlarmType::Nospace, Some(opts))
+        .alarm(AlarmAction::Activate, AlarmType::Nospace, member(id))
         .await
         .unwrap();
     assert_eq!(raised.alarms().len(), 1);
-    assert_eq!(raised.alarms()[0].member_id(), member);
+    assert_eq!(raised.alarms()[0].member_id(), id);
 
     let listed = c
         .alarm(AlarmAction::Get, AlarmType::None, None)
@@ -50,7 +55,7 @@ async fn alarm_rpc_raises_lists_and_clears_and_nospace_blocks_growth() {
     let st = c.status().await.unwrap();
     assert_eq!(
         st.errors(),
-        [format!("memberID:{member} alarm:NOSPACE ")].as_slice()
+        [format!("memberID:{id} alarm:NOSPACE ")].as_slice()
     );
     let (code, body) = http_get(srv.server.client_addrs[0], "/health");
     assert_eq!(
@@ -61,17 +66,13 @@ async fn alarm_rpc_raises_lists_and_clears_and_nospace_blocks_growth() {
     assert_eq!(code, 200);
 
     // Disarming an alarm nobody raised clears nothing and is no error.
-    let mut other = AlarmOptions::new();
-    other.with_member(member + 1);
     let none = c
-        .alarm(AlarmAction::Deactivate, AlarmType::Nospace, Some(other))
+        .alarm(AlarmAction::Deactivate, AlarmType::Nospace, member(id + 1))
         .await
         .unwrap();
     assert!(none.alarms().is_empty());
-    let mut opts = AlarmOptions::new();
-    opts.with_member(member);
     let cleared = c
-        .alarm(AlarmAction::Deactivate, AlarmType::Nospace, Some(opts))
+        .alarm(AlarmAction::Deactivate, AlarmType::Nospace, member(id))
         .await
         .unwrap();
     assert_eq!(cleared.alarms().len(), 1);
@@ -131,11 +132,11 @@ async fn quota_raises_nospace_and_the_runbook_recovers() {
     c.defragment().await.unwrap();
     let after = c.status().await.unwrap().db_size();
     assert!(after < quota, "defragment left {after} bytes");
-    c.alarm(AlarmAction::Deactivate, AlarmType::Nospace, {
-        let mut o = AlarmOptions::new();
-        o.with_member(srv.server.node().member_id);
-        Some(o)
-    })
+    c.alarm(
+        AlarmAction::Deactivate,
+        AlarmType::Nospace,
+        member(srv.server.node().member_id),
+    )
     .await
     .unwrap();
     c.put("again", "1", None).await.unwrap();

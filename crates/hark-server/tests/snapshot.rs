@@ -18,16 +18,9 @@ use std::time::Duration;
 
 use etcd_client::{Client, GetOptions, PutOptions, Txn, TxnOp, WatchOptions};
 
-fn find_on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
-}
-
 /// The tools, or `None` to skip (a failure when CI requires them).
 fn tools(names: &[&str]) -> Option<Vec<PathBuf>> {
-    let found: Vec<Option<PathBuf>> = names.iter().map(|n| find_on_path(n)).collect();
+    let found: Vec<Option<PathBuf>> = names.iter().map(|n| common::find_on_path(n)).collect();
     if found.iter().all(Option::is_some) {
         return Some(found.into_iter().flatten().collect());
     }
@@ -268,37 +261,30 @@ async fn a_hark_snapshot_restores_into_etcd_35_and_34() {
     assert_eq!(status["totalKey"], ours.total_keys);
     assert_eq!(status["totalSize"], ours.total_size);
 
-    // 3.5: etcdutl restore, then etcd serves it.
+    // 3.5's etcdutl and 3.4's etcdctl restore what they saved; etcd serves it.
     let peer = format!("http://127.0.0.1:{}", free_port());
-    let restored35 = dir.path().join("etcd35");
-    run(Command::new(&tools35[2]).args([
-        "snapshot",
-        "restore",
-        file.to_str().unwrap(),
-        "--data-dir",
-        restored35.to_str().unwrap(),
-        "--name",
-        "m",
-        "--initial-cluster",
-        &format!("m={peer}"),
-        "--initial-advertise-peer-urls",
-        &peer,
-    ]));
-    // 3.4: etcdctl restore.
-    let restored34 = dir.path().join("etcd34");
-    run(Command::new(&tools34[1]).args([
-        "snapshot",
-        "restore",
-        dir.path().join("hark-34.db").to_str().unwrap(),
-        "--data-dir",
-        restored34.to_str().unwrap(),
-        "--name",
-        "m",
-        "--initial-cluster",
-        &format!("m={peer}"),
-        "--initial-advertise-peer-urls",
-        &peer,
-    ]));
+    let restore = |tool: &Path, label: &str| {
+        let data = dir.path().join(format!("etcd{label}"));
+        run(Command::new(tool).args([
+            "snapshot",
+            "restore",
+            dir.path()
+                .join(format!("hark-{label}.db"))
+                .to_str()
+                .unwrap(),
+            "--data-dir",
+            data.to_str().unwrap(),
+            "--name",
+            "m",
+            "--initial-cluster",
+            &format!("m={peer}"),
+            "--initial-advertise-peer-urls",
+            &peer,
+        ]));
+        data
+    };
+    let restored35 = restore(&tools35[2], "35");
+    let restored34 = restore(&tools34[1], "34");
     for (bin, data) in [(&tools35[0], &restored35), (&tools34[0], &restored34)] {
         let etcd = Etcd::start(bin, data, "m").await;
         let mut e = Client::connect([&etcd.endpoint], None).await.unwrap();

@@ -49,6 +49,14 @@ pub async fn client(endpoint: &str) -> etcd_client::Client {
         .unwrap()
 }
 
+/// A program on PATH (etcd's tools, for the compatibility tests).
+pub fn find_on_path(name: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
 /// The gRPC status of a failed call.
 pub fn status(e: etcd_client::Error) -> (tonic::Code, String) {
     match e {
