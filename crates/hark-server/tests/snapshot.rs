@@ -32,6 +32,13 @@ fn tools(names: &[&str]) -> Option<Vec<PathBuf>> {
     None
 }
 
+/// `cargo test --workspace` builds harkctl beside hark.
+fn harkctl() -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_BIN_EXE_hark")).with_file_name("harkctl");
+    assert!(path.is_file(), "no harkctl at {}", path.display());
+    path
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -260,6 +267,15 @@ async fn a_hark_snapshot_restores_into_etcd_35_and_34() {
     assert_eq!(status["hash"], u64::from(ours.hash));
     assert_eq!(status["totalKey"], ours.total_keys);
     assert_eq!(status["totalSize"], ours.total_size);
+    // harkctl prints etcdutl's table and json, byte for byte.
+    for format in ["table", "json", "simple"] {
+        let args = ["snapshot", "status", file.to_str().unwrap(), "-w", format];
+        assert_eq!(
+            run(Command::new(harkctl()).args(args)),
+            run(Command::new(&tools35[2]).args(args)),
+            "snapshot status -w {format}"
+        );
+    }
 
     // 3.5's etcdutl and 3.4's etcdctl restore what they saved; etcd serves it.
     let peer = format!("http://127.0.0.1:{}", free_port());
@@ -298,6 +314,15 @@ async fn a_hark_snapshot_restores_into_etcd_35_and_34() {
             events_from(&mut e, 5, 9).await,
             events_from(&mut c, 5, 9).await
         );
+        // The same rows hash the same: Hark's HashKV is etcd's.
+        for rev in [0, 7] {
+            assert_eq!(
+                e.hash_kv(rev).await.unwrap().hash(),
+                c.hash_kv(rev).await.unwrap().hash(),
+                "HashKV({rev}) on {}",
+                bin.display()
+            );
+        }
     }
 }
 
@@ -309,7 +334,7 @@ async fn an_etcd_snapshot_restores_into_hark() {
     let Some(tools34) = tools(&["etcd", "etcdctl"]) else {
         return;
     };
-    let harkctl = PathBuf::from(env!("CARGO_BIN_EXE_hark")).with_file_name("harkctl");
+    let harkctl = harkctl();
     for (etcd_bin, etcdctl, label) in [
         (&tools35[0], &tools35[1], "3.5"),
         (&tools34[0], &tools34[1], "3.4"),
@@ -342,14 +367,17 @@ async fn an_etcd_snapshot_restores_into_hark() {
             "etcd {label} snapshot via --from-snapshot"
         );
         assert_eq!(events_from(&mut h, 5, 9).await, want_events);
+        assert_eq!(
+            h.hash_kv(0).await.unwrap().hash(),
+            e.hash_kv(0).await.unwrap().hash(),
+            "HashKV of etcd {label}'s history"
+        );
         // The restored store goes on from the restored revision.
         let next = h.put("after", "1", None).await.unwrap();
         assert_eq!(next.header().unwrap().revision(), 10);
         hark.shutdown().await;
 
-        // `harkctl snapshot restore`, then a plain start. `cargo test
-        // --workspace` builds harkctl beside hark.
-        assert!(harkctl.is_file(), "no harkctl at {}", harkctl.display());
+        // `harkctl snapshot restore`, then a plain start.
         {
             let target = dir.path().join("hark-b");
             run(Command::new(&harkctl).args([
