@@ -720,19 +720,10 @@ impl StoreImage<'_> {
             .unwrap_or(0))
     }
 
-    /// The newest revision the image holds.
+    /// The newest revision the image holds (written with every commit group,
+    /// so it is the image's own).
     pub fn revision(&self) -> Result<i64> {
-        let mut newest = self.meta_i64(META_CURRENT_REV)?.max(1);
-        // The last row tells too (a store written before the meta key existed).
-        let mut last = None;
-        self.view.scan(Table::Kv, &[], None, &mut |k, _| {
-            last = Revision::from_bytes(k);
-            true
-        })?;
-        if let Some((rev, _)) = last {
-            newest = newest.max(rev.main);
-        }
-        Ok(newest)
+        Ok(self.meta_i64(META_CURRENT_REV)?.max(1))
     }
 
     /// Compaction requested up to this revision (rows below it may remain

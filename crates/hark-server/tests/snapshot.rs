@@ -129,12 +129,15 @@ async fn write_history(c: &mut Client) -> i64 {
     lease
 }
 
+/// A key-value as read: key, value, create, mod, version, lease.
+type Kv = (String, String, i64, i64, i64, i64);
+
 /// What a client sees of a store: keys at several revisions, leases with
 /// their granted TTL and keys, the compacted edge.
 #[derive(Debug, PartialEq)]
 struct View {
     revision: i64,
-    at: Vec<(i64, Vec<(String, String, i64, i64, i64, i64)>)>,
+    at: Vec<(i64, Vec<Kv>)>,
     leases: Vec<(i64, i64, Vec<String>)>,
     below_compaction: String,
 }

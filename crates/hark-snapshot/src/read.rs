@@ -73,17 +73,16 @@ impl Drop for ReadableCopy {
     }
 }
 
+/// Called with each key and value of a bucket.
+type EntryVisitor<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
+
 /// The buckets of an open read transaction, as the readers here need them.
 trait ReadBuckets {
     /// Calls `visit` with each bucket's name, in order.
     fn each_bucket(&self, visit: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>;
     /// Calls `visit` with each key and value of `bucket`, in key order;
     /// `false` if there is no such bucket.
-    fn each_entry(
-        &self,
-        bucket: &str,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> Result<()>,
-    ) -> Result<bool>;
+    fn each_entry(&self, bucket: &str, visit: &mut EntryVisitor<'_>) -> Result<bool>;
 }
 
 struct Buckets<'a, T>(&'a T);
@@ -96,11 +95,7 @@ impl<'tx, T: TxApi<'tx>> ReadBuckets for Buckets<'_, T> {
         Ok(())
     }
 
-    fn each_entry(
-        &self,
-        bucket: &str,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> Result<()>,
-    ) -> Result<bool> {
+    fn each_entry(&self, bucket: &str, visit: &mut EntryVisitor<'_>) -> Result<bool> {
         let Some(b) = self.0.bucket(bucket) else {
             return Ok(false);
         };
