@@ -378,6 +378,17 @@ async fn an_etcd_snapshot_restores_into_hark() {
         // The restored store goes on from the restored revision.
         let next = h.put("after", "1", None).await.unwrap();
         assert_eq!(next.header().unwrap().revision(), 10);
+        drop(h);
+        hark.shutdown().await;
+        // Started again with the same flag, the store is kept, not restored over.
+        let hark = common::start_in(
+            &dir.path().join("hark-a"),
+            &[&format!("--from-snapshot={}", file.display())],
+        )
+        .await;
+        let mut h = common::client(&hark.endpoints()[0]).await;
+        assert_eq!(h.get("after", None).await.unwrap().kvs().len(), 1);
+        drop(h);
         hark.shutdown().await;
 
         // `harkctl snapshot restore`, then a plain start.
