@@ -82,29 +82,30 @@ async fn save(ctx: &Ctx, path: PathBuf) -> Outcome {
     let part = PathBuf::from(format!("{}.part", path.display()));
     let client = ctx.client().await?;
     let mut stream = client.snapshot().await.map_err(|e| failed(&e))?;
-    let mut file = std::fs::File::create(&part).map_err(|e| failed(&e))?;
-    let mut size = 0u64;
-    loop {
-        match stream.message().await {
-            Ok(Some(msg)) => {
-                file.write_all(&msg.blob).map_err(|e| failed(&e))?;
-                size += msg.blob.len() as u64;
-            }
-            Ok(None) => break,
-            Err(status) => {
-                let _ = std::fs::remove_file(&part);
-                return Err(failed(&status.message()));
-            }
+    let saved = async {
+        let mut file = std::fs::File::create(&part).map_err(|e| failed(&e))?;
+        let mut size = 0u64;
+        while let Some(msg) = stream
+            .message()
+            .await
+            .map_err(|status| failed(&status.message()))?
+        {
+            file.write_all(&msg.blob).map_err(|e| failed(&e))?;
+            size += msg.blob.len() as u64;
         }
+        if !hark_snapshot::has_checksum(size) {
+            return Err(failed(&format!(
+                "sha256 checksum not found [bytes: {size}]"
+            )));
+        }
+        file.sync_all().map_err(|e| failed(&e))?;
+        std::fs::rename(&part, &path).map_err(|e| failed(&e))
     }
-    if !hark_snapshot::has_checksum(size) {
+    .await;
+    if saved.is_err() {
         let _ = std::fs::remove_file(&part);
-        return Err(failed(&format!(
-            "sha256 checksum not found [bytes: {size}]"
-        )));
     }
-    file.sync_all().map_err(|e| failed(&e))?;
-    std::fs::rename(&part, &path).map_err(|e| failed(&e))?;
+    saved?;
     println!("Snapshot saved at {}", path.display());
     Ok(())
 }

@@ -56,9 +56,11 @@ pub async fn run(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, Strin
                     break;
                 }
                 let t0 = Instant::now();
-                c.put(format!("live/{}", i % 1000), value.clone())
-                    .await
-                    .map_err(|e| e.to_string())?;
+                if let Err(e) = c.put(format!("live/{}", i % 1000), value.clone()).await {
+                    // Wake the scenario, which then finds the writer's error.
+                    idle_done.notify_one();
+                    return Err(e.to_string());
+                }
                 samples[now as usize].push(t0.elapsed().as_micros() as u64);
                 if now == IDLE && samples[0].len() == IDLE_SAMPLES {
                     idle_done.notify_one();
@@ -69,6 +71,14 @@ pub async fn run(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, Strin
         })
     };
     idle_done.notified().await;
+    // Stops the writer whatever happens from here on.
+    struct StopWriter(Arc<AtomicU64>);
+    impl Drop for StopWriter {
+        fn drop(&mut self) {
+            self.0.store(STOP, Ordering::Release);
+        }
+    }
+    let stop_writer = StopWriter(phase.clone());
 
     phase.store(SNAPSHOT, Ordering::Release);
     let file = std::env::temp_dir().join(format!("hark-loadtest-{}.snap", std::process::id()));
@@ -105,7 +115,7 @@ pub async fn run(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, Strin
     let started = Instant::now();
     c.defragment().await.map_err(|e| e.to_string())?;
     let defrag_secs = started.elapsed().as_secs_f64();
-    phase.store(STOP, Ordering::Release);
+    drop(stop_writer);
     let after = status_size(c).await?;
     eprintln!(
         "   defragment: {:.0} -> {:.0} MB in {defrag_secs:.1} s",

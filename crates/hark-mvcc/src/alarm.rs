@@ -5,7 +5,9 @@
 //! * `NoSpace`: the backend passed its quota. Writes that can grow the store
 //!   (puts, txns with a put, lease grants) fail; reads, deletes, compaction,
 //!   lease revokes and reclaiming space still work.
-//! * `Corrupt`: the data is not to be trusted. Reads and writes fail.
+//! * `Corrupt`: the data is not to be trusted. Writes, compaction and lease
+//!   grants and revokes fail; reads and read-only txns are still served, as
+//!   etcd serves them outside its applier.
 
 use std::collections::BTreeSet;
 

@@ -26,7 +26,7 @@ pub enum Error {
     /// A NOSPACE alarm is raised: writes that can grow the store are refused.
     #[error("mvcc: database space exceeded")]
     NoSpace,
-    /// A CORRUPT alarm is raised: nothing is served.
+    /// A CORRUPT alarm is raised: writes are refused.
     #[error("etcdserver: corrupt cluster")]
     Corrupt,
     /// The store is shutting down or a previous write failed; nothing more is accepted.

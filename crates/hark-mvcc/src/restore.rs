@@ -13,8 +13,10 @@ use crate::store::{
     tombstone_row_value,
 };
 
-/// Rows per backend write while restoring.
+/// Rows, and bytes, per backend write while restoring (bytes bound the
+/// memory a batch of large values holds).
 const RESTORE_BATCH: usize = 4096;
+const RESTORE_BATCH_BYTES: usize = 16 << 20;
 
 /// Writes a new store into an empty directory. Nothing is synced until
 /// [`Restorer::finish`]; a restore that fails midway leaves a directory to
@@ -22,6 +24,7 @@ const RESTORE_BATCH: usize = 4096;
 pub struct Restorer {
     backend: RocksBackend,
     batch: WriteBatch,
+    batch_bytes: usize,
     newest: i64,
     rows: u64,
 }
@@ -56,6 +59,7 @@ impl Restorer {
         Ok(Restorer {
             backend,
             batch: WriteBatch::default(),
+            batch_bytes: 0,
             newest: 1,
             rows: 0,
         })
@@ -81,6 +85,7 @@ impl Restorer {
         } else {
             value.to_vec()
         };
+        self.batch_bytes += key.len() + value.len();
         self.batch.put(Table::Kv, key.to_vec(), value);
         self.rows += 1;
         self.flush_if_full()
@@ -104,8 +109,9 @@ impl Restorer {
     }
 
     fn flush_if_full(&mut self) -> Result<()> {
-        if self.batch.len() >= RESTORE_BATCH {
+        if self.batch.len() >= RESTORE_BATCH || self.batch_bytes >= RESTORE_BATCH_BYTES {
             self.backend.write(std::mem::take(&mut self.batch), false)?;
+            self.batch_bytes = 0;
         }
         Ok(())
     }

@@ -346,36 +346,43 @@ impl Store {
     /// not kept: hashing below the compacted revision fails).
     pub fn hash_kv(&self, revision: i64) -> Result<KvHash> {
         let shared = self.shared();
-        let (current, compacted, at, keep) = {
-            let index = shared.index.read();
-            let current = shared.committed_rev.load(Ordering::Acquire);
-            let compacted = shared.compact_rev.load(Ordering::Acquire);
-            // etcd allows hashing at exactly the compacted revision.
-            if revision > 0 && revision < compacted {
-                return Err(Error::Compacted);
-            }
-            if revision > current {
-                return Err(Error::FutureRevision);
-            }
-            let at = if revision > 0 { revision } else { current };
-            (current, compacted, at, index.keep(at))
+        // The index lock is held until the backend view exists: a compaction
+        // accepted meanwhile deletes rows only after it has the index, so the
+        // view still holds every row the compaction revision read here names.
+        let mut index = Some(shared.index.read());
+        let current = shared.committed_rev.load(Ordering::Acquire);
+        let compacted = shared.compact_rev.load(Ordering::Acquire);
+        // etcd allows hashing at exactly the compacted revision.
+        if revision > 0 && revision < compacted {
+            return Err(Error::Compacted);
+        }
+        if revision > current {
+            return Err(Error::FutureRevision);
+        }
+        let at = if revision > 0 { revision } else { current };
+        // Only rows at or below the compaction are filtered by it.
+        let keep = match &index {
+            Some(index) if compacted > 0 => index.keep(at),
+            _ => Default::default(),
         };
         let upper = Revision::new(at + 1, 0).to_bytes(false);
         let lower = Revision::new(compacted + 1, 0);
         let mut hash = crc32c::crc32c(b"key");
         shared.backend.read_snapshot(&mut |view| {
+            index.take();
             view.scan(Table::Kv, &[], Some(&upper), &mut |k, v| {
-                if let Some((rev, tombstone)) = Revision::from_bytes(k) {
-                    let compacted_away = rev < lower && !keep.is_empty() && !keep.contains(&rev);
-                    // etcd 3.5.16+: a tombstone at the compacted revision is
-                    // not counted (some members keep it, some do not).
-                    let edge_tombstone = tombstone && rev.main == compacted && compacted > 0;
-                    if compacted_away || edge_tombstone {
-                        return true;
-                    }
+                let Some((rev, tombstone)) = Revision::from_bytes(k) else {
+                    return true;
+                };
+                let compacted_away = rev < lower && !keep.is_empty() && !keep.contains(&rev);
+                // etcd 3.5.16+: a tombstone at the compacted revision is not
+                // counted (some members keep it, some do not).
+                let edge_tombstone = tombstone && rev.main == compacted && compacted > 0;
+                if compacted_away || edge_tombstone {
+                    return true;
                 }
                 hash = crc32c::crc32c_append(hash, k);
-                hash = crc32c::crc32c_append(hash, v);
+                hash = hash_row_value(hash, tombstone, v);
                 true
             })
         })?;
@@ -403,7 +410,9 @@ impl Store {
                 hash = crc32c::crc32c_append(hash, table.name().as_bytes());
                 view.scan(table, &[], None, &mut |k, v| {
                     hash = crc32c::crc32c_append(hash, k);
-                    hash = crc32c::crc32c_append(hash, v);
+                    let tombstone = table == Table::Kv
+                        && Revision::from_bytes(k).is_some_and(|(_, tombstone)| tombstone);
+                    hash = hash_row_value(hash, tombstone, v);
                     true
                 })?;
             }
@@ -429,9 +438,6 @@ impl Store {
     pub fn range(&self, req: &RangeRequest) -> Result<RangeResponse> {
         validate::check_range(req)?;
         let shared = self.shared();
-        if shared.corrupt.load(Ordering::Acquire) {
-            return Err(Error::Corrupt);
-        }
         let (plan, current, at) = {
             // Checked under the index lock: compaction changes the index only after
             // raising `compact_rev`, so a read that passes here sees a valid index.
@@ -693,6 +699,15 @@ pub(crate) fn decode_row(key: &[u8], value: &[u8]) -> Option<(Revision, bool, Ke
         kv.mod_revision = rev.main;
     }
     Some((rev, tombstone, kv))
+}
+
+/// Adds a `kv` row's value to a hash in etcd's form: a tombstone an older
+/// Hark stored with its mod_revision counts as the key alone, as etcd's do.
+fn hash_row_value(hash: u32, tombstone: bool, value: &[u8]) -> u32 {
+    if tombstone && let Ok(kv) = decode_kv(value) {
+        return crc32c::crc32c_append(hash, &tombstone_row_value(kv.key));
+    }
+    crc32c::crc32c_append(hash, value)
 }
 
 /// The stored value of a tombstone, as etcd writes it: a `KeyValue` holding
@@ -1070,7 +1085,9 @@ impl Committer {
         if matches!(req, WriteRequest::Alarm(_)) {
             return None;
         }
-        if self.shared.corrupt.load(Ordering::Acquire) {
+        // etcd serves read-only txns outside its applier, so CORRUPT lets them by.
+        let read_only = matches!(req, WriteRequest::Txn(t) if txn_is_read_only(t));
+        if self.shared.corrupt.load(Ordering::Acquire) && !read_only {
             return Some(Error::Corrupt);
         }
         let grows = match req {
@@ -1193,6 +1210,15 @@ fn txn_has_put(t: &crate::request::TxnRequest) -> bool {
     t.success.iter().chain(&t.failure).any(|op| match op {
         crate::request::RequestOp::Put(_) => true,
         crate::request::RequestOp::Txn(inner) => txn_has_put(inner),
+        _ => false,
+    })
+}
+
+/// Whether a txn only reads, in both branches and at any depth.
+fn txn_is_read_only(t: &crate::request::TxnRequest) -> bool {
+    t.success.iter().chain(&t.failure).all(|op| match op {
+        crate::request::RequestOp::Range(_) => true,
+        crate::request::RequestOp::Txn(inner) => txn_is_read_only(inner),
         _ => false,
     })
 }

@@ -59,8 +59,9 @@ fn hash_kv_is_equal_across_restarts_and_compaction_progress() {
     let s = Store::open(dir.path(), StoreOptions::default()).unwrap();
     assert_eq!(s.hash_kv(0).unwrap(), before);
 
-    // A second store with the same history, compacted at 30 with the rows
-    // removed, hashes as the first does with the compaction only recorded.
+    // Two stores with the same history compacted at 30, one waiting for the
+    // rows to be removed and one not: the same hash, whatever the compactor
+    // has removed yet.
     let twin = Store::in_memory();
     let other = Store::in_memory();
     for i in 0..50 {
@@ -144,7 +145,7 @@ fn nospace_refuses_what_grows_the_store_until_disarmed() {
 }
 
 #[test]
-fn alarms_survive_a_restart_and_corrupt_refuses_reads_and_writes() {
+fn alarms_survive_a_restart_and_corrupt_refuses_writes_but_not_reads() {
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(dir.path(), StoreOptions::default()).unwrap();
     put(&s, "a", "1");
@@ -158,11 +159,18 @@ fn alarms_survive_a_restart_and_corrupt_refuses_reads_and_writes() {
     drop(s);
     let s = Store::open(dir.path(), StoreOptions::default()).unwrap();
     assert_eq!(s.alarms().len(), 2);
-    assert_eq!(s.range(&RangeRequest::key("a")), Err(Error::Corrupt));
+    assert_eq!(s.range(&RangeRequest::key("a")).unwrap().count, 1);
+    let read_only = TxnRequest {
+        compare: vec![],
+        success: vec![RequestOp::Range(RangeRequest::key("a"))],
+        failure: vec![],
+    };
+    assert!(s.txn(read_only).is_ok());
     assert_eq!(
         s.delete_range(DeleteRangeRequest::new("a", "")),
         Err(Error::Corrupt)
     );
+    assert_eq!(s.compact(2, false), Err(Error::Corrupt));
     let listed = s
         .alarm(AlarmRequest {
             action: AlarmAction::Get,
@@ -177,7 +185,12 @@ fn alarms_survive_a_restart_and_corrupt_refuses_reads_and_writes() {
         kind: Some(AlarmKind::Corrupt),
     })
     .unwrap();
-    assert_eq!(s.range(&RangeRequest::key("a")).unwrap().count, 1);
+    assert_eq!(
+        s.delete_range(DeleteRangeRequest::new("zz", ""))
+            .unwrap()
+            .deleted,
+        0
+    );
     assert_eq!(s.put(PutRequest::new("b", "2")), Err(Error::NoSpace));
 }
 
@@ -304,5 +317,6 @@ fn defragment_shrinks_a_store_while_writes_go_on() {
         after < before / 2,
         "defragment reclaimed too little: {before} -> {after} bytes"
     );
-    assert!(s.db_size_in_use() <= after);
+    // What is in use now: about ten keys of 4 KiB, far below the 12 MB written.
+    assert!(s.db_size_in_use() < 1 << 20, "{}", s.db_size_in_use());
 }

@@ -161,6 +161,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
             listener,
             client_routes.clone(),
             node.shutdown.clone(),
+            Traffic::Counted,
         ));
     }
     for listener in metrics_listeners {
@@ -168,6 +169,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
             listener,
             metrics_routes.clone(),
             node.shutdown.clone(),
+            Traffic::NotCounted,
         ));
     }
     compactor::spawn(node.clone(), retention);
@@ -238,19 +240,27 @@ fn local_addrs(listeners: &[TcpListener]) -> Result<Vec<SocketAddr>, String> {
         .collect()
 }
 
+/// Whether a listener's bytes count as client traffic (the metrics port's
+/// scrapes do not).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Traffic {
+    Counted,
+    NotCounted,
+}
+
 fn serve(
     listener: TcpListener,
     routes: Routes,
     mut shutdown: watch::Receiver<bool>,
+    traffic: Traffic,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         // Every connection goes through AuthorityFix (see authority.rs).
         let incoming = TcpListenerStream::new(listener).filter_map(|accepted| match accepted {
             Ok(tcp) => {
                 let _ = tcp.set_nodelay(true);
-                Some(Ok::<_, std::io::Error>(AuthorityFix::new(Counted::new(
-                    tcp,
-                ))))
+                let counted = Counted::new(tcp, traffic == Traffic::Counted);
+                Some(Ok::<_, std::io::Error>(AuthorityFix::new(counted)))
             }
             Err(e) => {
                 // Out of file descriptors and the like: keep serving the others.

@@ -20,12 +20,14 @@ pub struct Counted<IO> {
 }
 
 impl<IO> Counted<IO> {
-    pub fn new(io: IO) -> Self {
-        Counted {
-            io,
-            received: metrics::counter!(RECEIVED),
-            sent: metrics::counter!(SENT),
-        }
+    /// Counts into the client traffic series when `counted`, else nowhere.
+    pub fn new(io: IO, counted: bool) -> Self {
+        let (received, sent) = if counted {
+            (metrics::counter!(RECEIVED), metrics::counter!(SENT))
+        } else {
+            (metrics::Counter::noop(), metrics::Counter::noop())
+        };
+        Counted { io, received, sent }
     }
 }
 

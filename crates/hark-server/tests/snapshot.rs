@@ -459,6 +459,15 @@ async fn a_damaged_or_truncated_snapshot_is_refused_before_anything_is_written()
     assert!(err.to_string().starts_with("not a bbolt database"), "{err}");
     assert!(!target.exists());
 
+    // Nothing of the failed restores is left beside the files: no data dir,
+    // no readable copy.
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["damaged.db", "garbage.db", "s.db", "truncated.db"]);
+
     // The good file restores; a second restore into the same dir is refused.
     let restored = hark_snapshot::restore(&file, &target, &opts).unwrap();
     assert_eq!(restored.revision, 101);

@@ -165,7 +165,8 @@ pub struct RestoreOptions {
 /// Builds a Hark data dir at `data_dir` (which must not exist or be empty)
 /// from a snapshot file: every revision, the compaction, leases (each gets
 /// its full TTL when the server starts) and raised alarms. The file is
-/// checked first; on any failure nothing is left at `data_dir`.
+/// checked first; on a failure nothing is left at `data_dir`, and after a
+/// crash midway the dir is refused when opened.
 pub fn restore(
     snapshot: &Path,
     data_dir: &Path,
@@ -178,25 +179,23 @@ pub fn restore(
     let scratch = scratch_dir_for(data_dir);
     std::fs::create_dir_all(&scratch)?;
     let copy = ReadableCopy::new(snapshot, body, &scratch)?;
-    let building = scratch.join(format!(
-        ".{}.restoring",
-        data_dir
-            .file_name()
-            .map_or_else(|| "data".into(), |n| n.to_string_lossy().into_owned())
-    ));
-    let _ = std::fs::remove_dir_all(&building);
-    let restored = copy.read(|tx| load(tx, &building));
+    // Built in place (the data dir may be a mount point, which a rename
+    // cannot replace). A restore cut short by a crash leaves a store marked
+    // unfinished, which Hark refuses to open; one that fails is removed.
+    let existed = data_dir.exists();
+    let restored = copy.read(|tx| load(tx, data_dir));
     let restored = match restored {
         Ok(r) => r,
         Err(e) => {
-            let _ = std::fs::remove_dir_all(&building);
+            remove_contents(data_dir, existed);
             return Err(e);
         }
     };
-    // An empty dir may be there already (etcd's rule is "not exist"; an
-    // empty one holds nothing to lose).
-    let _ = std::fs::remove_dir(data_dir);
-    std::fs::rename(&building, data_dir)?;
+    // The new files' directory entries are durable before anyone writes.
+    std::fs::File::open(data_dir)?.sync_all()?;
+    if let Ok(parent) = std::fs::File::open(&scratch) {
+        let _ = parent.sync_all();
+    }
     tracing::info!(
         snapshot = %snapshot.display(),
         data_dir = %data_dir.display(),
@@ -205,6 +204,25 @@ pub fn restore(
         "restored snapshot"
     );
     Ok(restored)
+}
+
+/// Undoes a failed restore: the dir it created, or what it put in one that
+/// was there (and empty) before.
+fn remove_contents(dir: &Path, existed: bool) {
+    if !existed {
+        let _ = std::fs::remove_dir_all(dir);
+        return;
+    }
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let _ = if path.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+        }
+    }
 }
 
 fn load(tx: &dyn ReadBuckets, dir: &Path) -> Result<RestoredStore> {

@@ -17,8 +17,10 @@ use crate::{Error, Result, bolt};
 /// bbolt's page size for the files Hark writes: the usual OS page, and a
 /// multiple of 512 as etcd's checksum rule needs.
 const PAGE_SIZE: usize = 4096;
-/// Rows per bbolt transaction while copying the `key` bucket.
+/// Rows, and bytes, per bbolt transaction while copying the `key` bucket
+/// (bytes bound the memory a transaction of large values holds).
 const ROWS_PER_TX: usize = 10_000;
+const BYTES_PER_TX: usize = 32 << 20;
 /// etcd fills pages to 90% for its append-mostly `key` bucket.
 const FILL_PERCENT: f64 = 0.9;
 
@@ -47,9 +49,16 @@ fn store_err(e: impl std::fmt::Display) -> hark_mvcc::Error {
     hark_mvcc::Error::Backend(e.to_string())
 }
 
-/// Writes a consistent image of `store` to a new file at `path` as etcd's
-/// bbolt backend, without the checksum. Writers to the store are not blocked.
+/// Writes a consistent image of `store` to a new file at `path` (which must
+/// not exist) as etcd's bbolt backend, without the checksum. Writers to the
+/// store are not blocked.
 pub fn write_database(store: &Store, member: &Member, path: &Path) -> Result<Written> {
+    if path.exists() {
+        return Err(Error::Io(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!("{} already exists", path.display()),
+        )));
+    }
     let mut db = BoltOptions::builder()
         .page_size(PAGE_SIZE)
         .build()
@@ -72,15 +81,18 @@ pub fn write_database(store: &Store, member: &Member, path: &Path) -> Result<Wri
         )
         .map_err(store_err)?;
         let mut batch: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(ROWS_PER_TX);
+        let mut batch_bytes = 0;
         let mut failure = None;
         image.for_each_row(&mut |k, v| {
             batch.push((k.to_vec(), v.to_vec()));
+            batch_bytes += k.len() + v.len();
             written.rows += 1;
-            if batch.len() >= ROWS_PER_TX
-                && let Err(e) = put_rows(&mut db, &mut batch)
-            {
-                failure = Some(e);
-                return false;
+            if batch.len() >= ROWS_PER_TX || batch_bytes >= BYTES_PER_TX {
+                batch_bytes = 0;
+                if let Err(e) = put_rows(&mut db, &mut batch) {
+                    failure = Some(e);
+                    return false;
+                }
             }
             true
         })?;
@@ -214,27 +226,28 @@ pub fn save(store: &Store, member: &Member, path: &Path) -> Result<Written> {
     use sha2::{Digest, Sha256};
     use std::io::Read;
 
-    let part = path.with_extension("part");
+    // `<path>.part`, as etcdctl names it; a stale one is replaced.
+    let part = std::path::PathBuf::from(format!("{}.part", path.display()));
     let _ = std::fs::remove_file(&part);
-    let written = match write_database(store, member, &part) {
-        Ok(w) => w,
-        Err(e) => {
-            let _ = std::fs::remove_file(&part);
-            return Err(e);
+    let saved = (|| {
+        let written = write_database(store, member, &part)?;
+        let mut file = OpenOptions::new().read(true).append(true).open(&part)?;
+        let mut hasher = Sha256::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = file.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
         }
-    };
-    let mut file = OpenOptions::new().read(true).append(true).open(&part)?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
+        file.write_all(&hasher.finalize())?;
+        file.sync_all()?;
+        std::fs::rename(&part, path)?;
+        Ok(written)
+    })();
+    if saved.is_err() {
+        let _ = std::fs::remove_file(&part);
     }
-    file.write_all(&hasher.finalize())?;
-    file.sync_all()?;
-    std::fs::rename(&part, path)?;
-    Ok(written)
+    saved
 }
