@@ -19,7 +19,7 @@ use bytes::Bytes;
 use hark_client::Client;
 
 use crate::scenarios::{
-    Metric, Options, clients, current_revision, joined, metric, on_own_thread, pct_ms, put_load,
+    Metric, Options, clients, current_revision, joined, load, metric, on_own_thread, pct_ms,
 };
 
 const VALUE_SIZE: usize = 4096;
@@ -39,8 +39,15 @@ pub async fn run(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, Strin
         "   filling {} MiB: {keys} keys of {VALUE_SIZE} B",
         o.fill_mb
     );
-    let value = Bytes::from(vec![b'm'; VALUE_SIZE]);
-    put_load(&cs, o.clients, keys, value.clone(), |i| format!("m/{i:09}")).await?;
+    // Values that do not compress: RocksDB's lz4 would otherwise shrink a
+    // run of equal bytes to nothing and the store would not be the size asked.
+    load(&cs, o.clients, keys, |c, i| async move {
+        c.put(format!("m/{i:09}"), incompressible(i as u64))
+            .await
+            .map(drop)
+            .map_err(|e| e.to_string())
+    })
+    .await?;
     let filled = status_size(&cs[0]).await?;
 
     let phase = Arc::new(AtomicU64::new(IDLE));
@@ -151,6 +158,20 @@ pub async fn run(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, Strin
         metric("db size after defrag", after as f64 / 1e6, "MB"),
     ]);
     Ok(out)
+}
+
+/// `VALUE_SIZE` pseudo-random bytes, different for each `seed` (xorshift64).
+fn incompressible(seed: u64) -> Bytes {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut out = Vec::with_capacity(VALUE_SIZE);
+    while out.len() < VALUE_SIZE {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out.truncate(VALUE_SIZE);
+    Bytes::from(out)
 }
 
 async fn status_size(c: &Client) -> Result<i64, String> {

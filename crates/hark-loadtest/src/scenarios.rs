@@ -246,7 +246,7 @@ pub(crate) fn pct_ms(sorted: &[u64], p: f64) -> f64 {
 
 /// Runs `op(client, i)` for `i` in `0..total` from `concurrency` tasks spread
 /// over the clients; returns the wall time and each op's latency (µs), sorted.
-async fn load<F, Fut>(
+pub(crate) async fn load<F, Fut>(
     cs: &[Client],
     concurrency: usize,
     total: usize,
