@@ -11,6 +11,11 @@ pub enum Kind {
     Etcd,
 }
 
+/// The same backend quota for both servers, etcd's suggested maximum: the
+/// maintenance scenario fills a GiB, and neither server's default (2 GiB)
+/// leaves room for an LSM's space amplification while it compacts.
+const QUOTA: u64 = 8 << 30;
+
 pub struct Server {
     child: Child,
     pub endpoint: String,
@@ -41,6 +46,7 @@ impl Server {
             Kind::Hark => vec![
                 format!("--data-dir={data}"),
                 format!("--listen-client-urls={endpoint}"),
+                format!("--quota-backend-bytes={QUOTA}"),
                 "--log-level=error".into(),
             ],
             Kind::Etcd => {
@@ -52,6 +58,7 @@ impl Server {
                     format!("--listen-peer-urls={peer}"),
                     format!("--initial-advertise-peer-urls={peer}"),
                     format!("--initial-cluster=default={peer}"),
+                    format!("--quota-backend-bytes={QUOTA}"),
                     "--log-level=error".into(),
                 ]
             }

@@ -52,7 +52,7 @@ impl Restorer {
                 dir.display()
             )));
         }
-        let backend = RocksBackend::open(dir)?;
+        let backend = RocksBackend::open_for_bulk_load(dir)?;
         let mut batch = WriteBatch::default();
         batch.put(Table::Meta, META_RESTORING.to_vec(), Vec::new());
         backend.write(batch, false)?;
