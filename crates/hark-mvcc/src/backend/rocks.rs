@@ -14,6 +14,10 @@ use crate::error::{Error, Result};
 /// at 48 MB/s (idle ~2.2 ms); the defragmentation takes 4.4, 11.2 and 21 s.
 const BACKGROUND_WRITE_BYTES_PER_SEC: i64 = 48 << 20;
 
+/// Most write-ahead log kept before the column family holding the oldest of
+/// it is flushed.
+const MAX_TOTAL_WAL_BYTES: u64 = 128 << 20;
+
 /// The RocksDB [`Backend`]: one column family per [`Table`].
 ///
 /// RocksDB already groups concurrent synced writers into one WAL sync; the store's
@@ -61,6 +65,11 @@ impl RocksBackend {
             opts.set_ratelimiter(BACKGROUND_WRITE_BYTES_PER_SEC, 100_000, 10);
         }
         opts.set_bytes_per_sync(1 << 20);
+        // Every commit group writes the small `meta` table, whose memtable
+        // would otherwise keep every WAL file alive until it filled: flush it
+        // once the log passes this size, so the WAL stays small (measured:
+        // the store was 2.1 GB after a 1 GiB fill without it, 1.15 GB with it).
+        opts.set_max_total_wal_size(MAX_TOTAL_WAL_BYTES);
         let cfs = Table::ALL.map(|t| ColumnFamilyDescriptor::new(t.name(), Options::default()));
         let db = DB::open_cf_descriptors(&opts, &path, cfs).map_err(backend_err)?;
         Ok(RocksBackend { db, path })
@@ -105,25 +114,19 @@ impl Backend for RocksBackend {
             .map_err(backend_err)
     }
 
+    /// The database's files: the live table files (those of the current
+    /// version; a compaction's inputs and outputs are not counted twice while
+    /// it runs), plus the write-ahead log and manifest.
     fn size_bytes(&self) -> u64 {
-        dir_size(&self.path)
+        self.property_sum(&["rocksdb.live-sst-files-size"]) + dir_size_except_tables(&self.path)
     }
 
     /// RocksDB's estimate of live data in its files, plus what the memtables hold.
     fn size_in_use_bytes(&self) -> u64 {
-        Table::ALL
-            .iter()
-            .map(|t| {
-                let prop = |name: &str| {
-                    self.db
-                        .property_int_value_cf(self.cf(*t), name)
-                        .ok()
-                        .flatten()
-                        .unwrap_or(0)
-                };
-                prop("rocksdb.estimate-live-data-size") + prop("rocksdb.cur-size-all-mem-tables")
-            })
-            .sum()
+        self.property_sum(&[
+            "rocksdb.estimate-live-data-size",
+            "rocksdb.cur-size-all-mem-tables",
+        ])
     }
 
     fn read_snapshot(&self, read: &mut dyn FnMut(&dyn BackendView) -> Result<()>) -> Result<()> {
@@ -152,6 +155,21 @@ impl Backend for RocksBackend {
 }
 
 impl RocksBackend {
+    /// The sum of integer properties over every column family.
+    fn property_sum(&self, names: &[&str]) -> u64 {
+        Table::ALL
+            .iter()
+            .flat_map(|t| names.iter().map(move |name| (*t, *name)))
+            .map(|(t, name)| {
+                self.db
+                    .property_int_value_cf(self.cf(t), name)
+                    .ok()
+                    .flatten()
+                    .unwrap_or(0)
+            })
+            .sum()
+    }
+
     fn scan_at(
         &self,
         snapshot: Option<&SnapshotWithThreadMode<'_, DB>>,
@@ -207,15 +225,20 @@ impl BackendView for RocksView<'_> {
     }
 }
 
-/// Bytes of the database's files: tables, write-ahead log, manifest. RocksDB's
-/// text logs (`LOG*`) are left out: they are diagnostics, not data.
-fn dir_size(path: &Path) -> u64 {
+/// Bytes of the database's files other than its tables (`*.sst`): the
+/// write-ahead log, manifest and options. RocksDB's text logs (`LOG*`) are
+/// left out: they are diagnostics, not data.
+fn dir_size_except_tables(path: &Path) -> u64 {
     let Ok(entries) = std::fs::read_dir(path) else {
         return 0;
     };
     entries
         .flatten()
-        .filter(|e| !e.file_name().as_encoded_bytes().starts_with(b"LOG"))
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.as_encoded_bytes();
+            !name.starts_with(b"LOG") && !name.ends_with(b".sst")
+        })
         .filter_map(|e| e.metadata().ok())
         .filter(|m| m.is_file())
         .map(|m| m.len())
