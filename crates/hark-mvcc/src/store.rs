@@ -402,10 +402,7 @@ impl Store {
         let mut revision = 0;
         self.shared().backend.read_snapshot(&mut |view| {
             hash = 0;
-            revision = view
-                .get(Table::Meta, META_CURRENT_REV)?
-                .and_then(|v| v.try_into().ok().map(i64::from_be_bytes))
-                .unwrap_or(1);
+            revision = StoreImage { view }.revision()?;
             for table in Table::ALL {
                 hash = crc32c::crc32c_append(hash, table.name().as_bytes());
                 view.scan(table, &[], None, &mut |k, v| {

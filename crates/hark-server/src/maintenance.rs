@@ -302,6 +302,8 @@ impl Maintenance for MaintenanceService {
         };
         let store = node.store.clone();
         drop(node);
+        // At most four chunks (128 KiB) wait for the client; when they do,
+        // the sending thread waits too, so a slow client slows only itself.
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         tokio::task::spawn_blocking(move || {
             let code = match send_snapshot(&store, &member, &tx, &call) {

@@ -71,7 +71,6 @@ pub fn has_checksum(len: u64) -> bool {
 /// a file without one is accepted too); returns the length of the database
 /// part.
 pub fn verify(path: &Path, skip_hash_check: bool) -> Result<u64> {
-    use sha2::{Digest, Sha256};
     use std::io::{Read, Seek, SeekFrom};
 
     let mut file = std::fs::File::open(path)?;
@@ -91,19 +90,23 @@ pub fn verify(path: &Path, skip_hash_check: bool) -> Result<u64> {
     file.seek(SeekFrom::Start(body))?;
     file.read_exact(&mut expected)?;
     file.seek(SeekFrom::Start(0))?;
-    let mut hasher = Sha256::new();
-    let mut data = (&mut file).take(body);
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = data.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    let got = hasher.finalize().to_vec();
+    let got = sha256_of(&mut (&mut file).take(body))?;
     if got != expected {
         return Err(Error::HashMismatch { expected, got });
     }
     Ok(body)
+}
+
+/// The sha256 of everything `data` yields, read a MiB at a time.
+pub(crate) fn sha256_of(data: &mut impl std::io::Read) -> Result<Vec<u8>> {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = data.read(&mut buf)?;
+        if n == 0 {
+            return Ok(hasher.finalize().to_vec());
+        }
+        hasher.update(&buf[..n]);
+    }
 }

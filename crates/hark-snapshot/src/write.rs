@@ -223,25 +223,14 @@ fn write_small_buckets(
 /// its sha256, as `etcdctl snapshot save` leaves it. The file appears whole
 /// or not at all (written beside it, then renamed).
 pub fn save(store: &Store, member: &Member, path: &Path) -> Result<Written> {
-    use sha2::{Digest, Sha256};
-    use std::io::Read;
-
     // `<path>.part`, as etcdctl names it; a stale one is replaced.
     let part = std::path::PathBuf::from(format!("{}.part", path.display()));
     let _ = std::fs::remove_file(&part);
     let saved = (|| {
         let written = write_database(store, member, &part)?;
         let mut file = OpenOptions::new().read(true).append(true).open(&part)?;
-        let mut hasher = Sha256::new();
-        let mut buf = vec![0u8; 1 << 20];
-        loop {
-            let n = file.read(&mut buf)?;
-            if n == 0 {
-                break;
-            }
-            hasher.update(&buf[..n]);
-        }
-        file.write_all(&hasher.finalize())?;
+        let checksum = crate::sha256_of(&mut file)?;
+        file.write_all(&checksum)?;
         file.sync_all()?;
         std::fs::rename(&part, path)?;
         Ok(written)
