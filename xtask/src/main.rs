@@ -24,11 +24,12 @@ const PROTOS: &[&str] = &[
     "etcd/api/mvccpb/kv.proto",
     "etcd/api/authpb/auth.proto",
     "etcd/api/etcdserverpb/rpc.proto",
+    "hark/peerpb/peer.proto",
 ];
 
 /// Files the generator must produce (one per proto package); `hark-proto`'s
 /// `lib.rs` includes exactly these.
-const EXPECTED_OUTPUTS: &[&str] = &["authpb.rs", "etcdserverpb.rs", "mvccpb.rs"];
+const EXPECTED_OUTPUTS: &[&str] = &["authpb.rs", "etcdserverpb.rs", "harkpeerpb.rs", "mvccpb.rs"];
 
 /// Where the generated code is committed, relative to the workspace root.
 const GENERATED_DIR: &str = "crates/hark-proto/src/generated";

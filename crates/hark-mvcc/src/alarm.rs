@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 
 /// etcd's `AlarmType` (`NONE` = 0 is "no particular alarm").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum AlarmKind {
     NoSpace,
     Corrupt,
@@ -53,6 +54,7 @@ pub struct Alarm {
 
 /// What an [`AlarmRequest`] does (etcd's `AlarmRequest.AlarmAction`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum AlarmAction {
     /// List the raised alarms (of `kind`, or all when `kind` is `None`).
     Get,
@@ -63,6 +65,7 @@ pub enum AlarmAction {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct AlarmRequest {
     pub action: AlarmAction,
     pub member_id: u64,

@@ -7,6 +7,7 @@ use crate::alarm::{AlarmRequest, AlarmResponse};
 use crate::kv::KeyValue;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum SortOrder {
     #[default]
     None,
@@ -15,6 +16,7 @@ pub enum SortOrder {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum SortTarget {
     #[default]
     Key,
@@ -27,6 +29,7 @@ pub enum SortTarget {
 /// etcd's `RangeRequest`. `range_end`: empty for one key, `"\0"` for every key
 /// `>= key`, otherwise `[key, range_end)`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct RangeRequest {
     pub key: Bytes,
     pub range_end: Bytes,
@@ -75,6 +78,7 @@ pub struct RangeResponse {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PutRequest {
     pub key: Bytes,
     pub value: Bytes,
@@ -103,6 +107,7 @@ pub struct PutResponse {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct DeleteRangeRequest {
     pub key: Bytes,
     pub range_end: Bytes,
@@ -127,6 +132,7 @@ pub struct DeleteRangeResponse {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum CompareResult {
     Equal,
     Greater,
@@ -136,6 +142,7 @@ pub enum CompareResult {
 
 /// What a compare looks at, with the operand.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum CompareTarget {
     Version(i64),
     CreateRevision(i64),
@@ -147,6 +154,7 @@ pub enum CompareTarget {
 /// etcd's `Compare`: holds when `result` relates every key in the range to the
 /// operand. A missing key compares as zeros, except that a value compare fails.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Compare {
     pub key: Bytes,
     pub range_end: Bytes,
@@ -155,6 +163,7 @@ pub struct Compare {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum RequestOp {
     Range(RangeRequest),
     Put(PutRequest),
@@ -171,6 +180,7 @@ pub enum ResponseOp {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct TxnRequest {
     pub compare: Vec<Compare>,
     pub success: Vec<RequestOp>,
@@ -185,6 +195,7 @@ pub struct TxnResponse {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct CompactRequest {
     pub revision: i64,
     /// Answer only once the compacted revisions are physically removed.
@@ -198,6 +209,7 @@ pub struct CompactResponse {
 
 /// Records a lease: from now on puts may attach keys to `id`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct LeaseGrantRequest {
     pub id: i64,
     /// Granted TTL in seconds, kept for the lessor (the store does not expire leases).
@@ -211,6 +223,7 @@ pub struct LeaseGrantResponse {
 
 /// Forgets a lease and deletes every key attached to it, in one revision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct LeaseRevokeRequest {
     pub id: i64,
 }
@@ -222,6 +235,7 @@ pub struct LeaseRevokeResponse {
 
 /// Every change to the store enters as one of these (see [`crate::Store::apply`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum WriteRequest {
     Put(PutRequest),
     DeleteRange(DeleteRangeRequest),

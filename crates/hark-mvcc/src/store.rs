@@ -62,9 +62,26 @@ impl Default for StoreOptions {
 pub type Done = Box<dyn FnOnce(Result<WriteResponse>) + Send + 'static>;
 
 struct Job {
-    req: WriteRequest,
-    done: Done,
+    work: Work,
+    /// A replicated log's position of this request, recorded in the same
+    /// backend write as its changes (see [`Store::apply_logged`]).
+    position: Option<Vec<u8>>,
+    done: JobDone,
 }
+
+enum Work {
+    Request(WriteRequest),
+    /// A logged request that failed validation: its position is still recorded.
+    Refused(Error),
+    /// Nothing to apply: a logged entry that does not change the store, or a barrier.
+    Nothing,
+}
+
+/// Called with `None` for [`Work::Nothing`].
+type JobDone = Box<dyn FnOnce(Option<Result<WriteResponse>>) + Send + 'static>;
+
+/// Meta key of the replicated log's position applied last (opaque to the store).
+pub(crate) const META_LOG_POSITION: &[u8] = b"log_position";
 
 /// State shared by readers, the committer and the compactor.
 struct Shared {
@@ -469,15 +486,69 @@ impl Store {
         if self.shared().failed.load(Ordering::Acquire) {
             return done(Err(Error::Closed));
         }
+        self.submit(Job {
+            work: Work::Request(req),
+            position: None,
+            done: Box::new(move |r| done(r.unwrap_or(Err(Error::Closed)))),
+        });
+    }
+
+    /// Applies an entry of a replicated log: `req` (`None` for an entry that
+    /// changes nothing here) is applied as by [`Store::apply`], and `position`
+    /// is recorded in the same atomic backend write, so after a crash
+    /// [`Store::log_position`] names exactly the last entry whose changes
+    /// survived: a restart neither applies an entry twice nor skips one.
+    /// `done` gets `None` for `req == None`.
+    pub fn apply_logged(
+        &self,
+        req: Option<WriteRequest>,
+        position: Vec<u8>,
+        done: impl FnOnce(Option<Result<WriteResponse>>) + Send + 'static,
+    ) {
+        let work = match req {
+            None => Work::Nothing,
+            Some(req) => match validate::check_write(&req, self.shared().options.max_txn_ops) {
+                Ok(()) => Work::Request(req),
+                Err(e) => Work::Refused(e),
+            },
+        };
+        if self.shared().failed.load(Ordering::Acquire) {
+            return done(Some(Err(Error::Closed)));
+        }
+        self.submit(Job {
+            work,
+            position: Some(position),
+            done: Box::new(done),
+        });
+    }
+
+    /// Calls `done` once every change submitted before it is applied and
+    /// visible to readers (not necessarily finished: a physical compaction
+    /// may still be deleting rows).
+    pub fn barrier(&self, done: impl FnOnce() + Send + 'static) {
+        self.submit(Job {
+            work: Work::Nothing,
+            position: None,
+            done: Box::new(move |_| done()),
+        });
+    }
+
+    /// The position recorded by the last [`Store::apply_logged`] whose write
+    /// is in the backend (`None` if there was none).
+    pub fn log_position(&self) -> Result<Option<Vec<u8>>> {
+        self.shared().backend.get(Table::Meta, META_LOG_POSITION)
+    }
+
+    fn submit(&self, job: Job) {
         let jobs = self
             .inner
             .jobs
             .as_ref()
             .expect("jobs sender lives as long as the store");
         metrics::gauge!("etcd_server_proposals_pending").increment(1.0);
-        if let Err(crossbeam_channel::SendError(job)) = jobs.send(Job { req, done }) {
+        if let Err(crossbeam_channel::SendError(job)) = jobs.send(job) {
             metrics::gauge!("etcd_server_proposals_pending").decrement(1.0);
-            (job.done)(Err(Error::Closed));
+            (job.done)(Some(Err(Error::Closed)));
         }
     }
 
@@ -886,7 +957,7 @@ struct Compaction {
     at: i64,
     keep: std::collections::HashSet<Revision>,
     /// Set for `physical` requests: answered once the rows are gone.
-    done: Option<(Done, CompactResponse)>,
+    done: Option<(JobDone, CompactResponse)>,
 }
 
 fn run_compactor(shared: Arc<Shared>, rx: Receiver<Compaction>) {
@@ -896,7 +967,7 @@ fn run_compactor(shared: Arc<Shared>, rx: Receiver<Compaction>) {
             tracing::error!(revision = c.at, error = %e, "physical compaction failed; it resumes on reopen");
         }
         if let Some((done, resp)) = c.done {
-            done(outcome.map(|()| WriteResponse::Compact(resp)));
+            done(Some(outcome.map(|()| WriteResponse::Compact(resp))));
         }
     }
 }
@@ -904,6 +975,8 @@ fn run_compactor(shared: Arc<Shared>, rx: Receiver<Compaction>) {
 /// What applying one request produced, to act on once the group is durable.
 enum Outcome {
     Ready(Result<WriteResponse>, Option<Arc<CommittedRevision>>),
+    /// A job without a request (a barrier, or a log entry for another layer).
+    Nothing,
     Compact {
         request: CompactRequest,
         header_revision: i64,
@@ -954,7 +1027,7 @@ impl Committer {
         if self.shared.failed.load(Ordering::Acquire) {
             metrics::counter!("etcd_server_proposals_failed_total").increment(size);
             for job in group {
-                (job.done)(Err(Error::Closed));
+                (job.done)(Some(Err(Error::Closed)));
             }
             return;
         }
@@ -962,9 +1035,18 @@ impl Committer {
         let mut overlay = HashMap::new();
         let mut outcomes = Vec::with_capacity(group.len());
         let mut dones = Vec::with_capacity(group.len());
+        let mut position = None;
         for job in group {
-            outcomes.push(self.apply_one(job.req, &mut batch, &mut overlay));
+            outcomes.push(match job.work {
+                Work::Request(req) => self.apply_one(req, &mut batch, &mut overlay),
+                Work::Refused(e) => Outcome::Ready(Err(e), None),
+                Work::Nothing => Outcome::Nothing,
+            });
+            position = job.position.or(position);
             dones.push(job.done);
+        }
+        if let Some(p) = position {
+            batch.put(Table::Meta, META_LOG_POSITION.to_vec(), p);
         }
         let applied = self.shared.proposals.fetch_add(size, Ordering::Relaxed) + size;
         if batch.is_empty() {
@@ -978,6 +1060,8 @@ impl Committer {
             META_CURRENT_REV.to_vec(),
             self.applied_rev.to_be_bytes().to_vec(),
         );
+        // Under a replicated log, the log's fsync is the durability point and a
+        // restart re-applies what follows the recorded position: no second sync.
         let started = Instant::now();
         let written = self.shared.backend.write(batch, self.shared.options.sync);
         // One synced write is both etcd's WAL fsync and its backend commit:
@@ -998,7 +1082,7 @@ impl Committer {
                 metrics::counter!("etcd_server_proposals_failed_total").increment(size);
                 self.shared.failed.store(true, Ordering::Release);
                 for done in dones {
-                    done(Err(e.clone()));
+                    done(Some(Err(e.clone())));
                 }
             }
         }
@@ -1154,7 +1238,7 @@ impl Committer {
     }
 
     /// The group is durable: make it visible, publish it, answer the callers.
-    fn finish(&mut self, outcomes: Vec<Outcome>, dones: Vec<Done>) {
+    fn finish(&mut self, outcomes: Vec<Outcome>, dones: Vec<JobDone>) {
         {
             let mut subs = self.shared.subscribers.lock();
             self.shared
@@ -1168,7 +1252,8 @@ impl Committer {
         }
         for (outcome, done) in outcomes.into_iter().zip(dones) {
             match outcome {
-                Outcome::Ready(result, _) => done(result),
+                Outcome::Ready(result, _) => done(Some(result)),
+                Outcome::Nothing => done(None),
                 Outcome::Compact {
                     request,
                     header_revision,
@@ -1180,7 +1265,7 @@ impl Committer {
         self.shared.record_gauges();
     }
 
-    fn start_compaction(&mut self, request: CompactRequest, header_revision: i64, done: Done) {
+    fn start_compaction(&mut self, request: CompactRequest, header_revision: i64, done: JobDone) {
         let at = request.revision;
         // Raise the bar before touching the index; readers check it under the index lock.
         self.shared.compact_rev.store(at, Ordering::Release);
@@ -1189,14 +1274,14 @@ impl Committer {
         let done = if request.physical {
             Some((done, resp))
         } else {
-            done(Ok(WriteResponse::Compact(resp)));
+            done(Some(Ok(WriteResponse::Compact(resp))));
             None
         };
         if let Err(crossbeam_channel::SendError(c)) =
             self.compactions.send(Compaction { at, keep, done })
             && let Some((done, _)) = c.done
         {
-            done(Err(Error::Closed));
+            done(Some(Err(Error::Closed)));
         }
     }
 }

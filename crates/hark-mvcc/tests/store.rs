@@ -609,3 +609,53 @@ fn kept_bytes_do_not_alias_the_request_buffer() {
         "the event's value points into the request buffer"
     );
 }
+
+/// `apply_logged` as a replicated log uses it: each entry's position lands in
+/// the same write as its changes, including entries that change nothing.
+#[test]
+fn logged_positions_are_recorded_with_their_changes_and_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let outcomes = Arc::new(std::sync::Mutex::new(Vec::new()));
+    {
+        let s = rocks_store(dir.path());
+        assert_eq!(s.log_position().unwrap(), None);
+        let record = |o: &Arc<std::sync::Mutex<Vec<String>>>| {
+            let o = o.clone();
+            move |r: Option<Result<WriteResponse>>| {
+                o.lock().unwrap().push(match r {
+                    None => "nothing".to_string(),
+                    Some(Ok(WriteResponse::Put(p))) => format!("put@{}", p.header_revision),
+                    Some(Ok(other)) => format!("{other:?}"),
+                    Some(Err(e)) => format!("error: {e}"),
+                })
+            }
+        };
+        let put = |k: &str| {
+            Some(WriteRequest::Put(PutRequest {
+                key: Bytes::copy_from_slice(k.as_bytes()),
+                value: Bytes::from_static(b"v"),
+                ..Default::default()
+            }))
+        };
+        s.apply_logged(put("a"), b"p1".to_vec(), record(&outcomes));
+        s.apply_logged(None, b"p2".to_vec(), record(&outcomes));
+        // Refused by validation (empty key): still a log entry, still recorded.
+        s.apply_logged(put(""), b"p3".to_vec(), record(&outcomes));
+        let (tx, rx) = std::sync::mpsc::channel();
+        s.barrier(move || tx.send(()).unwrap());
+        rx.recv().unwrap();
+        assert_eq!(
+            *outcomes.lock().unwrap(),
+            ["put@2", "nothing", "error: etcdserver: key is not provided"]
+        );
+        assert_eq!(s.log_position().unwrap().as_deref(), Some(&b"p3"[..]));
+        s.apply_logged(put("b"), b"p4".to_vec(), record(&outcomes));
+        let (tx, rx) = std::sync::mpsc::channel();
+        s.barrier(move || tx.send(()).unwrap());
+        rx.recv().unwrap();
+    }
+    let s = rocks_store(dir.path());
+    assert_eq!(s.log_position().unwrap().as_deref(), Some(&b"p4"[..]));
+    assert_eq!(s.current_revision(), 3);
+    assert_eq!(get(&s, "b").unwrap().mod_revision, 3);
+}

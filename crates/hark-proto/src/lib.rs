@@ -31,3 +31,10 @@ pub mod authpb {
 pub mod etcdserverpb {
     include!("generated/etcdserverpb.rs");
 }
+
+/// Hark's member-to-member protocol (`harkpeerpb`): openraft messages and
+/// forwarded proposals between the members of a cluster, on the peer port.
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
+pub mod harkpeerpb {
+    include!("generated/harkpeerpb.rs");
+}

@@ -1,0 +1,29 @@
+//! `hark-raft`: the replicated log in front of `hark-mvcc`'s apply seam.
+//!
+//! * [`Replica`] — one member: proposes writes (a follower forwards them to
+//!   the leader), answers each from its own apply, serves linearizable reads
+//!   after the leader's read index, runs membership changes on the leader.
+//! * The log and the vote live in their own RocksDB (`log_store`), fsynced
+//!   once per group of appends before openraft counts them durable.
+//! * The state machine (`state_machine`) is the store: each committed entry
+//!   goes through `Store::apply_logged`, which records the entry's log id in
+//!   the same backend write as the revision it produced.
+//! * Members talk gRPC (`harkpeerpb.Peer`) on their peer URLs: `network`
+//!   (client) and `service` (server).
+//! * [`ids`] derives member and cluster ids as etcd does.
+//!
+//! Consensus itself is openraft's; this crate only adapts it.
+
+pub mod ids;
+mod log_store;
+mod network;
+mod replica;
+mod service;
+mod state_machine;
+mod types;
+
+pub use replica::{
+    Member, MembershipChange, MembershipError, Replica, ReplicaConfig, ReplicaError, ReplicaStatus,
+};
+pub use service::PeerService;
+pub use types::MemberInfo;

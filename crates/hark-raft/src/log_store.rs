@@ -1,0 +1,250 @@
+//! The raft log and vote in their own RocksDB, beside the store's.
+//!
+//! Appends are written without a sync and handed to a sync thread, which
+//! fsyncs the write-ahead log once for every append queued behind it and only
+//! then tells openraft the entries are durable (openraft's `LogFlushed`
+//! contract): one fsync per group of writes on a member. The store applies
+//! committed entries without syncing; a restart re-applies from its recorded
+//! log position.
+
+// openraft's traits return its `StorageError` (large); helpers return it too.
+#![allow(clippy::result_large_err)]
+
+use std::fmt::Debug;
+use std::ops::{Bound, RangeBounds};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use openraft::storage::{LogFlushed, LogState, RaftLogReader, RaftLogStorage};
+use openraft::{StorageIOError, Vote};
+use rocksdb::{
+    ColumnFamilyDescriptor, DB, Direction, IteratorMode, Options, WriteBatch, WriteOptions,
+};
+
+use crate::types::{Entry, LogId, StorageError, TypeConfig, decode, encode};
+
+const CF_LOGS: &str = "logs";
+const CF_STATE: &str = "state";
+const KEY_VOTE: &[u8] = b"vote";
+const KEY_COMMITTED: &[u8] = b"committed";
+const KEY_PURGED: &[u8] = b"last_purged";
+
+/// The log store handed to openraft; clones share one database.
+#[derive(Clone)]
+pub struct LogStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: DB,
+    /// Appends waiting for the next fsync, in append order.
+    unsynced: crossbeam_channel::Sender<LogFlushed<TypeConfig>>,
+}
+
+impl LogStore {
+    /// Opens (or creates) the log database in `path`.
+    pub fn open(path: &Path) -> Result<LogStore, String> {
+        let mut opts = Options::default();
+        opts.create_if_missing(true);
+        opts.create_missing_column_families(true);
+        opts.set_keep_log_file_num(4);
+        let cfs = [CF_LOGS, CF_STATE].map(|n| ColumnFamilyDescriptor::new(n, Options::default()));
+        let db = DB::open_cf_descriptors(&opts, path, cfs)
+            .map_err(|e| format!("opening the raft log in {}: {e}", path.display()))?;
+        let (tx, rx) = crossbeam_channel::unbounded::<LogFlushed<TypeConfig>>();
+        let inner = Arc::new(Inner { db, unsynced: tx });
+        let weak = Arc::downgrade(&inner);
+        std::thread::Builder::new()
+            .name("hark-raft-log-sync".into())
+            .spawn(move || run_syncer(weak, rx))
+            .map_err(|e| format!("starting the raft log's sync thread: {e}"))?;
+        Ok(LogStore { inner })
+    }
+
+    fn db(&self) -> &DB {
+        &self.inner.db
+    }
+
+    fn cf(&self, name: &str) -> &rocksdb::ColumnFamily {
+        self.db()
+            .cf_handle(name)
+            .expect("column families are created on open")
+    }
+
+    fn get_state<T: serde::de::DeserializeOwned>(
+        &self,
+        key: &[u8],
+    ) -> Result<Option<T>, StorageError> {
+        let raw = self
+            .db()
+            .get_cf(self.cf(CF_STATE), key)
+            .map_err(|e| StorageIOError::read(&e))?;
+        raw.map(|v| decode(&v).map_err(|e| StorageIOError::read(&e).into()))
+            .transpose()
+    }
+
+    fn write(&self, batch: WriteBatch, sync: bool) -> Result<(), rocksdb::Error> {
+        let mut opts = WriteOptions::default();
+        opts.set_sync(sync);
+        self.db().write_opt(batch, &opts)
+    }
+
+    fn last_entry_id(&self) -> Result<Option<LogId>, StorageError> {
+        let mut it = self.db().iterator_cf(self.cf(CF_LOGS), IteratorMode::End);
+        match it.next() {
+            None => Ok(None),
+            Some(Err(e)) => Err(StorageIOError::read_logs(&e).into()),
+            Some(Ok((_, v))) => {
+                let entry: Entry = decode(&v).map_err(|e| StorageIOError::read_logs(&e))?;
+                Ok(Some(entry.log_id))
+            }
+        }
+    }
+}
+
+/// Fsyncs the WAL for every group of appends queued behind each other, then
+/// reports them durable, in order. Ends when the store is dropped.
+fn run_syncer(
+    inner: std::sync::Weak<Inner>,
+    rx: crossbeam_channel::Receiver<LogFlushed<TypeConfig>>,
+) {
+    while let Ok(first) = rx.recv() {
+        let mut group = vec![first];
+        group.extend(rx.try_iter());
+        let Some(inner) = inner.upgrade() else {
+            return;
+        };
+        let started = Instant::now();
+        let synced = inner.db.flush_wal(true);
+        drop(inner);
+        metrics::histogram!("etcd_disk_wal_fsync_duration_seconds")
+            .record(started.elapsed().as_secs_f64());
+        for flushed in group {
+            flushed.log_io_completed(
+                synced
+                    .as_ref()
+                    .map(|_| ())
+                    .map_err(|e| std::io::Error::other(e.to_string())),
+            );
+        }
+    }
+}
+
+fn index_key(index: u64) -> [u8; 8] {
+    index.to_be_bytes()
+}
+
+impl RaftLogReader<TypeConfig> for LogStore {
+    async fn try_get_log_entries<RB: RangeBounds<u64> + Clone + Debug + Send>(
+        &mut self,
+        range: RB,
+    ) -> Result<Vec<Entry>, StorageError> {
+        let start = match range.start_bound() {
+            Bound::Included(&i) => i,
+            Bound::Excluded(&i) => i + 1,
+            Bound::Unbounded => 0,
+        };
+        let mut entries = Vec::new();
+        let from = index_key(start);
+        let it = self.db().iterator_cf(
+            self.cf(CF_LOGS),
+            IteratorMode::From(&from, Direction::Forward),
+        );
+        for item in it {
+            let (k, v) = item.map_err(|e| StorageIOError::read_logs(&e))?;
+            let index = u64::from_be_bytes(k.as_ref().try_into().map_err(|_| {
+                StorageIOError::read_logs(&std::io::Error::other("malformed log key"))
+            })?);
+            if !range.contains(&index) {
+                break;
+            }
+            entries.push(decode(&v).map_err(|e| StorageIOError::read_logs(&e))?);
+        }
+        Ok(entries)
+    }
+}
+
+impl RaftLogStorage<TypeConfig> for LogStore {
+    type LogReader = LogStore;
+
+    async fn get_log_state(&mut self) -> Result<LogState<TypeConfig>, StorageError> {
+        let last_purged_log_id: Option<LogId> = self.get_state(KEY_PURGED)?;
+        let last_log_id = self.last_entry_id()?.or(last_purged_log_id);
+        Ok(LogState {
+            last_purged_log_id,
+            last_log_id,
+        })
+    }
+
+    async fn get_log_reader(&mut self) -> Self::LogReader {
+        self.clone()
+    }
+
+    async fn save_vote(&mut self, vote: &Vote<u64>) -> Result<(), StorageError> {
+        let mut batch = WriteBatch::default();
+        batch.put_cf(self.cf(CF_STATE), KEY_VOTE, encode(vote));
+        // A vote must survive a crash before it is sent: synced here.
+        self.write(batch, true)
+            .map_err(|e| StorageIOError::write_vote(&e).into())
+    }
+
+    async fn read_vote(&mut self) -> Result<Option<Vote<u64>>, StorageError> {
+        self.get_state(KEY_VOTE)
+    }
+
+    async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), StorageError> {
+        // A hint for restarts (apply up to it at once); losing it is harmless.
+        let mut batch = WriteBatch::default();
+        batch.put_cf(self.cf(CF_STATE), KEY_COMMITTED, encode(&committed));
+        self.write(batch, false)
+            .map_err(|e| StorageIOError::write(&e).into())
+    }
+
+    async fn read_committed(&mut self) -> Result<Option<LogId>, StorageError> {
+        Ok(self.get_state::<Option<LogId>>(KEY_COMMITTED)?.flatten())
+    }
+
+    async fn append<I>(
+        &mut self,
+        entries: I,
+        callback: LogFlushed<TypeConfig>,
+    ) -> Result<(), StorageError>
+    where
+        I: IntoIterator<Item = Entry> + Send,
+        I::IntoIter: Send,
+    {
+        let mut batch = WriteBatch::default();
+        let cf = self.cf(CF_LOGS);
+        for entry in entries {
+            batch.put_cf(cf, index_key(entry.log_id.index), encode(&entry));
+        }
+        self.write(batch, false)
+            .map_err(|e| StorageIOError::write_logs(&e))?;
+        // Durable once the sync thread's next fsync covers it.
+        if let Err(crossbeam_channel::SendError(callback)) = self.inner.unsynced.send(callback) {
+            callback.log_io_completed(Err(std::io::Error::other("raft log closed")));
+        }
+        Ok(())
+    }
+
+    async fn truncate(&mut self, log_id: LogId) -> Result<(), StorageError> {
+        let mut batch = WriteBatch::default();
+        batch.delete_range_cf(
+            self.cf(CF_LOGS),
+            index_key(log_id.index),
+            index_key(u64::MAX),
+        );
+        // Entries a new leader overwrote must not come back after a crash.
+        self.write(batch, true)
+            .map_err(|e| StorageIOError::write_logs(&e).into())
+    }
+
+    async fn purge(&mut self, log_id: LogId) -> Result<(), StorageError> {
+        let mut batch = WriteBatch::default();
+        batch.put_cf(self.cf(CF_STATE), KEY_PURGED, encode(&log_id));
+        batch.delete_range_cf(self.cf(CF_LOGS), index_key(0), index_key(log_id.index + 1));
+        self.write(batch, false)
+            .map_err(|e| StorageIOError::write_logs(&e).into())
+    }
+}

@@ -1,0 +1,580 @@
+//! `Replica`: one member's replicated log in front of its store. Writes are
+//! proposed (forwarded to the leader when this member is a follower) and
+//! answered from this member's own apply; linearizable reads wait for the
+//! leader's read index; membership changes run on the leader.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use hark_mvcc::{Store, WriteRequest, WriteResponse};
+use hark_proto::harkpeerpb::peer_server::PeerServer;
+use openraft::error::{CheckIsLeaderError, ClientWriteError, RaftError};
+use openraft::{ChangeMembers, SnapshotPolicy};
+use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
+
+use crate::log_store::LogStore;
+use crate::network::{Method, Network, PeerChannels, call};
+use crate::service::PeerService;
+use crate::state_machine::{Pending, StateMachine};
+use crate::types::{Command, MemberInfo, Proposal, Raft};
+
+/// How a member is started.
+#[derive(Debug, Clone)]
+pub struct ReplicaConfig {
+    pub member_id: u64,
+    /// `--initial-cluster-token`: part of every member id.
+    pub cluster_token: String,
+    /// Members of a new cluster (`--initial-cluster` with
+    /// `--initial-cluster-state new`): the log starts with this membership.
+    /// Empty to join an existing cluster. Ignored when the log exists.
+    pub initial_members: BTreeMap<u64, MemberInfo>,
+    pub heartbeat_interval: Duration,
+    pub election_timeout: Duration,
+    /// Applied entries between snapshots (etcd's `--snapshot-count`).
+    pub snapshot_count: u64,
+    /// How long a write or a linearizable read may wait for the cluster.
+    pub request_timeout: Duration,
+}
+
+/// Why a replicated request failed; the messages are etcd's.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum ReplicaError {
+    #[error("etcdserver: request timed out")]
+    Timeout,
+    #[error("etcdserver: no leader")]
+    NoLeader,
+    #[error("etcdserver: server stopped")]
+    Stopped,
+    #[error(transparent)]
+    Store(#[from] hark_mvcc::Error),
+    #[error(transparent)]
+    Membership(#[from] MembershipError),
+}
+
+/// A membership change refused; the messages are etcd's.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MembershipError {
+    #[error("etcdserver: member not found")]
+    MemberNotFound,
+    #[error("etcdserver: Peer URLs already exists")]
+    PeerUrlsExist,
+    #[error("etcdserver: ID already exists")]
+    IdExists,
+    #[error("etcdserver: can only promote a learner member")]
+    NotLearner,
+    #[error("etcdserver: can only promote a learner member which is in sync with leader")]
+    LearnerNotReady,
+    #[error("etcdserver: re-configuration failed due to not enough started members")]
+    NotEnoughStarted,
+    #[error("etcdserver: unhealthy cluster")]
+    Unhealthy,
+    #[error("etcdserver: not leader")]
+    NotLeader,
+    #[error("etcdserver: {0}")]
+    Failed(String),
+}
+
+/// A change to the cluster's members, run by the leader.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum MembershipChange {
+    Add {
+        id: u64,
+        member: MemberInfo,
+        learner: bool,
+    },
+    Remove {
+        id: u64,
+    },
+    Promote {
+        id: u64,
+    },
+    UpdatePeerUrls {
+        id: u64,
+        peer_urls: Vec<String>,
+    },
+    /// A started member's name and client URLs (etcd's publish).
+    Publish {
+        id: u64,
+        name: String,
+        client_urls: Vec<String>,
+    },
+}
+
+/// One member as the cluster sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub id: u64,
+    pub info: MemberInfo,
+    pub is_learner: bool,
+}
+
+/// What `Status` reports of the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicaStatus {
+    pub leader: Option<u64>,
+    pub term: u64,
+    /// Newest entry in this member's log.
+    pub last_log_index: u64,
+    pub applied_index: u64,
+    pub is_learner: bool,
+}
+
+/// A learner within this share of the leader's log may be promoted (etcd's
+/// `readyPercentThreshold`).
+const PROMOTE_READY: f64 = 0.9;
+
+pub struct Replica {
+    pub(crate) raft: Raft,
+    member_id: u64,
+    token: String,
+    pending: Arc<Pending>,
+    next_seq: AtomicU64,
+    channels: PeerChannels,
+    request_timeout: Duration,
+}
+
+impl Replica {
+    /// Opens the log in `log_dir`, feeds its committed entries to `store`
+    /// (from the store's recorded position on), and joins or starts the cluster.
+    pub async fn start(
+        config: ReplicaConfig,
+        store: Store,
+        log_dir: &Path,
+    ) -> Result<Arc<Replica>, String> {
+        let raft_config = openraft::Config {
+            cluster_name: config.cluster_token.clone(),
+            heartbeat_interval: millis(config.heartbeat_interval),
+            election_timeout_min: millis(config.election_timeout),
+            election_timeout_max: millis(config.election_timeout) * 3 / 2 + 1,
+            snapshot_policy: SnapshotPolicy::Never,
+            max_in_snapshot_log_to_keep: config.snapshot_count.min(5000),
+            ..Default::default()
+        }
+        .validate()
+        .map_err(|e| format!("raft configuration: {e}"))?;
+        let log = LogStore::open(log_dir)?;
+        let pending = Arc::new(Pending::default());
+        let state_machine = StateMachine::new(store, config.member_id, pending.clone())?;
+        let channels = PeerChannels::default();
+        let network = Network {
+            channels: channels.clone(),
+        };
+        let raft = Raft::new(
+            config.member_id,
+            Arc::new(raft_config),
+            network,
+            log,
+            state_machine,
+        )
+        .await
+        .map_err(|e| format!("starting raft: {e}"))?;
+        let initialized = raft
+            .is_initialized()
+            .await
+            .map_err(|e| format!("reading raft state: {e}"))?;
+        if !initialized && !config.initial_members.is_empty() {
+            // Every member of a new cluster writes the same first entry (the
+            // initial membership at index 0), so they agree from the start.
+            raft.initialize(config.initial_members.clone())
+                .await
+                .map_err(|e| format!("initializing the cluster: {e}"))?;
+        }
+        let replica = Arc::new(Replica {
+            raft,
+            member_id: config.member_id,
+            token: config.cluster_token,
+            pending,
+            // Unique across restarts, so an old entry replayed from the log
+            // never answers a new request.
+            next_seq: AtomicU64::new(
+                SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(1, |d| d.as_nanos() as u64),
+            ),
+            channels,
+            request_timeout: config.request_timeout,
+        });
+        if replica.voters() == [config.member_id] {
+            // Alone: no one to wait for, elect at once instead of after a timeout.
+            let _ = replica.raft.trigger().elect().await;
+        }
+        Ok(replica)
+    }
+
+    pub fn member_id(&self) -> u64 {
+        self.member_id
+    }
+
+    /// The gRPC service to serve on the peer URLs.
+    pub fn peer_service(self: &Arc<Self>) -> PeerServer<PeerService> {
+        PeerServer::new(PeerService {
+            replica: self.clone(),
+        })
+        .max_decoding_message_size(usize::MAX)
+        .max_encoding_message_size(usize::MAX)
+    }
+
+    /// Proposes `req` and answers with this member's own apply of it, once the
+    /// cluster committed it.
+    pub async fn write(&self, req: WriteRequest) -> Result<WriteResponse, ReplicaError> {
+        let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+        let applied = self.pending.register(seq);
+        let proposal = Proposal {
+            origin: self.member_id,
+            seq,
+            command: Command::Write(req),
+        };
+        let deadline = Instant::now() + self.request_timeout;
+        if let Err(e) = self.propose(&proposal, deadline).await {
+            self.pending.forget(seq);
+            return Err(e);
+        }
+        match tokio::time::timeout_at(deadline, applied).await {
+            Ok(Ok(result)) => result.map_err(ReplicaError::Store),
+            Ok(Err(_)) => Err(ReplicaError::Stopped),
+            Err(_) => {
+                self.pending.forget(seq);
+                Err(ReplicaError::Timeout)
+            }
+        }
+    }
+
+    /// Gets `proposal` into the leader's log. `Ok` also when the outcome is
+    /// unknown (the leader may have appended it): the caller then waits for
+    /// the apply. Retried only when it certainly was not appended.
+    async fn propose(&self, proposal: &Proposal, deadline: Instant) -> Result<(), ReplicaError> {
+        loop {
+            let leader = self.wait_for_leader(deadline).await?;
+            if leader == self.member_id {
+                match self.raft.client_write(proposal.clone()).await {
+                    Ok(_) => return Ok(()),
+                    Err(RaftError::APIError(ClientWriteError::ForwardToLeader(_))) => {}
+                    Err(RaftError::APIError(ClientWriteError::ChangeMembershipError(e))) => {
+                        unreachable!("a normal entry cannot fail as a membership change: {e}")
+                    }
+                    Err(RaftError::Fatal(_)) => return Err(ReplicaError::Stopped),
+                }
+            } else {
+                let sent = self
+                    .call_leader::<_, u64, RaftError<u64, ClientWriteError<u64, MemberInfo>>>(
+                        leader,
+                        Method::Propose,
+                        proposal,
+                        deadline,
+                    )
+                    .await?;
+                match sent {
+                    Some(Ok(Ok(_))) => return Ok(()),
+                    // Not the leader any more (or stopping), or not known yet,
+                    // or never reached: not appended.
+                    Some(Ok(Err(_))) | None => {}
+                    Some(Err(status)) if never_sent(&status) => {}
+                    // Lost in transit: it may have been appended.
+                    Some(Err(_)) => return Ok(()),
+                }
+            }
+            if Instant::now() >= deadline {
+                return Err(ReplicaError::Timeout);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Sends `request` to the leader `leader` with what is left until
+    /// `deadline`. `None` when this member does not know the leader's address.
+    async fn call_leader<T, R, E>(
+        &self,
+        leader: u64,
+        method: Method,
+        request: &T,
+        deadline: Instant,
+    ) -> Result<Option<Result<Result<R, E>, tonic::Status>>, ReplicaError>
+    where
+        T: Serialize,
+        R: serde::de::DeserializeOwned,
+        E: serde::de::DeserializeOwned,
+    {
+        let Some(node) = self.node(leader) else {
+            return Ok(None);
+        };
+        let mut client = self
+            .channels
+            .client(&node)
+            .map_err(|_| ReplicaError::NoLeader)?;
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        Ok(Some(
+            call(&mut client, method, request, Some(remaining)).await,
+        ))
+    }
+
+    /// Waits until this member knows a leader.
+    async fn wait_for_leader(&self, deadline: Instant) -> Result<u64, ReplicaError> {
+        let mut metrics = self.raft.metrics();
+        loop {
+            if let Some(leader) = metrics.borrow_and_update().current_leader {
+                return Ok(leader);
+            }
+            match tokio::time::timeout_at(deadline, metrics.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => return Err(ReplicaError::Stopped),
+                Err(_) => return Err(ReplicaError::Timeout),
+            }
+        }
+    }
+
+    /// Returns once this member has applied every write acknowledged before
+    /// the call (a linearizable read may then be served from its store).
+    pub async fn read_barrier(&self) -> Result<(), ReplicaError> {
+        let deadline = Instant::now() + self.request_timeout;
+        loop {
+            let leader = self.wait_for_leader(deadline).await?;
+            let index = if leader == self.member_id {
+                match self.raft.get_read_log_id().await {
+                    Ok((read, _)) => Some(read.map_or(0, |l| l.index)),
+                    Err(RaftError::Fatal(_)) => return Err(ReplicaError::Stopped),
+                    Err(RaftError::APIError(_)) => None,
+                }
+            } else {
+                let asked = self
+                    .call_leader::<_, u64, RaftError<u64, CheckIsLeaderError<u64, MemberInfo>>>(
+                        leader,
+                        Method::ReadIndex,
+                        &(),
+                        deadline,
+                    )
+                    .await?;
+                match asked {
+                    Some(Ok(Ok(index))) => Some(index),
+                    _ => None,
+                }
+            };
+            if let Some(index) = index {
+                let remaining = deadline.saturating_duration_since(Instant::now());
+                return match self
+                    .raft
+                    .wait(Some(remaining))
+                    .applied_index_at_least(Some(index), "read index")
+                    .await
+                {
+                    Ok(_) => Ok(()),
+                    Err(openraft::metrics::WaitError::Timeout(..)) => Err(ReplicaError::Timeout),
+                    Err(openraft::metrics::WaitError::ShuttingDown) => Err(ReplicaError::Stopped),
+                };
+            }
+            if Instant::now() >= deadline {
+                return Err(ReplicaError::Timeout);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Runs `change` on the leader (forwarding it there) and waits until it is
+    /// committed.
+    pub async fn change_membership(&self, change: MembershipChange) -> Result<(), ReplicaError> {
+        let deadline = Instant::now() + self.request_timeout;
+        loop {
+            let leader = self.wait_for_leader(deadline).await?;
+            let outcome = if leader == self.member_id {
+                self.change_membership_here(change.clone()).await
+            } else {
+                let sent = self
+                    .call_leader::<_, (), MembershipError>(
+                        leader,
+                        Method::ChangeMembership,
+                        &change,
+                        deadline,
+                    )
+                    .await?;
+                match sent {
+                    Some(Ok(r)) => r,
+                    _ => Err(MembershipError::NotLeader),
+                }
+            };
+            match outcome {
+                Err(MembershipError::NotLeader) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(MembershipError::NotLeader) => return Err(ReplicaError::Timeout),
+                other => return other.map_err(ReplicaError::Membership),
+            }
+        }
+    }
+
+    /// The leader's half of [`Replica::change_membership`].
+    pub(crate) async fn change_membership_here(
+        &self,
+        change: MembershipChange,
+    ) -> Result<(), MembershipError> {
+        let members = self.members();
+        let find = |id: u64| members.iter().find(|m| m.id == id).cloned();
+        let with_info = |id: u64, edit: &dyn Fn(&mut MemberInfo)| {
+            let mut info = find(id).ok_or(MembershipError::MemberNotFound)?.info;
+            edit(&mut info);
+            Ok::<_, MembershipError>(ChangeMembers::SetNodes(BTreeMap::from([(id, info)])))
+        };
+        let changes = match change {
+            MembershipChange::Add {
+                id,
+                member,
+                learner,
+            } => {
+                if find(id).is_some() {
+                    return Err(MembershipError::IdExists);
+                }
+                let urls: BTreeSet<&String> = member.peer_urls.iter().collect();
+                if members
+                    .iter()
+                    .any(|m| m.info.peer_urls.iter().any(|u| urls.contains(u)))
+                {
+                    return Err(MembershipError::PeerUrlsExist);
+                }
+                let nodes = BTreeMap::from([(id, member)]);
+                if learner {
+                    ChangeMembers::AddNodes(nodes)
+                } else {
+                    ChangeMembers::AddVoters(nodes)
+                }
+            }
+            MembershipChange::Remove { id } => match find(id) {
+                None => return Err(MembershipError::MemberNotFound),
+                Some(m) if m.is_learner => ChangeMembers::RemoveNodes(BTreeSet::from([id])),
+                Some(_) => ChangeMembers::RemoveVoters(BTreeSet::from([id])),
+            },
+            MembershipChange::Promote { id } => {
+                match find(id) {
+                    None => return Err(MembershipError::MemberNotFound),
+                    Some(m) if !m.is_learner => return Err(MembershipError::NotLearner),
+                    Some(_) => {}
+                }
+                if !self.learner_in_sync(id) {
+                    return Err(MembershipError::LearnerNotReady);
+                }
+                ChangeMembers::AddVoterIds(BTreeSet::from([id]))
+            }
+            MembershipChange::UpdatePeerUrls { id, peer_urls } => {
+                let urls: BTreeSet<&String> = peer_urls.iter().collect();
+                if members
+                    .iter()
+                    .any(|m| m.id != id && m.info.peer_urls.iter().any(|u| urls.contains(u)))
+                {
+                    return Err(MembershipError::PeerUrlsExist);
+                }
+                with_info(id, &|info| info.peer_urls = peer_urls.clone())?
+            }
+            MembershipChange::Publish {
+                id,
+                name,
+                client_urls,
+            } => with_info(id, &|info| {
+                info.name = name.clone();
+                info.client_urls = client_urls.clone();
+            })?,
+        };
+        match self.raft.change_membership(changes, false).await {
+            Ok(_) => Ok(()),
+            Err(RaftError::APIError(ClientWriteError::ForwardToLeader(_))) => {
+                Err(MembershipError::NotLeader)
+            }
+            Err(RaftError::APIError(ClientWriteError::ChangeMembershipError(e))) => {
+                Err(MembershipError::Failed(e.to_string()))
+            }
+            Err(RaftError::Fatal(e)) => Err(MembershipError::Failed(e.to_string())),
+        }
+    }
+
+    /// Whether learner `id` has replicated at least [`PROMOTE_READY`] of the leader's log.
+    fn learner_in_sync(&self, id: u64) -> bool {
+        let metrics = self.raft.metrics().borrow().clone();
+        let Some(leader_last) = metrics.last_log_index else {
+            return false;
+        };
+        let matched = metrics
+            .replication
+            .as_ref()
+            .and_then(|r| r.get(&id).cloned().flatten())
+            .map_or(0, |l| l.index);
+        leader_last == 0 || matched as f64 / leader_last as f64 >= PROMOTE_READY
+    }
+
+    /// A member id for a member added now (etcd's: hashes the time in).
+    pub fn new_member_id(&self, peer_urls: &[String]) -> u64 {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        crate::ids::added_member_id(peer_urls, &self.token, now)
+    }
+
+    fn node(&self, id: u64) -> Option<MemberInfo> {
+        self.raft
+            .metrics()
+            .borrow()
+            .membership_config
+            .membership()
+            .get_node(&id)
+            .cloned()
+    }
+
+    fn voters(&self) -> Vec<u64> {
+        self.raft
+            .metrics()
+            .borrow()
+            .membership_config
+            .membership()
+            .voter_ids()
+            .collect()
+    }
+
+    /// Every member, voters and learners, by id.
+    pub fn members(&self) -> Vec<Member> {
+        let metrics = self.raft.metrics().borrow().clone();
+        let membership = metrics.membership_config.membership();
+        let voters: BTreeSet<u64> = membership.voter_ids().collect();
+        membership
+            .nodes()
+            .map(|(id, info)| Member {
+                id: *id,
+                info: info.clone(),
+                is_learner: !voters.contains(id),
+            })
+            .collect()
+    }
+
+    pub fn status(&self) -> ReplicaStatus {
+        let m = self.raft.metrics().borrow().clone();
+        let is_learner = !m
+            .membership_config
+            .membership()
+            .voter_ids()
+            .any(|v| v == self.member_id);
+        ReplicaStatus {
+            leader: m.current_leader,
+            term: m.current_term,
+            last_log_index: m.last_log_index.unwrap_or(0),
+            applied_index: m.last_applied.map_or(0, |l| l.index),
+            is_learner,
+        }
+    }
+
+    /// Waits (up to `timeout`) until this member knows a leader.
+    pub async fn wait_leader(&self, timeout: Duration) -> Option<u64> {
+        self.wait_for_leader(Instant::now() + timeout).await.ok()
+    }
+
+    /// Stops taking part in the cluster.
+    pub async fn shutdown(&self) {
+        let _ = self.raft.shutdown().await;
+    }
+}
+
+/// Whether a peer call failed before the request could leave (no connection).
+fn never_sent(status: &tonic::Status) -> bool {
+    status.code() == tonic::Code::Unavailable && status.message().contains("connect")
+}
+
+fn millis(d: Duration) -> u64 {
+    d.as_millis().max(1) as u64
+}

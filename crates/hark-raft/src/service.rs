@@ -1,0 +1,79 @@
+//! The peer transport, server side: `harkpeerpb.Peer` on `--listen-peer-urls`,
+//! handing openraft's messages to the local raft and running proposals and
+//! read-index requests forwarded by followers.
+
+use std::sync::Arc;
+
+use hark_proto::harkpeerpb::Envelope;
+use hark_proto::harkpeerpb::peer_server::Peer;
+use openraft::raft::{AppendEntriesRequest, InstallSnapshotRequest, VoteRequest};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tonic::{Request, Response, Status};
+
+use crate::replica::{MembershipChange, Replica};
+use crate::types::{Proposal, TypeConfig, decode, encode};
+
+/// The `Peer` service of one member.
+pub struct PeerService {
+    pub(crate) replica: Arc<Replica>,
+}
+
+fn unpack<T: DeserializeOwned>(req: Request<Envelope>) -> Result<T, Status> {
+    decode(&req.into_inner().data)
+        .map_err(|e| Status::invalid_argument(format!("undecodable peer message: {e}")))
+}
+
+fn pack<T: Serialize>(value: &T) -> Result<Response<Envelope>, Status> {
+    Ok(Response::new(Envelope {
+        data: encode(value).into(),
+    }))
+}
+
+#[tonic::async_trait]
+impl Peer for PeerService {
+    async fn append_entries(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
+        let rpc: AppendEntriesRequest<TypeConfig> = unpack(req)?;
+        pack(&self.replica.raft.append_entries(rpc).await)
+    }
+
+    async fn vote(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
+        let rpc: VoteRequest<u64> = unpack(req)?;
+        pack(&self.replica.raft.vote(rpc).await)
+    }
+
+    async fn install_snapshot(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
+        let rpc: InstallSnapshotRequest<TypeConfig> = unpack(req)?;
+        pack(&self.replica.raft.install_snapshot(rpc).await)
+    }
+
+    async fn propose(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
+        let proposal: Proposal = unpack(req)?;
+        let result = self
+            .replica
+            .raft
+            .client_write(proposal)
+            .await
+            .map(|resp| resp.log_id.index);
+        pack(&result)
+    }
+
+    async fn read_index(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
+        let () = unpack(req)?;
+        let result = self
+            .replica
+            .raft
+            .get_read_log_id()
+            .await
+            .map(|(read, _applied)| read.map_or(0, |l| l.index));
+        pack(&result)
+    }
+
+    async fn change_membership(
+        &self,
+        req: Request<Envelope>,
+    ) -> Result<Response<Envelope>, Status> {
+        let change: MembershipChange = unpack(req)?;
+        pack(&self.replica.change_membership_here(change).await)
+    }
+}

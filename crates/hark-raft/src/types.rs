@@ -1,0 +1,74 @@
+//! The types openraft is instantiated with, and how they are encoded.
+
+use std::fmt;
+
+use hark_mvcc::WriteRequest;
+use serde::{Deserialize, Serialize};
+
+openraft::declare_raft_types!(
+    /// Hark's openraft configuration: entries carry [`Proposal`]s, nodes are
+    /// [`MemberInfo`]s, snapshots are files.
+    pub TypeConfig:
+        D = Proposal,
+        R = (),
+        NodeId = u64,
+        Node = MemberInfo,
+        Entry = openraft::Entry<TypeConfig>,
+        SnapshotData = tokio::fs::File,
+        AsyncRuntime = openraft::TokioRuntime,
+);
+
+pub type Raft = openraft::Raft<TypeConfig>;
+pub type LogId = openraft::LogId<u64>;
+pub type Entry = openraft::Entry<TypeConfig>;
+pub type StoredMembership = openraft::StoredMembership<u64, MemberInfo>;
+pub type SnapshotMeta = openraft::SnapshotMeta<u64, MemberInfo>;
+pub type StorageError = openraft::StorageError<u64>;
+
+/// What the cluster knows of a member (etcd's `Member` minus its id, which is
+/// the raft node id). A member added by `MemberAdd` has only peer URLs until it
+/// starts and publishes its name and client URLs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberInfo {
+    pub name: String,
+    pub peer_urls: Vec<String>,
+    pub client_urls: Vec<String>,
+}
+
+impl fmt::Display for MemberInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}", self.name, self.peer_urls.join(","))
+    }
+}
+
+/// A log entry's payload: a change proposed by member `origin`, which waits
+/// for its own apply of entry `(origin, seq)` to answer its client.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Proposal {
+    pub origin: u64,
+    pub seq: u64,
+    pub command: Command,
+}
+
+impl fmt::Display for Proposal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "proposal {:x}/{}", self.origin, self.seq)
+    }
+}
+
+/// What a log entry asks every member to do.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Command {
+    /// A change to the store, applied at the same revision on every member.
+    Write(WriteRequest),
+}
+
+/// Encodes a value for the log or the wire (postcard: compact, not self-describing;
+/// every member runs the same types).
+pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    postcard::to_stdvec(value).expect("serializing to a Vec cannot fail")
+}
+
+pub fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, postcard::Error> {
+    postcard::from_bytes(bytes)
+}

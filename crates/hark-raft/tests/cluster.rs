@@ -1,0 +1,489 @@
+//! In-process clusters of real members: each with its own RocksDB store and
+//! log, talking gRPC over loopback.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use hark_mvcc::{PutRequest, RangeRequest, Store, StoreOptions, WriteRequest, WriteResponse};
+use hark_raft::{
+    MemberInfo, MembershipChange, MembershipError, Replica, ReplicaConfig, ReplicaError, ids,
+};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+struct Member {
+    id: u64,
+    dir: PathBuf,
+    replica: Arc<Replica>,
+    store: Store,
+    stop: Option<oneshot::Sender<()>>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+struct Cluster {
+    _root: tempfile::TempDir,
+    token: String,
+    initial: BTreeMap<u64, MemberInfo>,
+    listeners: BTreeMap<u64, std::net::SocketAddr>,
+    members: BTreeMap<u64, Member>,
+}
+
+const ELECTION: Duration = Duration::from_millis(300);
+
+fn config(id: u64, token: &str, initial: BTreeMap<u64, MemberInfo>) -> ReplicaConfig {
+    ReplicaConfig {
+        member_id: id,
+        cluster_token: token.to_string(),
+        initial_members: initial,
+        heartbeat_interval: Duration::from_millis(50),
+        election_timeout: ELECTION,
+        snapshot_count: 10_000,
+        request_timeout: Duration::from_secs(5),
+    }
+}
+
+impl Cluster {
+    async fn start(n: usize) -> Cluster {
+        let root = tempfile::tempdir().unwrap();
+        let token = "test-cluster".to_string();
+        let mut initial = BTreeMap::new();
+        let mut listeners = BTreeMap::new();
+        let mut bound = Vec::new();
+        for i in 0..n {
+            let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = l.local_addr().unwrap();
+            let url = format!("http://{addr}");
+            let id = ids::member_id(std::slice::from_ref(&url), &token);
+            initial.insert(
+                id,
+                MemberInfo {
+                    name: format!("m{i}"),
+                    peer_urls: vec![url],
+                    client_urls: vec![],
+                },
+            );
+            listeners.insert(id, addr);
+            bound.push((id, l));
+        }
+        let mut cluster = Cluster {
+            _root: root,
+            token,
+            initial,
+            listeners,
+            members: BTreeMap::new(),
+        };
+        for (id, l) in bound {
+            cluster.launch(id, l).await;
+        }
+        cluster
+    }
+
+    /// Binds a listener for a member that is not in the initial cluster.
+    async fn bind_new(&mut self) -> (u64, MemberInfo, TcpListener) {
+        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        let url = format!("http://{addr}");
+        let id = ids::member_id(std::slice::from_ref(&url), &self.token);
+        self.listeners.insert(id, addr);
+        let info = MemberInfo {
+            name: String::new(),
+            peer_urls: vec![url],
+            client_urls: vec![],
+        };
+        (id, info, l)
+    }
+
+    async fn launch(&mut self, id: u64, listener: TcpListener) {
+        let dir = self._root.path().join(format!("{id:x}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let options = StoreOptions {
+            sync: false,
+            ..Default::default()
+        };
+        let store = Store::open(dir.join("store"), options).unwrap();
+        let initial = if self.initial.contains_key(&id) {
+            self.initial.clone()
+        } else {
+            BTreeMap::new() // joining an existing cluster
+        };
+        let replica = Replica::start(
+            config(id, &self.token, initial),
+            store.clone(),
+            &dir.join("raft"),
+        )
+        .await
+        .unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let service = replica.peer_service();
+        let server = tokio::spawn(async move {
+            tonic::transport::Server::builder()
+                .add_service(service)
+                .serve_with_incoming_shutdown(
+                    tokio_stream::wrappers::TcpListenerStream::new(listener),
+                    async {
+                        let _ = stopped.await;
+                    },
+                )
+                .await
+                .unwrap();
+        });
+        self.members.insert(
+            id,
+            Member {
+                id,
+                dir,
+                replica,
+                store,
+                stop: Some(stop),
+                server,
+            },
+        );
+    }
+
+    /// Stops member `id` (its raft, peer server and store), keeping its data.
+    async fn stop(&mut self, id: u64) -> PathBuf {
+        let Member {
+            dir,
+            replica,
+            store,
+            stop,
+            server,
+            ..
+        } = self.members.remove(&id).unwrap();
+        replica.shutdown().await;
+        let _ = stop.unwrap().send(());
+        let _ = server.await;
+        drop((replica, store));
+        dir
+    }
+
+    async fn restart(&mut self, id: u64) {
+        let addr = self.listeners[&id];
+        let listener = loop {
+            match TcpListener::bind(addr).await {
+                Ok(l) => break l,
+                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            }
+        };
+        self.launch(id, listener).await;
+    }
+
+    async fn leader(&self) -> u64 {
+        let any = self.members.values().next().unwrap();
+        let deadline = tokio::time::Instant::now() + ELECTION * 10;
+        loop {
+            let leaders: Vec<Option<u64>> = self
+                .members
+                .values()
+                .map(|m| m.replica.status().leader)
+                .collect();
+            if let Some(Some(l)) = leaders.first()
+                && leaders.iter().all(|x| *x == Some(*l))
+                && self.members.contains_key(l)
+            {
+                return *l;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no agreed leader: {leaders:?}"
+            );
+            any.replica.wait_leader(ELECTION).await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    fn member(&self, id: u64) -> &Member {
+        &self.members[&id]
+    }
+
+    fn follower(&self, leader: u64) -> u64 {
+        *self.members.keys().find(|id| **id != leader).unwrap()
+    }
+}
+
+fn put(key: &str, value: &str) -> WriteRequest {
+    WriteRequest::Put(PutRequest {
+        key: Bytes::copy_from_slice(key.as_bytes()),
+        value: Bytes::copy_from_slice(value.as_bytes()),
+        ..Default::default()
+    })
+}
+
+fn revision_of(resp: WriteResponse) -> i64 {
+    match resp {
+        WriteResponse::Put(p) => p.header_revision,
+        other => panic!("not a put response: {other:?}"),
+    }
+}
+
+/// Writes `key` through member `m`, returning the revision it got.
+async fn put_via(m: &Member, key: &str, value: &str) -> i64 {
+    revision_of(m.replica.write(put(key, value)).await.unwrap())
+}
+
+fn value_at(store: &Store, key: &str) -> Option<(Bytes, i64)> {
+    let resp = store
+        .range(&RangeRequest::key(key.as_bytes().to_vec()))
+        .unwrap();
+    resp.kvs
+        .first()
+        .map(|kv| (kv.value.clone(), kv.mod_revision))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn writes_on_any_member_apply_everywhere_at_the_same_revisions() {
+    let cluster = Cluster::start(3).await;
+    let leader = cluster.leader().await;
+    let mut expected = Vec::new();
+    for (i, m) in cluster.members.values().enumerate() {
+        for j in 0..5 {
+            let key = format!("k{i}-{j}");
+            let rev = put_via(m, &key, &format!("v{j}")).await;
+            // Answered from the proposing member's own apply: it can read it.
+            assert_eq!(
+                value_at(&m.store, &key).unwrap().1,
+                rev,
+                "member {:x}",
+                m.id
+            );
+            expected.push((key, rev));
+        }
+    }
+    let revs: Vec<i64> = expected.iter().map(|(_, r)| *r).collect();
+    assert_eq!(
+        revs,
+        (2..17).collect::<Vec<_>>(),
+        "one revision per write, in order"
+    );
+    for m in cluster.members.values() {
+        m.replica.read_barrier().await.unwrap();
+        for (key, rev) in &expected {
+            assert_eq!(
+                value_at(&m.store, key).map(|v| v.1),
+                Some(*rev),
+                "member {:x} key {key}",
+                m.id
+            );
+        }
+        assert_eq!(m.store.current_revision(), 16);
+    }
+    let status = cluster.member(leader).replica.status();
+    assert_eq!(status.leader, Some(leader));
+    assert!(status.term >= 1);
+    assert!(!status.is_learner);
+    assert_eq!(cluster.member(leader).replica.members().len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_linearizable_read_on_a_follower_sees_a_write_acknowledged_elsewhere() {
+    let cluster = Cluster::start(3).await;
+    let leader = cluster.leader().await;
+    let follower = cluster.follower(leader);
+    for i in 0..20 {
+        let key = format!("lin{i}");
+        let rev = put_via(cluster.member(leader), &key, "x").await;
+        cluster
+            .member(follower)
+            .replica
+            .read_barrier()
+            .await
+            .unwrap();
+        assert_eq!(
+            value_at(&cluster.member(follower).store, &key).map(|v| v.1),
+            Some(rev)
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_new_leader_is_elected_when_the_leader_stops_and_nothing_acknowledged_is_lost() {
+    let mut cluster = Cluster::start(3).await;
+    let old = cluster.leader().await;
+    let mut acked = Vec::new();
+    for i in 0..10 {
+        let key = format!("before{i}");
+        let m = cluster.follower(old);
+        acked.push((key.clone(), put_via(cluster.member(m), &key, "1").await));
+    }
+    let term_before = cluster.member(old).replica.status().term;
+    cluster.stop(old).await;
+    let new = cluster.leader().await;
+    assert_ne!(new, old);
+    assert!(cluster.member(new).replica.status().term > term_before);
+    for i in 0..10 {
+        let key = format!("after{i}");
+        acked.push((key.clone(), put_via(cluster.member(new), &key, "2").await));
+    }
+    // The old leader comes back as a follower and catches up from the log.
+    cluster.restart(old).await;
+    let leader = cluster.leader().await;
+    assert_ne!(
+        leader, old,
+        "a member that was away does not disrupt the leader"
+    );
+    cluster.member(old).replica.read_barrier().await.unwrap();
+    for m in cluster.members.values() {
+        for (key, rev) in &acked {
+            assert_eq!(
+                value_at(&m.store, key).map(|v| v.1),
+                Some(*rev),
+                "member {:x} key {key}",
+                m.id
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_member_restarts_with_its_data_and_the_cluster_serves_again() {
+    let mut cluster = Cluster::start(3).await;
+    let leader = cluster.leader().await;
+    let mut acked = Vec::new();
+    for i in 0..30 {
+        let key = format!("r{i}");
+        acked.push((
+            key.clone(),
+            put_via(cluster.member(leader), &key, "v").await,
+        ));
+    }
+    let ids: Vec<u64> = cluster.members.keys().copied().collect();
+    for id in &ids {
+        cluster.stop(*id).await;
+    }
+    for id in &ids {
+        cluster.restart(*id).await;
+    }
+    let leader = cluster.leader().await;
+    let rev = put_via(cluster.member(leader), "after-restart", "v").await;
+    assert_eq!(
+        rev, 32,
+        "no entry applied twice or skipped across the restart"
+    );
+    for m in cluster.members.values() {
+        m.replica.read_barrier().await.unwrap();
+        assert_eq!(m.store.current_revision(), 32);
+        for (key, rev) in &acked {
+            assert_eq!(value_at(&m.store, key).map(|v| v.1), Some(*rev));
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_learner_joins_catches_up_is_promoted_and_a_member_is_removed() {
+    let mut cluster = Cluster::start(3).await;
+    let leader = cluster.leader().await;
+    for i in 0..20 {
+        cluster
+            .member(leader)
+            .replica
+            .write(put(&format!("k{i}"), "v"))
+            .await
+            .unwrap();
+    }
+    let (id, info, listener) = cluster.bind_new().await;
+    let follower = cluster.follower(leader);
+    // Added through a follower: the change is forwarded to the leader.
+    cluster
+        .member(follower)
+        .replica
+        .change_membership(MembershipChange::Add {
+            id,
+            member: info.clone(),
+            learner: true,
+        })
+        .await
+        .unwrap();
+    let listed = cluster.member(leader).replica.members();
+    assert!(
+        listed
+            .iter()
+            .any(|m| m.id == id && m.is_learner && m.info == info),
+        "{listed:?}"
+    );
+    assert_eq!(
+        cluster
+            .member(leader)
+            .replica
+            .change_membership(MembershipChange::Add {
+                id: 7,
+                member: info.clone(),
+                learner: false
+            })
+            .await,
+        Err(ReplicaError::Membership(MembershipError::PeerUrlsExist))
+    );
+    cluster.launch(id, listener).await;
+    // The learner receives the log but does not vote.
+    cluster
+        .member(id)
+        .replica
+        .wait_leader(ELECTION * 10)
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while cluster.member(id).store.current_revision() < 21 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the learner did not catch up"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(cluster.member(id).replica.status().is_learner);
+    cluster
+        .member(leader)
+        .replica
+        .change_membership(MembershipChange::Promote { id })
+        .await
+        .unwrap();
+    assert_eq!(
+        cluster
+            .member(leader)
+            .replica
+            .change_membership(MembershipChange::Promote { id })
+            .await,
+        Err(ReplicaError::Membership(MembershipError::NotLearner))
+    );
+    // Once it has applied what the leader committed, it knows it votes.
+    cluster.member(id).replica.read_barrier().await.unwrap();
+    assert!(!cluster.member(id).replica.status().is_learner);
+    // Remove another voter; the remaining three keep serving.
+    let removed = *cluster
+        .members
+        .keys()
+        .find(|m| **m != leader && **m != id)
+        .unwrap();
+    cluster
+        .member(leader)
+        .replica
+        .change_membership(MembershipChange::Remove { id: removed })
+        .await
+        .unwrap();
+    assert_eq!(
+        cluster
+            .member(leader)
+            .replica
+            .change_membership(MembershipChange::Remove { id: removed })
+            .await,
+        Err(ReplicaError::Membership(MembershipError::MemberNotFound))
+    );
+    cluster.stop(removed).await;
+    let leader = cluster.leader().await;
+    let ids: Vec<u64> = cluster
+        .member(leader)
+        .replica
+        .members()
+        .iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(ids.len(), 3);
+    assert!(!ids.contains(&removed));
+    let rev = put_via(cluster.member(id), "after", "v").await;
+    assert_eq!(rev, 22);
+    for m in cluster.members.values() {
+        m.replica.read_barrier().await.unwrap();
+        assert_eq!(value_at(&m.store, "after").map(|v| v.1), Some(22));
+    }
+}
