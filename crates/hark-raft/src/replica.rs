@@ -62,7 +62,7 @@ pub enum MembershipError {
     MemberNotFound,
     #[error("etcdserver: Peer URLs already exists")]
     PeerUrlsExist,
-    #[error("etcdserver: ID already exists")]
+    #[error("etcdserver: member ID already exist")]
     IdExists,
     #[error("etcdserver: can only promote a learner member")]
     NotLearner,
@@ -541,6 +541,16 @@ impl Replica {
                 is_learner: !voters.contains(id),
             })
             .collect()
+    }
+
+    /// Whether this member is the leader now.
+    pub fn is_leader(&self) -> bool {
+        self.raft.metrics().borrow().current_leader == Some(self.member_id)
+    }
+
+    /// The current raft term (cheaper than [`Replica::status`]).
+    pub fn term(&self) -> u64 {
+        self.raft.metrics().borrow().current_term
     }
 
     pub fn status(&self) -> ReplicaStatus {

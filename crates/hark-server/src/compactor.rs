@@ -102,6 +102,10 @@ async fn compact(node: &Node, revision: i64) {
     if revision <= node.store.compacted_revision() {
         return;
     }
+    // In a cluster only the leader compacts (through the log), as in etcd.
+    if node.replica.as_ref().is_some_and(|r| !r.is_leader()) {
+        return;
+    }
     let req = WriteRequest::Compact(CompactRequest {
         revision,
         physical: false,

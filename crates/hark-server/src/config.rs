@@ -79,6 +79,48 @@ pub struct Config {
           default_value = "10m", value_parser = parse_go_duration)]
     pub watch_progress_notify_interval: Duration,
 
+    /// URLs to serve other members on (Hark's peer protocol), comma-separated.
+    /// Setting it (or --initial-cluster) makes this member part of a
+    /// replicated cluster; without it Hark runs alone, unreplicated.
+    #[arg(long, env = "HARK_LISTEN_PEER_URLS", value_delimiter = ',')]
+    pub listen_peer_urls: Vec<String>,
+
+    /// This member's peer URLs as the other members reach them
+    /// [default: --listen-peer-urls].
+    #[arg(long, env = "HARK_INITIAL_ADVERTISE_PEER_URLS", value_delimiter = ',')]
+    pub initial_advertise_peer_urls: Vec<String>,
+
+    /// The members of a new cluster: name=peer-url,... (a name may repeat for
+    /// several URLs). Ignored on a restart with an existing data dir.
+    #[arg(long, env = "HARK_INITIAL_CLUSTER", default_value = "")]
+    pub initial_cluster: String,
+
+    /// new: start a new cluster from --initial-cluster; existing: join a
+    /// cluster this member was added to (MemberAdd). Ignored on restarts.
+    #[arg(long, env = "HARK_INITIAL_CLUSTER_STATE", value_enum, default_value_t = ClusterState::New)]
+    pub initial_cluster_state: ClusterState,
+
+    /// Distinguishes clusters started from the same --initial-cluster (it is
+    /// part of every member id).
+    #[arg(
+        long,
+        env = "HARK_INITIAL_CLUSTER_TOKEN",
+        default_value = "etcd-cluster"
+    )]
+    pub initial_cluster_token: String,
+
+    /// Milliseconds between the leader's heartbeats.
+    #[arg(long, env = "HARK_HEARTBEAT_INTERVAL", default_value_t = 100)]
+    pub heartbeat_interval: u64,
+
+    /// Milliseconds without a heartbeat before a member starts an election.
+    #[arg(long, env = "HARK_ELECTION_TIMEOUT", default_value_t = 1000)]
+    pub election_timeout: u64,
+
+    /// Applied log entries between raft snapshots (after which the log is purged).
+    #[arg(long, env = "HARK_SNAPSHOT_COUNT", default_value_t = 100_000)]
+    pub snapshot_count: u64,
+
     /// Do not fsync: a crash may lose acknowledged writes (tests and benchmarks).
     #[arg(long, env = "HARK_UNSAFE_NO_FSYNC")]
     pub unsafe_no_fsync: bool,
@@ -104,6 +146,23 @@ pub enum CompactionMode {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ClusterState {
+    New,
+    Existing,
+}
+
+/// This member's place in a replicated cluster, from the cluster flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterPlan {
+    pub member_id: u64,
+    pub peer_urls: Vec<String>,
+    /// `--initial-cluster`: name → peer URLs, in flag order.
+    pub initial: Vec<(String, Vec<String>)>,
+    pub state: ClusterState,
+    pub token: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
     Json,
     Text,
@@ -122,6 +181,62 @@ impl Config {
         self.data_dir
             .clone()
             .unwrap_or_else(|| PathBuf::from(format!("{}.hark", self.name)))
+    }
+
+    /// The cluster this member belongs to, or `None` to run alone
+    /// (no peer URLs and no --initial-cluster).
+    pub fn cluster_plan(&self) -> Result<Option<ClusterPlan>, String> {
+        if self.listen_peer_urls.is_empty() && self.initial_cluster.is_empty() {
+            return Ok(None);
+        }
+        let mut initial: Vec<(String, Vec<String>)> = Vec::new();
+        for part in self.initial_cluster.split(',').filter(|p| !p.is_empty()) {
+            let (name, url) = part
+                .split_once('=')
+                .ok_or_else(|| format!("--initial-cluster: {part:?} is not name=url"))?;
+            socket_addrs(url).map_err(|e| format!("--initial-cluster: {e}"))?;
+            match initial.iter_mut().find(|(n, _)| n == name) {
+                Some((_, urls)) => urls.push(url.to_string()),
+                None => initial.push((name.to_string(), vec![url.to_string()])),
+            }
+        }
+        let advertised = if self.initial_advertise_peer_urls.is_empty() {
+            self.listen_peer_urls.clone()
+        } else {
+            self.initial_advertise_peer_urls.clone()
+        };
+        if initial.is_empty() {
+            // Peer URLs without --initial-cluster: a cluster of this member alone.
+            initial.push((self.name.clone(), advertised.clone()));
+        }
+        let peer_urls = match initial.iter().find(|(n, _)| *n == self.name) {
+            Some((_, urls)) if advertised.is_empty() => urls.clone(),
+            Some((_, urls)) => {
+                let (mut a, mut b) = (urls.clone(), advertised.clone());
+                a.sort();
+                b.sort();
+                if a != b {
+                    return Err(format!(
+                        "--initial-cluster has {:?} for {}, but --initial-advertise-peer-urls is {:?}",
+                        urls, self.name, advertised
+                    ));
+                }
+                advertised
+            }
+            None => {
+                return Err(format!(
+                    "--initial-cluster {:?} has no member named {:?} (--name)",
+                    self.initial_cluster, self.name
+                ));
+            }
+        };
+        Ok(Some(ClusterPlan {
+            member_id: hark_raft::ids::member_id(&peer_urls, &self.initial_cluster_token),
+            peer_urls,
+            initial,
+            state: self.initial_cluster_state,
+            token: self.initial_cluster_token.clone(),
+        }))
     }
 
     /// The backend quota in bytes: `--quota-backend-bytes`, etcd's default

@@ -3,6 +3,7 @@
 
 use hark_lease::LeaseError;
 use hark_mvcc::Error;
+use hark_raft::{MembershipError, ReplicaError};
 use tonic::Status;
 
 pub const REQUEST_TOO_LARGE: &str = "etcdserver: request is too large";
@@ -29,6 +30,32 @@ pub fn mvcc_status(e: Error) -> Status {
         Error::Corrupt => Status::data_loss(CORRUPT),
         Error::Closed => Status::unavailable("etcdserver: server stopped"),
         Error::Backend(msg) => Status::internal(format!("etcdserver: {msg}")),
+    }
+}
+
+/// A write or read that went through the replicated log.
+pub fn replica_status(e: ReplicaError) -> Status {
+    match e {
+        ReplicaError::Store(inner) => mvcc_status(inner),
+        ReplicaError::Timeout | ReplicaError::NoLeader | ReplicaError::Stopped => {
+            Status::unavailable(e.to_string())
+        }
+        ReplicaError::Membership(m) => membership_status(m),
+    }
+}
+
+pub fn membership_status(e: MembershipError) -> Status {
+    match e {
+        MembershipError::MemberNotFound => Status::not_found(e.to_string()),
+        MembershipError::Unhealthy | MembershipError::NotLeader => {
+            Status::unavailable(e.to_string())
+        }
+        MembershipError::PeerUrlsExist
+        | MembershipError::IdExists
+        | MembershipError::NotLearner
+        | MembershipError::LearnerNotReady
+        | MembershipError::NotEnoughStarted => Status::failed_precondition(e.to_string()),
+        MembershipError::Failed(_) => Status::internal(e.to_string()),
     }
 }
 

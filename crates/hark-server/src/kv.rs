@@ -9,7 +9,7 @@ use hark_proto::mvccpb;
 use prost::Message;
 use tonic::{Request, Response, Status};
 
-use crate::errors::{mvcc_status, request_too_large};
+use crate::errors::{mvcc_status, replica_status, request_too_large};
 use crate::grpc_metrics;
 use crate::node::{Node, NodeHandle};
 
@@ -26,6 +26,9 @@ impl KvService {
 
     async fn do_range(&self, req: pb::RangeRequest) -> Result<pb::RangeResponse, Status> {
         let node = self.node.get()?;
+        if !req.serializable {
+            node.linearizable_barrier().await?;
+        }
         let resp = node.store.range(&range_from_pb(req)).map_err(mvcc_status)?;
         let header = node.header(resp.header_revision);
         Ok(range_to_pb(resp, header))
@@ -100,7 +103,7 @@ fn check_size(node: &Node, req: &impl Message) -> Result<(), Status> {
 
 async fn write(node: &Node, req: mvcc::WriteRequest) -> Result<mvcc::WriteResponse, Status> {
     crate::quota::check(node, &req).await?;
-    node.apply(req).await.map_err(mvcc_status)
+    node.apply(req).await.map_err(replica_status)
 }
 
 fn unexpected(resp: &mvcc::WriteResponse) -> Status {

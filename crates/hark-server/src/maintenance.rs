@@ -10,9 +10,9 @@ use hark_proto::etcdserverpb::{
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
-use crate::errors::mvcc_status;
+use crate::errors::{mvcc_status, replica_status};
 use crate::grpc_metrics;
-use crate::node::{NodeHandle, RAFT_TERM};
+use crate::node::NodeHandle;
 
 const MAINTENANCE: &str = "etcdserverpb.Maintenance";
 const CLUSTER: &str = "etcdserverpb.Cluster";
@@ -81,7 +81,7 @@ impl MaintenanceService {
             Ok(other) => Err(Status::internal(format!(
                 "hark: the store answered an alarm with {other:?}"
             ))),
-            Err(e) => Err(mvcc_status(e)),
+            Err(e) => Err(replica_status(e)),
         }
     }
 
@@ -139,19 +139,37 @@ impl MaintenanceService {
     fn do_status(&self) -> Result<pb::StatusResponse, Status> {
         let node = self.node.get()?;
         let revision = node.store.current_revision();
-        // Without raft, each applied revision stands for one log entry.
-        let raft_index = revision as u64;
+        let (leader, raft_index, raft_term, raft_applied_index, is_learner) = match &node.replica {
+            Some(replica) => {
+                let s = replica.status();
+                (
+                    s.leader.unwrap_or(0),
+                    s.last_log_index,
+                    s.term,
+                    s.applied_index,
+                    s.is_learner,
+                )
+            }
+            // Alone, each applied revision stands for one log entry.
+            None => (
+                node.member_id,
+                revision as u64,
+                node.raft_term(),
+                revision as u64,
+                false,
+            ),
+        };
         Ok(pb::StatusResponse {
             header: node.header(revision),
             version: crate::ETCD_VERSION.to_string(),
             db_size: node.store.db_size() as i64,
-            leader: node.member_id,
+            leader,
             raft_index,
-            raft_term: RAFT_TERM,
-            raft_applied_index: raft_index,
+            raft_term,
+            raft_applied_index,
             errors: node.store.alarms().iter().map(alarm_text).collect(),
             db_size_in_use: node.store.db_size_in_use() as i64,
-            is_learner: false,
+            is_learner,
             storage_version: String::new(),
             db_size_quota: node.quota_bytes,
             downgrade_info: None,
@@ -334,6 +352,16 @@ impl Maintenance for MaintenanceService {
     }
 }
 
+fn member_to_pb(m: hark_raft::Member) -> pb::Member {
+    pb::Member {
+        id: m.id,
+        name: m.info.name,
+        peer_ur_ls: m.info.peer_urls,
+        client_ur_ls: m.info.client_urls,
+        is_learner: m.is_learner,
+    }
+}
+
 pub struct ClusterService {
     node: NodeHandle,
 }
@@ -369,22 +397,33 @@ impl Cluster for ClusterService {
 
     async fn member_list(
         &self,
-        _request: Request<pb::MemberListRequest>,
+        request: Request<pb::MemberListRequest>,
     ) -> Result<Response<pb::MemberListResponse>, Status> {
         let call = grpc_metrics::unary(CLUSTER, "MemberList");
         let node = match self.node.get() {
             Ok(node) => node,
             Err(e) => return call.finish(Err(e)),
         };
-        call.finish(Ok(Response::new(pb::MemberListResponse {
-            header: node.header(node.store.current_revision()),
-            members: vec![pb::Member {
+        let members = match &node.replica {
+            Some(replica) => {
+                if request.get_ref().linearizable
+                    && let Err(e) = node.linearizable_barrier().await
+                {
+                    return call.finish(Err(e));
+                }
+                replica.members().into_iter().map(member_to_pb).collect()
+            }
+            None => vec![pb::Member {
                 id: node.member_id,
                 name: node.name.clone(),
                 peer_ur_ls: Vec::new(),
                 client_ur_ls: node.client_urls.clone(),
                 is_learner: false,
             }],
+        };
+        call.finish(Ok(Response::new(pb::MemberListResponse {
+            header: node.header(node.store.current_revision()),
+            members,
         })))
     }
 

@@ -6,12 +6,13 @@ use std::sync::{Arc, Weak};
 use hark_lease::Lessor;
 use hark_mvcc::{Store, WriteRequest, WriteResponse};
 use hark_proto::etcdserverpb::ResponseHeader;
+use hark_raft::{Replica, ReplicaError};
 use hark_watch::WatchHub;
 use tokio::sync::watch;
 use tonic::Status;
 
-/// The single member's raft term: constant until Hark replicates.
-pub const RAFT_TERM: u64 = 1;
+/// The raft term a member running alone reports (it never elects).
+pub const SOLO_RAFT_TERM: u64 = 1;
 
 /// One Hark member: its layers and identity. Services hold it in an `Arc`.
 pub struct Node {
@@ -25,6 +26,9 @@ pub struct Node {
     pub max_request_bytes: usize,
     /// `--quota-backend-bytes` (etcd's default when unset; negative: none).
     pub quota_bytes: i64,
+    /// The replicated log, when this member is part of a cluster; `None` when
+    /// it runs alone and writes go to the store directly.
+    pub replica: Option<Arc<Replica>>,
     /// Flips to `true` at shutdown: long-lived streams end themselves.
     pub shutdown: watch::Receiver<bool>,
 }
@@ -36,13 +40,21 @@ impl Node {
             cluster_id: self.cluster_id,
             member_id: self.member_id,
             revision,
-            raft_term: RAFT_TERM,
+            raft_term: self.raft_term(),
         })
     }
 
-    /// Submits a write to the store's apply path and waits for it without
-    /// blocking the runtime.
-    pub async fn apply(&self, req: WriteRequest) -> hark_mvcc::Result<WriteResponse> {
+    pub fn raft_term(&self) -> u64 {
+        self.replica.as_ref().map_or(SOLO_RAFT_TERM, |r| r.term())
+    }
+
+    /// Applies a write: through the replicated log when in a cluster (answered
+    /// once committed and applied here), else straight to the store's apply
+    /// path. Waits without blocking the runtime.
+    pub async fn apply(&self, req: WriteRequest) -> Result<WriteResponse, ReplicaError> {
+        if let Some(replica) = &self.replica {
+            return replica.write(req).await;
+        }
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.store.apply(
             req,
@@ -50,7 +62,19 @@ impl Node {
                 let _ = tx.send(r);
             }),
         );
-        rx.await.unwrap_or(Err(hark_mvcc::Error::Closed))
+        Ok(rx.await.unwrap_or(Err(hark_mvcc::Error::Closed))?)
+    }
+
+    /// Returns once a linearizable read may be served from this member's
+    /// store: every write acknowledged before the call is applied here.
+    pub async fn linearizable_barrier(&self) -> Result<(), Status> {
+        match &self.replica {
+            Some(replica) => replica
+                .read_barrier()
+                .await
+                .map_err(crate::errors::replica_status),
+            None => Ok(()),
+        }
     }
 }
 

@@ -7,7 +7,7 @@
 use hark_mvcc::{AlarmAction, AlarmKind, AlarmRequest, RequestOp, TxnRequest, WriteRequest};
 use tonic::Status;
 
-use crate::errors::{mvcc_status, no_space};
+use crate::errors::{no_space, replica_status};
 use crate::node::Node;
 
 /// etcd's per-key overhead estimate in a put's cost.
@@ -65,7 +65,7 @@ pub async fn check(node: &Node, req: &WriteRequest) -> Result<(), Status> {
         member_id: node.member_id,
         kind: Some(AlarmKind::NoSpace),
     });
-    node.apply(raise).await.map_err(mvcc_status)?;
+    node.apply(raise).await.map_err(replica_status)?;
     Err(no_space())
 }
 

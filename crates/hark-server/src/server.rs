@@ -1,5 +1,6 @@
 //! Opening the layers, binding the listeners, serving, and shutting down.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,6 +11,7 @@ use hark_proto::etcdserverpb::{
     cluster_server::ClusterServer, kv_server::KvServer, lease_server::LeaseServer,
     maintenance_server::MaintenanceServer,
 };
+use hark_raft::{MemberInfo, MembershipChange, Replica, ReplicaConfig, ReplicaError};
 use hark_watch::{WatchConfig, WatchHub};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -20,7 +22,7 @@ use tonic::service::Routes;
 use tonic::transport::Server;
 
 use crate::authority::AuthorityFix;
-use crate::config::{Config, socket_addrs};
+use crate::config::{ClusterPlan, ClusterState, Config, socket_addrs};
 use crate::kv::KvService;
 use crate::lease::LeaseService;
 use crate::maintenance::{ClusterService, MaintenanceService};
@@ -69,6 +71,8 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     // threads exist (seen: the process then crashed on its way out).
     let client_listeners = bind_all(&config.listen_client_urls).await?;
     let metrics_listeners = bind_all(&config.listen_metrics_urls).await?;
+    let plan = config.cluster_plan()?;
+    let peer_listeners = bind_all(&config.listen_peer_urls).await?;
     let data_dir = config.data_dir();
     if config.quota_bytes() > crate::config::MAX_SUGGESTED_QUOTA_BYTES {
         tracing::warn!(
@@ -78,7 +82,9 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         );
     }
     let options = StoreOptions {
-        sync: !config.unsafe_no_fsync,
+        // In a cluster the raft log's fsync is the durability point; the
+        // store re-applies from its recorded log position after a crash.
+        sync: !config.unsafe_no_fsync && plan.is_none(),
         max_txn_ops: config.max_txn_ops,
         ..StoreOptions::default()
     };
@@ -110,9 +116,28 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     } else {
         config.advertise_client_urls.clone()
     };
-    let mut id_parts = vec![config.name.as_str()];
-    id_parts.extend(client_urls.iter().map(String::as_str));
-    let member_id = stable_id(&id_parts);
+    let (member_id, cluster_id, replica) = match &plan {
+        None => {
+            let mut id_parts = vec![config.name.as_str()];
+            id_parts.extend(client_urls.iter().map(String::as_str));
+            let member_id = stable_id(&id_parts);
+            let cluster_id = stable_id(&["hark-cluster", &member_id.to_string()]);
+            (member_id, cluster_id, None)
+        }
+        Some(plan) => {
+            let replica = start_replica(config, plan, &store, &data_dir).await?;
+            let ids: Vec<u64> = plan
+                .initial
+                .iter()
+                .map(|(_, urls)| hark_raft::ids::member_id(urls, &plan.token))
+                .collect();
+            (
+                plan.member_id,
+                hark_raft::ids::cluster_id(&ids),
+                Some(replica),
+            )
+        }
+    };
     let (stop, shutdown) = watch::channel(false);
     let node = Arc::new(Node {
         store,
@@ -120,10 +145,11 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         lessor,
         name: config.name.clone(),
         member_id,
-        cluster_id: stable_id(&["hark-cluster", &member_id.to_string()]),
+        cluster_id,
         client_urls,
         max_request_bytes: config.max_request_bytes,
         quota_bytes: config.quota_bytes(),
+        replica,
         shutdown,
     });
 
@@ -172,6 +198,17 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
             Traffic::NotCounted,
         ));
     }
+    if let Some(replica) = &node.replica {
+        for listener in peer_listeners {
+            tasks.push(serve_peers(listener, replica, node.shutdown.clone()));
+        }
+        publish(
+            replica.clone(),
+            config.name.clone(),
+            node.client_urls.clone(),
+            node.shutdown.clone(),
+        );
+    }
     compactor::spawn(node.clone(), retention);
     tracing::info!(
         name = %config.name,
@@ -187,6 +224,117 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         node,
         stop,
         tasks,
+    })
+}
+
+/// Starts this member's replicated log (in `<data-dir>/raft`) from the cluster flags.
+async fn start_replica(
+    config: &Config,
+    plan: &ClusterPlan,
+    store: &Store,
+    data_dir: &std::path::Path,
+) -> Result<Arc<Replica>, String> {
+    let initial_members = match plan.state {
+        ClusterState::Existing => BTreeMap::new(),
+        ClusterState::New => plan
+            .initial
+            .iter()
+            // The first entry must be the same on every member: client URLs
+            // are not in the flags, so each member publishes its own later.
+            .map(|(name, urls)| {
+                let info = MemberInfo {
+                    name: name.clone(),
+                    peer_urls: urls.clone(),
+                    client_urls: Vec::new(),
+                };
+                (hark_raft::ids::member_id(urls, &plan.token), info)
+            })
+            .collect(),
+    };
+    let election = Duration::from_millis(config.election_timeout);
+    let replica_config = ReplicaConfig {
+        member_id: plan.member_id,
+        cluster_token: plan.token.clone(),
+        initial_members,
+        heartbeat_interval: Duration::from_millis(config.heartbeat_interval),
+        election_timeout: election,
+        snapshot_count: config.snapshot_count,
+        // etcd's request timeout: 5 s plus two election timeouts.
+        request_timeout: Duration::from_secs(5) + 2 * election,
+    };
+    Replica::start(replica_config, store.clone(), &data_dir.join("raft")).await
+}
+
+/// etcd's publish: records this member's name and client URLs in the
+/// membership (a member added by MemberAdd has neither), and keeps checking
+/// the committed membership shows them, publishing again if not.
+fn publish(
+    replica: Arc<Replica>,
+    name: String,
+    client_urls: Vec<String>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    tokio::spawn(async move {
+        let id = replica.member_id();
+        loop {
+            let published = replica.read_barrier().await.is_ok()
+                && replica.members().into_iter().any(|m| {
+                    m.id == id && m.info.name == name && m.info.client_urls == client_urls
+                });
+            let wait = if published {
+                Duration::from_secs(5)
+            } else {
+                let change = MembershipChange::Publish {
+                    id,
+                    name: name.clone(),
+                    client_urls: client_urls.clone(),
+                };
+                match replica.change_membership(change).await {
+                    Ok(()) => Duration::ZERO,
+                    Err(ReplicaError::Stopped) => return,
+                    Err(e) => {
+                        tracing::debug!(error = %e, "publishing this member's attributes; retrying");
+                        Duration::from_millis(200)
+                    }
+                }
+            };
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = shutting_down(&mut shutdown) => return,
+            }
+        }
+    });
+}
+
+/// Serves the peer protocol on one `--listen-peer-urls` listener.
+fn serve_peers(
+    listener: TcpListener,
+    replica: &Arc<Replica>,
+    mut shutdown: watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    let service = replica.peer_service();
+    tokio::spawn(async move {
+        let incoming = TcpListenerStream::new(listener).filter_map(|accepted| match accepted {
+            Ok(tcp) => {
+                let _ = tcp.set_nodelay(true);
+                Some(Ok::<_, std::io::Error>(tcp))
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "accepting a peer connection failed");
+                None
+            }
+        });
+        let result = Server::builder()
+            .initial_connection_window_size(CONNECTION_WINDOW)
+            .initial_stream_window_size(STREAM_WINDOW)
+            .add_service(service)
+            .serve_with_incoming_shutdown(incoming, async move {
+                shutting_down(&mut shutdown).await;
+            })
+            .await;
+        if let Err(e) = result {
+            tracing::error!(error = %e, "peer listener failed");
+        }
     })
 }
 
@@ -318,6 +466,9 @@ impl RunningServer {
             for task in tasks {
                 let _ = task.await;
             }
+        }
+        if let Some(replica) = &self.node.replica {
+            replica.shutdown().await;
         }
         tracing::info!("listeners closed; closing the store");
         // Stream tasks finishing may still hold the node for a moment.

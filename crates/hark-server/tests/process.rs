@@ -8,76 +8,14 @@ mod common;
 use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use etcd_client::{Client, EventType, GetOptions, WatchOptions};
+use etcd_client::{EventType, GetOptions, WatchOptions};
 use parking_lot::Mutex;
 
-const HARK: &str = env!("CARGO_BIN_EXE_hark");
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Starts `hark` in `cwd` with `args` and `env`, logging to `<cwd>/hark-<n>.log`.
-fn spawn(cwd: &Path, args: &[String], env: &[(&str, String)]) -> Child {
-    let n = std::fs::read_dir(cwd).map(|d| d.count()).unwrap_or(0);
-    let log = std::fs::File::create(cwd.join(format!("hark-{n}.log"))).unwrap();
-    let mut cmd = Command::new(HARK);
-    cmd.current_dir(cwd)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(log);
-    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("HARK_")) {
-        cmd.env_remove(k);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.spawn().unwrap()
-}
-
-/// Waits until the endpoint answers Status; panics with the log after a minute.
-async fn ready(endpoint: &str, child: &mut Child) -> Client {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("hark exited early: {status}");
-        }
-        if let Ok(Ok(mut c)) =
-            tokio::time::timeout(Duration::from_secs(2), Client::connect([endpoint], None)).await
-            && c.status().await.is_ok()
-        {
-            return c;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "hark did not start serving {endpoint}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// Every log the children wrote in `cwd`, for failure messages.
-fn logs(cwd: &Path) -> String {
-    let mut all = String::new();
-    for entry in std::fs::read_dir(cwd).unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().to_string();
-        if name.starts_with("hark-") && name.ends_with(".log") {
-            all += &format!(
-                "--- {name}\n{}\n",
-                std::fs::read_to_string(entry.path()).unwrap_or_default()
-            );
-        }
-    }
-    all
-}
+use common::{free_port, logs, ready, spawn};
 
 /// SIGTERM, then the child must exit with status 0 (its logs if not).
 fn stop_cleanly(child: &mut Child, cwd: &Path) {

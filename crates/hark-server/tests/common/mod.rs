@@ -3,9 +3,11 @@
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
+use std::time::Instant;
 
 use clap::Parser;
 use hark_server::{Config, RunningServer};
@@ -93,4 +95,73 @@ pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
             return (code, body[..length].to_string());
         }
     }
+}
+
+// The `hark` binary as a child process.
+
+pub const HARK: &str = env!("CARGO_BIN_EXE_hark");
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts `hark` in `cwd` with `args` and `env`, logging to `<cwd>/hark-<n>.log`.
+pub fn spawn(cwd: &Path, args: &[String], env: &[(&str, String)]) -> Child {
+    let n = std::fs::read_dir(cwd).map(|d| d.count()).unwrap_or(0);
+    let log = std::fs::File::create(cwd.join(format!("hark-{n}.log"))).unwrap();
+    let mut cmd = Command::new(HARK);
+    cmd.current_dir(cwd)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(log);
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("HARK_")) {
+        cmd.env_remove(k);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.spawn().unwrap()
+}
+
+/// Waits until the endpoint answers Status; panics with the log after a minute.
+pub async fn ready(endpoint: &str, child: &mut Child) -> etcd_client::Client {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("hark exited early: {status}");
+        }
+        if let Ok(Ok(mut c)) = tokio::time::timeout(
+            Duration::from_secs(2),
+            etcd_client::Client::connect([endpoint], None),
+        )
+        .await
+            && c.status().await.is_ok()
+        {
+            return c;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "hark did not start serving {endpoint}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Every log the children wrote in `cwd`, for failure messages.
+pub fn logs(cwd: &Path) -> String {
+    let mut all = String::new();
+    for entry in std::fs::read_dir(cwd).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name.starts_with("hark-") && name.ends_with(".log") {
+            all += &format!(
+                "--- {name}\n{}\n",
+                std::fs::read_to_string(entry.path()).unwrap_or_default()
+            );
+        }
+    }
+    all
 }

@@ -1,0 +1,251 @@
+//! Three `hark` processes started with etcd's cluster flags: membership as
+//! etcdctl shows it, writes on any member, and the leader killed with SIGKILL
+//! under writes spread over every member: a new leader soon, nothing
+//! acknowledged lost, the killed member back and caught up.
+
+mod common;
+
+use std::path::Path;
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+use etcd_client::{Client, GetOptions};
+
+use common::{find_on_path, free_port, logs, ready, spawn};
+
+const ELECTION_MS: u64 = 500;
+
+struct Member {
+    name: String,
+    client: String,
+    args: Vec<String>,
+    child: Child,
+}
+
+fn start_cluster(cwd: &Path) -> Vec<Member> {
+    let ports: Vec<(u16, u16)> = (0..3).map(|_| (free_port(), free_port())).collect();
+    let initial: Vec<String> = ports
+        .iter()
+        .enumerate()
+        .map(|(i, (_, peer))| format!("m{i}=http://127.0.0.1:{peer}"))
+        .collect();
+    ports
+        .iter()
+        .enumerate()
+        .map(|(i, (client, peer))| {
+            let name = format!("m{i}");
+            let args: Vec<String> = [
+                "--name",
+                &name,
+                "--data-dir",
+                &format!("{name}.hark"),
+                "--listen-client-urls",
+                &format!("http://127.0.0.1:{client}"),
+                "--listen-peer-urls",
+                &format!("http://127.0.0.1:{peer}"),
+                "--initial-advertise-peer-urls",
+                &format!("http://127.0.0.1:{peer}"),
+                "--initial-cluster",
+                &initial.join(","),
+                "--initial-cluster-state",
+                "new",
+                "--initial-cluster-token",
+                "process-test",
+                "--heartbeat-interval",
+                "50",
+                "--election-timeout",
+                &ELECTION_MS.to_string(),
+            ]
+            .map(String::from)
+            .to_vec();
+            Member {
+                child: spawn(cwd, &args, &[]),
+                name,
+                client: format!("http://127.0.0.1:{client}"),
+                args,
+            }
+        })
+        .collect()
+}
+
+/// The leader's member id as `m`'s Status reports it (0: none).
+async fn leader_seen_by(endpoint: &str) -> u64 {
+    match Client::connect([endpoint], None).await {
+        Ok(mut c) => c.status().await.map_or(0, |s| s.leader()),
+        Err(_) => 0,
+    }
+}
+
+async fn member_id_of(endpoint: &str) -> u64 {
+    let mut c = Client::connect([endpoint], None).await.unwrap();
+    c.status().await.unwrap().header().unwrap().member_id()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn three_processes_with_etcds_flags_survive_the_leaders_sigkill() {
+    let cwd = tempfile::tempdir().unwrap();
+    let mut members = start_cluster(cwd.path());
+    for m in &mut members {
+        ready(&m.client, &mut m.child).await;
+    }
+    let endpoints: Vec<String> = members.iter().map(|m| m.client.clone()).collect();
+
+    // Every member lists all three, with names and client URLs once published.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let mut c = Client::connect([&endpoints[0]], None).await.unwrap();
+        let list = c.member_list().await.unwrap();
+        let published = list
+            .members()
+            .iter()
+            .filter(|m| !m.name().is_empty() && !m.client_urls().is_empty())
+            .count();
+        if list.members().len() == 3 && published == 3 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "members not published: {list:?}\n{}",
+            logs(cwd.path())
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    if let Some(etcdctl) = find_on_path("etcdctl-3.5") {
+        let out = std::process::Command::new(etcdctl)
+            .args(["--endpoints", &endpoints.join(","), "member", "list"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}");
+        for m in &members {
+            let line = text
+                .lines()
+                .find(|l| l.contains(&format!(", {}, ", m.name)))
+                .unwrap_or_else(|| panic!("{} missing from:\n{text}", m.name));
+            assert!(
+                line.contains("started") && line.contains(&m.client) && line.ends_with("false"),
+                "{line}"
+            );
+        }
+    }
+
+    // Eight writers spread over every member; the leader is killed midway.
+    let mut leader = 0;
+    for e in &endpoints {
+        leader = leader_seen_by(e).await;
+        if leader != 0 {
+            break;
+        }
+    }
+    assert_ne!(leader, 0, "no leader\n{}", logs(cwd.path()));
+    let mut leader_index = None;
+    for (i, e) in endpoints.iter().enumerate() {
+        if member_id_of(e).await == leader {
+            leader_index = Some(i);
+        }
+    }
+    let leader_index = leader_index.unwrap();
+    let stop_at = Instant::now() + Duration::from_secs(6);
+    let mut writers = Vec::new();
+    for w in 0..8 {
+        let endpoint = endpoints[w % 3].clone();
+        writers.push(tokio::spawn(async move {
+            let mut acked = Vec::new();
+            let mut n = 0;
+            while Instant::now() < stop_at {
+                let key = format!("w{w}-{n}");
+                if let Ok(Ok(mut c)) =
+                    tokio::time::timeout(Duration::from_secs(2), Client::connect([&endpoint], None))
+                        .await
+                {
+                    while Instant::now() < stop_at {
+                        let key = format!("w{w}-{n}");
+                        match c.put(key.clone(), "v", None).await {
+                            Ok(r) => acked.push((key, r.header().unwrap().revision())),
+                            Err(_) => break,
+                        }
+                        n += 1;
+                    }
+                }
+                let _ = key;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            acked
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    members[leader_index].child.kill().unwrap();
+    members[leader_index].child.wait().unwrap();
+    let killed_at = Instant::now();
+    let survivors: Vec<usize> = (0..3).filter(|i| *i != leader_index).collect();
+    let new_leader = loop {
+        let seen = leader_seen_by(&endpoints[survivors[0]]).await;
+        if seen != 0 && seen != leader {
+            break seen;
+        }
+        assert!(
+            killed_at.elapsed() < Duration::from_secs(10),
+            "no new leader\n{}",
+            logs(cwd.path())
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let took = killed_at.elapsed();
+    assert!(
+        took <= Duration::from_millis(3 * ELECTION_MS) + Duration::from_millis(300),
+        "new leader {new_leader:x} after {took:?} (election timeout {ELECTION_MS} ms)"
+    );
+    let mut acked = Vec::new();
+    for w in writers {
+        acked.extend(w.await.unwrap());
+    }
+    assert!(
+        acked.len() > 100,
+        "too few writes acknowledged: {}",
+        acked.len()
+    );
+
+    // The killed member comes back with the same flags and catches up.
+    let args = members[leader_index].args.clone();
+    members[leader_index].child = spawn(cwd.path(), &args, &[]);
+    ready(&endpoints[leader_index], &mut members[leader_index].child).await;
+    let newest = acked.iter().map(|(_, r)| *r).max().unwrap();
+    for e in &endpoints {
+        let mut c = Client::connect([e], None).await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        // Serializable: this member's own state, to see it caught up.
+        let serializable = || GetOptions::new().with_prefix().with_serializable();
+        loop {
+            let r = c
+                .get("w", Some(serializable().with_count_only()))
+                .await
+                .unwrap();
+            if r.header().unwrap().revision() >= newest {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{e} did not catch up\n{}",
+                logs(cwd.path())
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let kvs = c.get("w", Some(serializable())).await.unwrap();
+        let stored: std::collections::HashMap<String, i64> = kvs
+            .kvs()
+            .iter()
+            .map(|kv| (kv.key_str().unwrap().to_string(), kv.mod_revision()))
+            .collect();
+        for (key, rev) in &acked {
+            assert_eq!(
+                stored.get(key),
+                Some(rev),
+                "{e}: acknowledged {key}@{rev} lost"
+            );
+        }
+    }
+    for m in &mut members {
+        let _ = m.child.kill();
+        let _ = m.child.wait();
+    }
+}
