@@ -23,7 +23,8 @@ mod state_machine;
 mod types;
 
 pub use replica::{
-    Member, MembershipChange, MembershipError, Replica, ReplicaConfig, ReplicaError, ReplicaStatus,
+    Join, Member, MembershipChange, MembershipError, Replica, ReplicaConfig, ReplicaError,
+    ReplicaStatus,
 };
 pub use service::PeerService;
 pub use types::MemberInfo;

@@ -29,6 +29,7 @@ const CF_STATE: &str = "state";
 const KEY_VOTE: &[u8] = b"vote";
 const KEY_COMMITTED: &[u8] = b"committed";
 const KEY_PURGED: &[u8] = b"last_purged";
+const KEY_IDENTITY: &[u8] = b"identity";
 
 /// The log store handed to openraft; clones share one database.
 #[derive(Clone)]
@@ -60,6 +61,18 @@ impl LogStore {
             .spawn(move || run_syncer(weak, rx))
             .map_err(|e| format!("starting the raft log's sync thread: {e}"))?;
         Ok(LogStore { inner })
+    }
+
+    /// The `(member id, cluster id)` this log belongs to, once recorded.
+    pub fn identity(&self) -> Result<Option<(u64, u64)>, String> {
+        self.get_state(KEY_IDENTITY).map_err(|e| e.to_string())
+    }
+
+    /// Records the ids (synced): a restart keeps them whatever the flags say.
+    pub fn save_identity(&self, ids: (u64, u64)) -> Result<(), String> {
+        let mut batch = WriteBatch::default();
+        batch.put_cf(self.cf(CF_STATE), KEY_IDENTITY, encode(&ids));
+        self.write(batch, true).map_err(|e| e.to_string())
     }
 
     fn db(&self) -> &DB {

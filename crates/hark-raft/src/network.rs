@@ -76,6 +76,7 @@ where
         Method::Propose => client.propose(req).await,
         Method::ReadIndex => client.read_index(req).await,
         Method::ChangeMembership => client.change_membership(req).await,
+        Method::Members => client.members(req).await,
     }?;
     decode(&resp.into_inner().data)
         .map_err(|e| tonic::Status::internal(format!("undecodable peer response: {e}")))
@@ -89,6 +90,7 @@ pub(crate) enum Method {
     Propose,
     ReadIndex,
     ChangeMembership,
+    Members,
 }
 
 /// openraft's connection factory.

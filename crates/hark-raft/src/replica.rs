@@ -25,7 +25,15 @@ use crate::types::{Command, MemberInfo, Proposal, Raft};
 /// How a member is started.
 #[derive(Debug, Clone)]
 pub struct ReplicaConfig {
+    /// This member's id for a new cluster (from its peer URLs and the token).
+    /// Once the log exists, the id recorded in it is used instead.
     pub member_id: u64,
+    /// The cluster id of a new cluster (from its initial members).
+    pub cluster_id: u64,
+    /// Joining an existing cluster (`--initial-cluster-state existing`):
+    /// this member's peer URLs, and the peer URLs of members to ask for the
+    /// id MemberAdd gave it.
+    pub join: Option<Join>,
     /// `--initial-cluster-token`: part of every member id.
     pub cluster_token: String,
     /// Members of a new cluster (`--initial-cluster` with
@@ -38,6 +46,12 @@ pub struct ReplicaConfig {
     pub snapshot_count: u64,
     /// How long a write or a linearizable read may wait for the cluster.
     pub request_timeout: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct Join {
+    pub own_peer_urls: Vec<String>,
+    pub cluster_peer_urls: Vec<String>,
 }
 
 /// Why a replicated request failed; the messages are etcd's.
@@ -72,6 +86,8 @@ pub enum MembershipError {
     NotEnoughStarted,
     #[error("etcdserver: unhealthy cluster")]
     Unhealthy,
+    #[error("etcdserver: too many learner members in cluster")]
+    TooManyLearners,
     #[error("etcdserver: not leader")]
     NotLeader,
     #[error("etcdserver: {0}")]
@@ -123,6 +139,9 @@ pub struct ReplicaStatus {
     pub is_learner: bool,
 }
 
+/// Most learners at once (etcd's `--max-learners` default).
+const MAX_LEARNERS: usize = 1;
+
 /// A learner within this share of the leader's log may be promoted (etcd's
 /// `readyPercentThreshold`).
 const PROMOTE_READY: f64 = 0.9;
@@ -130,6 +149,7 @@ const PROMOTE_READY: f64 = 0.9;
 pub struct Replica {
     pub(crate) raft: Raft,
     member_id: u64,
+    cluster_id: u64,
     token: String,
     pending: Arc<Pending>,
     next_seq: AtomicU64,
@@ -157,9 +177,20 @@ impl Replica {
         .validate()
         .map_err(|e| format!("raft configuration: {e}"))?;
         let log = LogStore::open(log_dir)?;
+        let channels = PeerChannels::default();
+        let (member_id, cluster_id) = match (log.identity()?, &config.join) {
+            (Some(ids), _) => ids,
+            (None, Some(join)) => discover_identity(&channels, join).await?,
+            (None, None) => (config.member_id, config.cluster_id),
+        };
+        log.save_identity((member_id, cluster_id))?;
+        let config = ReplicaConfig {
+            member_id,
+            cluster_id,
+            ..config
+        };
         let pending = Arc::new(Pending::default());
         let state_machine = StateMachine::new(store, config.member_id, pending.clone())?;
-        let channels = PeerChannels::default();
         let network = Network {
             channels: channels.clone(),
         };
@@ -186,6 +217,7 @@ impl Replica {
         let replica = Arc::new(Replica {
             raft,
             member_id: config.member_id,
+            cluster_id: config.cluster_id,
             token: config.cluster_token,
             pending,
             // Unique across restarts, so an old entry replayed from the log
@@ -207,6 +239,10 @@ impl Replica {
 
     pub fn member_id(&self) -> u64 {
         self.member_id
+    }
+
+    pub fn cluster_id(&self) -> u64 {
+        self.cluster_id
     }
 
     /// The gRPC service to serve on the peer URLs.
@@ -411,6 +447,16 @@ impl Replica {
     ) -> Result<(), MembershipError> {
         let members = self.members();
         let find = |id: u64| members.iter().find(|m| m.id == id).cloned();
+        // etcd's strict reconfiguration check: a voter change must leave a
+        // quorum of started (published) voters.
+        let started = |except: Option<u64>| {
+            members
+                .iter()
+                .filter(|m| !m.is_learner && !m.info.client_urls.is_empty() && Some(m.id) != except)
+                .count()
+        };
+        let voters = members.iter().filter(|m| !m.is_learner).count();
+        let quorum = |n: usize| n / 2 + 1;
         let with_info = |id: u64, edit: &dyn Fn(&mut MemberInfo)| {
             let mut info = find(id).ok_or(MembershipError::MemberNotFound)?.info;
             edit(&mut info);
@@ -422,15 +468,24 @@ impl Replica {
                 member,
                 learner,
             } => {
-                if find(id).is_some() {
-                    return Err(MembershipError::IdExists);
-                }
+                // URLs first: re-adding a URL within the same second gives the
+                // same id, and the URL is what the caller needs to hear about.
                 let urls: BTreeSet<&String> = member.peer_urls.iter().collect();
                 if members
                     .iter()
                     .any(|m| m.info.peer_urls.iter().any(|u| urls.contains(u)))
                 {
                     return Err(MembershipError::PeerUrlsExist);
+                }
+                if find(id).is_some() {
+                    return Err(MembershipError::IdExists);
+                }
+                if learner {
+                    if members.iter().filter(|m| m.is_learner).count() >= MAX_LEARNERS {
+                        return Err(MembershipError::TooManyLearners);
+                    }
+                } else if started(None) < quorum(voters + 1) {
+                    return Err(MembershipError::NotEnoughStarted);
                 }
                 let nodes = BTreeMap::from([(id, member)]);
                 if learner {
@@ -442,6 +497,9 @@ impl Replica {
             MembershipChange::Remove { id } => match find(id) {
                 None => return Err(MembershipError::MemberNotFound),
                 Some(m) if m.is_learner => ChangeMembers::RemoveNodes(BTreeSet::from([id])),
+                Some(_) if started(Some(id)) < quorum(voters - 1) => {
+                    return Err(MembershipError::NotEnoughStarted);
+                }
                 Some(_) => ChangeMembers::RemoveVoters(BTreeSet::from([id])),
             },
             MembershipChange::Promote { id } => {
@@ -449,6 +507,9 @@ impl Replica {
                     None => return Err(MembershipError::MemberNotFound),
                     Some(m) if !m.is_learner => return Err(MembershipError::NotLearner),
                     Some(_) => {}
+                }
+                if started(None) + 1 < quorum(voters + 1) {
+                    return Err(MembershipError::NotEnoughStarted);
                 }
                 if !self.learner_in_sync(id) {
                     return Err(MembershipError::LearnerNotReady);
@@ -578,6 +639,47 @@ impl Replica {
     pub async fn shutdown(&self) {
         let _ = self.raft.shutdown().await;
     }
+}
+
+/// Asks the members at `join.cluster_peer_urls` for the cluster id and which
+/// member has this member's peer URLs (MemberAdd gave it an id before it started).
+async fn discover_identity(channels: &PeerChannels, join: &Join) -> Result<(u64, u64), String> {
+    let own: BTreeSet<&String> = join.own_peer_urls.iter().collect();
+    let mut errors = Vec::new();
+    for url in join.cluster_peer_urls.iter().filter(|u| !own.contains(u)) {
+        let node = MemberInfo {
+            peer_urls: vec![url.clone()],
+            ..Default::default()
+        };
+        let mut client = channels.client(&node)?;
+        match call::<_, (u64, Vec<(u64, MemberInfo, bool)>), ()>(
+            &mut client,
+            Method::Members,
+            &(),
+            Some(Duration::from_secs(5)),
+        )
+        .await
+        {
+            Ok(Ok((cluster_id, members))) => {
+                return members
+                    .into_iter()
+                    .find(|(_, info, _)| info.peer_urls.iter().collect::<BTreeSet<_>>() == own)
+                    .map(|(id, _, _)| (id, cluster_id))
+                    .ok_or_else(|| {
+                        format!(
+                            "the cluster at {url} has no member with peer URLs {:?}; add it with MemberAdd first",
+                            join.own_peer_urls
+                        )
+                    });
+            }
+            Ok(Err(())) => errors.push(format!("{url}: refused")),
+            Err(status) => errors.push(format!("{url}: {}", status.message())),
+        }
+    }
+    Err(format!(
+        "cannot reach the existing cluster to learn this member's id: {}",
+        errors.join("; ")
+    ))
 }
 
 /// Whether a peer call failed before the request could leave (no connection).

@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use tonic::{Request, Response, Status};
 
 use crate::replica::{MembershipChange, Replica};
-use crate::types::{Proposal, TypeConfig, decode, encode};
+use crate::types::{MemberInfo, Proposal, TypeConfig, decode, encode};
 
 /// The `Peer` service of one member.
 pub struct PeerService {
@@ -67,6 +67,17 @@ impl Peer for PeerService {
             .await
             .map(|(read, _applied)| read.map_or(0, |l| l.index));
         pack(&result)
+    }
+
+    async fn members(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
+        let () = unpack(req)?;
+        let members: Vec<(u64, MemberInfo, bool)> = self
+            .replica
+            .members()
+            .into_iter()
+            .map(|m| (m.id, m.info, m.is_learner))
+            .collect();
+        pack(&Ok::<_, ()>((self.replica.cluster_id(), members)))
     }
 
     async fn change_membership(

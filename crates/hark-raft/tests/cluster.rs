@@ -36,6 +36,8 @@ const ELECTION: Duration = Duration::from_millis(300);
 fn config(id: u64, token: &str, initial: BTreeMap<u64, MemberInfo>) -> ReplicaConfig {
     ReplicaConfig {
         member_id: id,
+        cluster_id: 1,
+        join: None,
         cluster_token: token.to_string(),
         initial_members: initial,
         heartbeat_interval: Duration::from_millis(50),
@@ -62,7 +64,8 @@ impl Cluster {
                 MemberInfo {
                     name: format!("m{i}"),
                     peer_urls: vec![url],
-                    client_urls: vec![],
+                    // Published: counts as started for reconfiguration checks.
+                    client_urls: vec![format!("http://client-{i}")],
                 },
             );
             listeners.insert(id, addr);

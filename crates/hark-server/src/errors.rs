@@ -54,7 +54,8 @@ pub fn membership_status(e: MembershipError) -> Status {
         | MembershipError::IdExists
         | MembershipError::NotLearner
         | MembershipError::LearnerNotReady
-        | MembershipError::NotEnoughStarted => Status::failed_precondition(e.to_string()),
+        | MembershipError::NotEnoughStarted
+        | MembershipError::TooManyLearners => Status::failed_precondition(e.to_string()),
         MembershipError::Failed(_) => Status::internal(e.to_string()),
     }
 }

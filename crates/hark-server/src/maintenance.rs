@@ -1,18 +1,21 @@
 //! Maintenance (Status, Alarm, Defragment, Hash, HashKV, Snapshot) and Cluster
-//! (MemberList): what etcd's clients and etcdctl call to look after a member.
-//! Operations that only make sense for a multi-member cluster are refused as
-//! unimplemented.
+//! (MemberList, MemberAdd, MemberRemove, MemberUpdate, MemberPromote): what
+//! etcd's clients and etcdctl call to look after a member and its cluster.
+//! Membership changes need a cluster (a member started with peer URLs).
+
+use std::sync::Arc;
 
 use hark_mvcc as mvcc;
 use hark_proto::etcdserverpb::{
     self as pb, cluster_server::Cluster, maintenance_server::Maintenance,
 };
+use hark_raft::{MemberInfo, MembershipChange, Replica};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 use crate::errors::{mvcc_status, replica_status};
 use crate::grpc_metrics;
-use crate::node::NodeHandle;
+use crate::node::{Node, NodeHandle};
 
 const MAINTENANCE: &str = "etcdserverpb.Maintenance";
 const CLUSTER: &str = "etcdserverpb.Cluster";
@@ -370,29 +373,124 @@ impl ClusterService {
     pub fn new(node: NodeHandle) -> Self {
         ClusterService { node }
     }
+
+    /// The node and its replica; membership changes need a cluster.
+    fn replica(&self) -> Result<(Arc<Node>, Arc<Replica>), Status> {
+        let node = self.node.get()?;
+        let replica = node.replica.clone().ok_or_else(|| {
+            Status::failed_precondition(
+                "hark: this member runs alone; start it with --listen-peer-urls to change membership",
+            )
+        })?;
+        Ok((node, replica))
+    }
+
+    /// Runs `change` and answers with the header and the members after it.
+    async fn change(
+        &self,
+        change: MembershipChange,
+    ) -> Result<(Option<pb::ResponseHeader>, Vec<pb::Member>), Status> {
+        let (node, replica) = self.replica()?;
+        replica
+            .change_membership(change)
+            .await
+            .map_err(replica_status)?;
+        Ok((
+            node.header(node.store.current_revision()),
+            members_pb(&replica),
+        ))
+    }
+}
+
+fn members_pb(replica: &Replica) -> Vec<pb::Member> {
+    replica.members().into_iter().map(member_to_pb).collect()
+}
+
+/// etcd's `ErrGRPCMemberBadURLs`.
+fn bad_urls() -> Status {
+    Status::invalid_argument("etcdserver: given member URLs are invalid")
 }
 
 #[tonic::async_trait]
 impl Cluster for ClusterService {
     async fn member_add(
         &self,
-        _request: Request<pb::MemberAddRequest>,
+        request: Request<pb::MemberAddRequest>,
     ) -> Result<Response<pb::MemberAddResponse>, Status> {
-        grpc_metrics::unary(CLUSTER, "MemberAdd").finish(Err(unsupported("MemberAdd")))
+        let call = grpc_metrics::unary(CLUSTER, "MemberAdd");
+        let req = request.into_inner();
+        let result = async {
+            let (node, replica) = self.replica()?;
+            for url in &req.peer_ur_ls {
+                crate::config::socket_addrs(url).map_err(|_| bad_urls())?;
+            }
+            if req.peer_ur_ls.is_empty() {
+                return Err(bad_urls());
+            }
+            let id = replica.new_member_id(&req.peer_ur_ls);
+            let info = MemberInfo {
+                name: String::new(),
+                peer_urls: req.peer_ur_ls.clone(),
+                client_urls: Vec::new(),
+            };
+            let change = MembershipChange::Add {
+                id,
+                member: info.clone(),
+                learner: req.is_learner,
+            };
+            replica
+                .change_membership(change)
+                .await
+                .map_err(replica_status)?;
+            Ok(pb::MemberAddResponse {
+                header: node.header(node.store.current_revision()),
+                member: Some(member_to_pb(hark_raft::Member {
+                    id,
+                    info,
+                    is_learner: req.is_learner,
+                })),
+                members: members_pb(&replica),
+            })
+        }
+        .await;
+        call.finish(result.map(Response::new))
     }
 
     async fn member_remove(
         &self,
-        _request: Request<pb::MemberRemoveRequest>,
+        request: Request<pb::MemberRemoveRequest>,
     ) -> Result<Response<pb::MemberRemoveResponse>, Status> {
-        grpc_metrics::unary(CLUSTER, "MemberRemove").finish(Err(unsupported("MemberRemove")))
+        let call = grpc_metrics::unary(CLUSTER, "MemberRemove");
+        let id = request.into_inner().id;
+        let result = self
+            .change(MembershipChange::Remove { id })
+            .await
+            .map(|(header, members)| pb::MemberRemoveResponse { header, members });
+        call.finish(result.map(Response::new))
     }
 
     async fn member_update(
         &self,
-        _request: Request<pb::MemberUpdateRequest>,
+        request: Request<pb::MemberUpdateRequest>,
     ) -> Result<Response<pb::MemberUpdateResponse>, Status> {
-        grpc_metrics::unary(CLUSTER, "MemberUpdate").finish(Err(unsupported("MemberUpdate")))
+        let call = grpc_metrics::unary(CLUSTER, "MemberUpdate");
+        let req = request.into_inner();
+        let valid = !req.peer_ur_ls.is_empty()
+            && req
+                .peer_ur_ls
+                .iter()
+                .all(|u| crate::config::socket_addrs(u).is_ok());
+        let result = if valid {
+            self.change(MembershipChange::UpdatePeerUrls {
+                id: req.id,
+                peer_urls: req.peer_ur_ls,
+            })
+            .await
+            .map(|(header, members)| pb::MemberUpdateResponse { header, members })
+        } else {
+            Err(bad_urls())
+        };
+        call.finish(result.map(Response::new))
     }
 
     async fn member_list(
@@ -411,7 +509,7 @@ impl Cluster for ClusterService {
                 {
                     return call.finish(Err(e));
                 }
-                replica.members().into_iter().map(member_to_pb).collect()
+                members_pb(replica)
             }
             None => vec![pb::Member {
                 id: node.member_id,
@@ -429,8 +527,14 @@ impl Cluster for ClusterService {
 
     async fn member_promote(
         &self,
-        _request: Request<pb::MemberPromoteRequest>,
+        request: Request<pb::MemberPromoteRequest>,
     ) -> Result<Response<pb::MemberPromoteResponse>, Status> {
-        grpc_metrics::unary(CLUSTER, "MemberPromote").finish(Err(unsupported("MemberPromote")))
+        let call = grpc_metrics::unary(CLUSTER, "MemberPromote");
+        let id = request.into_inner().id;
+        let result = self
+            .change(MembershipChange::Promote { id })
+            .await
+            .map(|(header, members)| pb::MemberPromoteResponse { header, members });
+        call.finish(result.map(Response::new))
     }
 }

@@ -11,7 +11,7 @@ use hark_proto::etcdserverpb::{
     cluster_server::ClusterServer, kv_server::KvServer, lease_server::LeaseServer,
     maintenance_server::MaintenanceServer,
 };
-use hark_raft::{MemberInfo, MembershipChange, Replica, ReplicaConfig, ReplicaError};
+use hark_raft::{Join, MemberInfo, MembershipChange, Replica, ReplicaConfig, ReplicaError};
 use hark_watch::{WatchConfig, WatchHub};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -126,16 +126,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         }
         Some(plan) => {
             let replica = start_replica(config, plan, &store, &data_dir).await?;
-            let ids: Vec<u64> = plan
-                .initial
-                .iter()
-                .map(|(_, urls)| hark_raft::ids::member_id(urls, &plan.token))
-                .collect();
-            (
-                plan.member_id,
-                hark_raft::ids::cluster_id(&ids),
-                Some(replica),
-            )
+            (replica.member_id(), replica.cluster_id(), Some(replica))
         }
     };
     let (stop, shutdown) = watch::channel(false);
@@ -252,8 +243,23 @@ async fn start_replica(
             .collect(),
     };
     let election = Duration::from_millis(config.election_timeout);
+    let join = (plan.state == ClusterState::Existing).then(|| Join {
+        own_peer_urls: plan.peer_urls.clone(),
+        cluster_peer_urls: plan
+            .initial
+            .iter()
+            .flat_map(|(_, urls)| urls.clone())
+            .collect(),
+    });
+    let initial_ids: Vec<u64> = plan
+        .initial
+        .iter()
+        .map(|(_, urls)| hark_raft::ids::member_id(urls, &plan.token))
+        .collect();
     let replica_config = ReplicaConfig {
         member_id: plan.member_id,
+        cluster_id: hark_raft::ids::cluster_id(&initial_ids),
+        join,
         cluster_token: plan.token.clone(),
         initial_members,
         heartbeat_interval: Duration::from_millis(config.heartbeat_interval),

@@ -33,39 +33,95 @@ fn start_cluster(cwd: &Path) -> Vec<Member> {
         .iter()
         .enumerate()
         .map(|(i, (client, peer))| {
-            let name = format!("m{i}");
-            let args: Vec<String> = [
-                "--name",
-                &name,
-                "--data-dir",
-                &format!("{name}.hark"),
-                "--listen-client-urls",
-                &format!("http://127.0.0.1:{client}"),
-                "--listen-peer-urls",
-                &format!("http://127.0.0.1:{peer}"),
-                "--initial-advertise-peer-urls",
-                &format!("http://127.0.0.1:{peer}"),
-                "--initial-cluster",
+            start_member(
+                cwd,
+                &format!("m{i}"),
+                *client,
+                *peer,
                 &initial.join(","),
-                "--initial-cluster-state",
                 "new",
-                "--initial-cluster-token",
-                "process-test",
-                "--heartbeat-interval",
-                "50",
-                "--election-timeout",
-                &ELECTION_MS.to_string(),
-            ]
-            .map(String::from)
-            .to_vec();
-            Member {
-                child: spawn(cwd, &args, &[]),
-                name,
-                client: format!("http://127.0.0.1:{client}"),
-                args,
-            }
+            )
         })
         .collect()
+}
+
+/// Starts one member with etcd's cluster flags.
+fn start_member(
+    cwd: &Path,
+    name: &str,
+    client: u16,
+    peer: u16,
+    initial: &str,
+    state: &str,
+) -> Member {
+    let name = name.to_string();
+    let args: Vec<String> = [
+        "--name",
+        &name,
+        "--data-dir",
+        &format!("{name}.hark"),
+        "--listen-client-urls",
+        &format!("http://127.0.0.1:{client}"),
+        "--listen-peer-urls",
+        &format!("http://127.0.0.1:{peer}"),
+        "--initial-advertise-peer-urls",
+        &format!("http://127.0.0.1:{peer}"),
+        "--initial-cluster",
+        initial,
+        "--initial-cluster-state",
+        state,
+        "--initial-cluster-token",
+        "process-test",
+        "--heartbeat-interval",
+        "50",
+        "--election-timeout",
+        &ELECTION_MS.to_string(),
+    ]
+    .map(String::from)
+    .to_vec();
+    Member {
+        child: spawn(cwd, &args, &[]),
+        name,
+        client: format!("http://127.0.0.1:{client}"),
+        args,
+    }
+}
+
+/// Runs etcdctl 3.5 against `endpoints`: (success, stdout + stderr).
+fn etcdctl(etcdctl: &Path, endpoints: &str, args: &[&str]) -> (bool, String) {
+    let out = std::process::Command::new(etcdctl)
+        .arg("--endpoints")
+        .arg(endpoints)
+        .args(args)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+/// etcdctl's member list line of member `name`, waiting (up to 20 s) until `want` holds.
+fn member_line(
+    etcdctl_bin: &Path,
+    endpoints: &str,
+    name_field: &str,
+    want: impl Fn(&str) -> bool,
+) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (ok, text) = etcdctl(etcdctl_bin, endpoints, &["member", "list"]);
+        if ok
+            && let Some(line) = text.lines().find(|l| l.contains(name_field))
+            && want(line)
+        {
+            return line.to_string();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "member list never matched:\n{text}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// The leader's member id as `m`'s Status reports it (0: none).
@@ -245,6 +301,123 @@ async fn three_processes_with_etcds_flags_survive_the_leaders_sigkill() {
         }
     }
     for m in &mut members {
+        let _ = m.child.kill();
+        let _ = m.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn etcdctl_member_add_promote_update_remove() {
+    let Some(bin) = find_on_path("etcdctl-3.5") else {
+        assert_ne!(
+            std::env::var("HARK_REQUIRE_ETCDCTL").as_deref(),
+            Ok("1"),
+            "etcdctl-3.5 is not on PATH"
+        );
+        eprintln!("no etcdctl-3.5 on PATH: skipped");
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let mut members = start_cluster(cwd.path());
+    for m in &mut members {
+        ready(&m.client, &mut m.child).await;
+    }
+    let endpoints = members
+        .iter()
+        .map(|m| m.client.clone())
+        .collect::<Vec<_>>()
+        .join(",");
+    for m in &members {
+        member_line(&bin, &endpoints, &format!(", {}, ", m.name), |l| {
+            l.contains("started")
+        });
+    }
+    let (client, peer) = (free_port(), free_port());
+    let peer_url = format!("http://127.0.0.1:{peer}");
+    let (ok, out) = etcdctl(
+        &bin,
+        &endpoints,
+        &["member", "add", "m3", "--peer-urls", &peer_url, "--learner"],
+    );
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("ETCD_INITIAL_CLUSTER_STATE=\"existing\""),
+        "{out}"
+    );
+    let initial = out
+        .lines()
+        .find_map(|l| l.strip_prefix("ETCD_INITIAL_CLUSTER=\""))
+        .unwrap()
+        .trim_end_matches('"')
+        .to_string();
+    // Before it starts: unstarted, a learner, no name.
+    let line = member_line(&bin, &endpoints, &peer_url, |l| l.contains("unstarted"));
+    assert!(line.ends_with("true"), "{line}");
+    let id = line.split(", ").next().unwrap().to_string();
+    // A second member on the same peer URL, and a second learner, are refused.
+    let (ok, out) = etcdctl(
+        &bin,
+        &endpoints,
+        &["member", "add", "x", "--peer-urls", &peer_url],
+    );
+    assert!(
+        !ok && out.contains("etcdserver: Peer URLs already exists"),
+        "{out}"
+    );
+    let other = format!("http://127.0.0.1:{}", free_port());
+    let (ok, out) = etcdctl(
+        &bin,
+        &endpoints,
+        &["member", "add", "y", "--peer-urls", &other, "--learner"],
+    );
+    assert!(
+        !ok && out.contains("etcdserver: too many learner members in cluster"),
+        "{out}"
+    );
+
+    let mut added = start_member(cwd.path(), "m3", client, peer, &initial, "existing");
+    ready(&added.client, &mut added.child).await;
+    let line = member_line(&bin, &endpoints, &peer_url, |l| l.contains("started, m3,"));
+    assert!(
+        line.contains(&added.client) && line.ends_with("true"),
+        "{line}"
+    );
+    let (ok, out) = etcdctl(&bin, &endpoints, &["member", "promote", &id]);
+    assert!(ok && out.contains("promoted"), "{out}");
+    member_line(&bin, &endpoints, &peer_url, |l| l.ends_with("false"));
+    let (ok, out) = etcdctl(&bin, &endpoints, &["member", "promote", &id]);
+    assert!(
+        !ok && out.contains("etcdserver: can only promote a learner member"),
+        "{out}"
+    );
+    let second = format!("http://localhost:{peer}");
+    let (ok, out) = etcdctl(
+        &bin,
+        &endpoints,
+        &[
+            "member",
+            "update",
+            &id,
+            "--peer-urls",
+            &format!("{peer_url},{second}"),
+        ],
+    );
+    assert!(ok && out.contains("updated"), "{out}");
+    member_line(&bin, &endpoints, &second, |_| true);
+    let (ok, out) = etcdctl(&bin, &endpoints, &["endpoint", "status", "--cluster"]);
+    assert!(ok && out.lines().count() == 4, "{out}");
+    let (ok, out) = etcdctl(&bin, &endpoints, &["member", "remove", &id]);
+    assert!(ok && out.contains("removed"), "{out}");
+    let (ok, out) = etcdctl(&bin, &endpoints, &["member", "remove", &id]);
+    assert!(!ok && out.contains("etcdserver: member not found"), "{out}");
+    let (ok, out) = etcdctl(&bin, &endpoints, &["member", "list"]);
+    assert!(
+        ok && out.lines().count() == 3 && !out.contains(&peer_url),
+        "{out}"
+    );
+    let (ok, out) = etcdctl(&bin, &endpoints, &["put", "after-remove", "1"]);
+    assert!(ok, "{out}");
+    for m in members.iter_mut().chain([&mut added]) {
         let _ = m.child.kill();
         let _ = m.child.wait();
     }
