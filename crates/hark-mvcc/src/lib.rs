@@ -32,4 +32,4 @@ pub use kv::{CommittedRevision, Event, EventKind, KeyValue};
 pub use request::*;
 pub use restore::{RestoredStore, Restorer};
 pub use revision::Revision;
-pub use store::{Done, HistoryChunk, KvHash, Store, StoreImage, StoreOptions};
+pub use store::{Done, HistoryChunk, KvHash, LoggedDone, Store, StoreImage, StoreOptions};

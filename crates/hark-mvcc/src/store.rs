@@ -61,12 +61,13 @@ impl Default for StoreOptions {
 /// Called once with the outcome of a write, on the committer thread: keep it short.
 pub type Done = Box<dyn FnOnce(Result<WriteResponse>) + Send + 'static>;
 
+/// What the committer takes: requests applied together (never split across
+/// backend writes), each with its callback.
 struct Job {
-    work: Work,
-    /// A replicated log's position of this request, recorded in the same
-    /// backend write as its changes (see [`Store::apply_logged`]).
+    parts: Vec<(Work, JobDone)>,
+    /// A replicated log's position of these requests, recorded in the same
+    /// backend write as their changes (see [`Store::apply_logged`]).
     position: Option<Vec<u8>>,
-    done: JobDone,
 }
 
 enum Work {
@@ -79,6 +80,10 @@ enum Work {
 
 /// Called with `None` for [`Work::Nothing`].
 type JobDone = Box<dyn FnOnce(Option<Result<WriteResponse>>) + Send + 'static>;
+
+/// The callback of one request of [`Store::apply_logged`]; `None` for an
+/// entry without a request.
+pub type LoggedDone = JobDone;
 
 /// Meta key of the replicated log's position applied last (opaque to the store).
 pub(crate) const META_LOG_POSITION: &[u8] = b"log_position";
@@ -487,38 +492,48 @@ impl Store {
             return done(Err(Error::Closed));
         }
         self.submit(Job {
-            work: Work::Request(req),
+            parts: vec![(
+                Work::Request(req),
+                Box::new(move |r| done(r.unwrap_or(Err(Error::Closed)))),
+            )],
             position: None,
-            done: Box::new(move |r| done(r.unwrap_or(Err(Error::Closed)))),
         });
     }
 
-    /// Applies an entry of a replicated log: `req` (`None` for an entry that
-    /// changes nothing here) is applied as by [`Store::apply`], and `position`
-    /// is recorded in the same atomic backend write, so after a crash
-    /// [`Store::log_position`] names exactly the last entry whose changes
-    /// survived: a restart neither applies an entry twice nor skips one.
-    /// `done` gets `None` for `req == None`.
+    /// Applies an entry of a replicated log: its requests are applied in
+    /// order as by [`Store::apply`] (`None` stands for a part that changes
+    /// nothing here), all in one backend write together with `position`, so
+    /// after a crash [`Store::log_position`] names exactly the last entry
+    /// whose changes survived: a restart neither applies an entry twice nor
+    /// skips one. An entry with no requests records its position only.
     pub fn apply_logged(
         &self,
-        req: Option<WriteRequest>,
+        requests: Vec<(Option<WriteRequest>, LoggedDone)>,
         position: Vec<u8>,
-        done: impl FnOnce(Option<Result<WriteResponse>>) + Send + 'static,
     ) {
-        let work = match req {
-            None => Work::Nothing,
-            Some(req) => match validate::check_write(&req, self.shared().options.max_txn_ops) {
-                Ok(()) => Work::Request(req),
-                Err(e) => Work::Refused(e),
-            },
-        };
+        let max_ops = self.shared().options.max_txn_ops;
+        let parts: Vec<(Work, JobDone)> = requests
+            .into_iter()
+            .map(|(req, done)| {
+                let work = match req {
+                    None => Work::Nothing,
+                    Some(req) => match validate::check_write(&req, max_ops) {
+                        Ok(()) => Work::Request(req),
+                        Err(e) => Work::Refused(e),
+                    },
+                };
+                (work, done)
+            })
+            .collect();
         if self.shared().failed.load(Ordering::Acquire) {
-            return done(Some(Err(Error::Closed)));
+            for (_, done) in parts {
+                done(Some(Err(Error::Closed)));
+            }
+            return;
         }
         self.submit(Job {
-            work,
+            parts,
             position: Some(position),
-            done: Box::new(done),
         });
     }
 
@@ -527,9 +542,8 @@ impl Store {
     /// may still be deleting rows).
     pub fn barrier(&self, done: impl FnOnce() + Send + 'static) {
         self.submit(Job {
-            work: Work::Nothing,
+            parts: vec![(Work::Nothing, Box::new(move |_| done()))],
             position: None,
-            done: Box::new(move |_| done()),
         });
     }
 
@@ -548,7 +562,9 @@ impl Store {
         metrics::gauge!("etcd_server_proposals_pending").increment(1.0);
         if let Err(crossbeam_channel::SendError(job)) = jobs.send(job) {
             metrics::gauge!("etcd_server_proposals_pending").decrement(1.0);
-            (job.done)(Some(Err(Error::Closed)));
+            for (_, done) in job.parts {
+                done(Some(Err(Error::Closed)));
+            }
         }
     }
 
@@ -1026,8 +1042,8 @@ impl Committer {
         metrics::gauge!("etcd_server_proposals_pending").decrement(size as f64);
         if self.shared.failed.load(Ordering::Acquire) {
             metrics::counter!("etcd_server_proposals_failed_total").increment(size);
-            for job in group {
-                (job.done)(Some(Err(Error::Closed)));
+            for (_, done) in group.into_iter().flat_map(|j| j.parts) {
+                done(Some(Err(Error::Closed)));
             }
             return;
         }
@@ -1037,15 +1053,31 @@ impl Committer {
         let mut dones = Vec::with_capacity(group.len());
         let mut position = None;
         for job in group {
-            outcomes.push(match job.work {
-                Work::Request(req) => self.apply_one(req, &mut batch, &mut overlay),
-                Work::Refused(e) => Outcome::Ready(Err(e), None),
-                Work::Nothing => Outcome::Nothing,
-            });
+            for (work, done) in job.parts {
+                outcomes.push(match work {
+                    Work::Request(req) => self.apply_one(req, &mut batch, &mut overlay),
+                    Work::Refused(e) => Outcome::Ready(Err(e), None),
+                    Work::Nothing => Outcome::Nothing,
+                });
+                dones.push(done);
+            }
             position = job.position.or(position);
-            dones.push(job.done);
         }
         if let Some(p) = position {
+            // A backend failure while applying a logged entry must not be
+            // recorded as applied: a restart re-applies it from the log.
+            if let Some(e) = outcomes.iter().find_map(|o| match o {
+                Outcome::Ready(Err(e @ Error::Backend(_)), _) => Some(e.clone()),
+                _ => None,
+            }) {
+                tracing::error!(error = %e, "applying a logged entry failed; the store stops taking writes");
+                metrics::counter!("etcd_server_proposals_failed_total").increment(size);
+                self.shared.failed.store(true, Ordering::Release);
+                for done in dones {
+                    done(Some(Err(e.clone())));
+                }
+                return;
+            }
             batch.put(Table::Meta, META_LOG_POSITION.to_vec(), p);
         }
         let applied = self.shared.proposals.fetch_add(size, Ordering::Relaxed) + size;

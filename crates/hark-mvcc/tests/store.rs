@@ -619,16 +619,16 @@ fn logged_positions_are_recorded_with_their_changes_and_survive_reopen() {
     {
         let s = rocks_store(dir.path());
         assert_eq!(s.log_position().unwrap(), None);
-        let record = |o: &Arc<std::sync::Mutex<Vec<String>>>| {
+        let record = |o: &Arc<std::sync::Mutex<Vec<String>>>| -> LoggedDone {
             let o = o.clone();
-            move |r: Option<Result<WriteResponse>>| {
+            Box::new(move |r: Option<Result<WriteResponse>>| {
                 o.lock().unwrap().push(match r {
                     None => "nothing".to_string(),
                     Some(Ok(WriteResponse::Put(p))) => format!("put@{}", p.header_revision),
                     Some(Ok(other)) => format!("{other:?}"),
                     Some(Err(e)) => format!("error: {e}"),
                 })
-            }
+            })
         };
         let put = |k: &str| {
             Some(WriteRequest::Put(PutRequest {
@@ -637,25 +637,31 @@ fn logged_positions_are_recorded_with_their_changes_and_survive_reopen() {
                 ..Default::default()
             }))
         };
-        s.apply_logged(put("a"), b"p1".to_vec(), record(&outcomes));
-        s.apply_logged(None, b"p2".to_vec(), record(&outcomes));
+        let wait = |s: &Store| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            s.barrier(move || tx.send(()).unwrap());
+            rx.recv().unwrap();
+        };
+        s.apply_logged(vec![(put("a"), record(&outcomes))], b"p1".to_vec());
+        s.apply_logged(vec![(None, record(&outcomes))], b"p2".to_vec());
         // Refused by validation (empty key): still a log entry, still recorded.
-        s.apply_logged(put(""), b"p3".to_vec(), record(&outcomes));
-        let (tx, rx) = std::sync::mpsc::channel();
-        s.barrier(move || tx.send(()).unwrap());
-        rx.recv().unwrap();
+        s.apply_logged(vec![(put(""), record(&outcomes))], b"p3".to_vec());
+        wait(&s);
         assert_eq!(
             *outcomes.lock().unwrap(),
             ["put@2", "nothing", "error: etcdserver: key is not provided"]
         );
         assert_eq!(s.log_position().unwrap().as_deref(), Some(&b"p3"[..]));
-        s.apply_logged(put("b"), b"p4".to_vec(), record(&outcomes));
-        let (tx, rx) = std::sync::mpsc::channel();
-        s.barrier(move || tx.send(()).unwrap());
-        rx.recv().unwrap();
+        // Several requests in one entry: applied in order, at one position.
+        s.apply_logged(
+            vec![(put("b"), record(&outcomes)), (put("c"), record(&outcomes))],
+            b"p4".to_vec(),
+        );
+        wait(&s);
+        assert_eq!(outcomes.lock().unwrap()[3..], ["put@3", "put@4"]);
     }
     let s = rocks_store(dir.path());
     assert_eq!(s.log_position().unwrap().as_deref(), Some(&b"p4"[..]));
-    assert_eq!(s.current_revision(), 3);
-    assert_eq!(get(&s, "b").unwrap().mod_revision, 3);
+    assert_eq!(s.current_revision(), 4);
+    assert_eq!(get(&s, "c").unwrap().mod_revision, 4);
 }

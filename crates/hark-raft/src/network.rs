@@ -9,9 +9,10 @@ use std::time::Duration;
 use hark_proto::harkpeerpb::Envelope;
 use hark_proto::harkpeerpb::peer_client::PeerClient;
 use openraft::error::{
-    InstallSnapshotError, NetworkError, RPCError, RaftError, RemoteError, Unreachable,
+    InstallSnapshotError, NetworkError, PayloadTooLarge, RPCError, RaftError, RemoteError,
+    Unreachable,
 };
-use openraft::network::{RPCOption, RaftNetwork, RaftNetworkFactory};
+use openraft::network::{Backoff, RPCOption, RaftNetwork, RaftNetworkFactory};
 use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse,
     VoteRequest, VoteResponse,
@@ -63,8 +64,21 @@ where
     R: DeserializeOwned,
     E: DeserializeOwned,
 {
+    call_encoded(client, method, encode(request), timeout).await
+}
+
+async fn call_encoded<R, E>(
+    client: &mut PeerClient<Channel>,
+    method: Method,
+    request: Vec<u8>,
+    timeout: Option<Duration>,
+) -> Result<Result<R, E>, tonic::Status>
+where
+    R: DeserializeOwned,
+    E: DeserializeOwned,
+{
     let mut req = tonic::Request::new(Envelope {
-        data: encode(request).into(),
+        data: request.into(),
     });
     if let Some(t) = timeout {
         req.set_timeout(t);
@@ -93,9 +107,15 @@ pub(crate) enum Method {
     Members,
 }
 
+/// Most bytes in one AppendEntries of several entries: openraft gives each
+/// append a heartbeat interval to arrive, so a follower far behind gets its
+/// entries in pieces it can take in time.
+const APPEND_BYTES: usize = 2 << 20;
+
 /// openraft's connection factory.
 pub struct Network {
     pub(crate) channels: PeerChannels,
+    pub(crate) heartbeat: Duration,
 }
 
 impl RaftNetworkFactory<TypeConfig> for Network {
@@ -105,6 +125,7 @@ impl RaftNetworkFactory<TypeConfig> for Network {
         Connection {
             target,
             client: self.channels.client(node),
+            heartbeat: self.heartbeat,
         }
     }
 }
@@ -113,24 +134,24 @@ impl RaftNetworkFactory<TypeConfig> for Network {
 pub struct Connection {
     target: u64,
     client: Result<PeerClient<Channel>, String>,
+    heartbeat: Duration,
 }
 
 impl Connection {
-    async fn send<T, R, E>(
+    async fn send<R, E>(
         &mut self,
         method: Method,
-        request: &T,
+        request: Vec<u8>,
         option: &RPCOption,
     ) -> Result<R, RPCError<u64, MemberInfo, RaftError<u64, E>>>
     where
-        T: Serialize,
         R: DeserializeOwned,
         E: DeserializeOwned + std::error::Error,
     {
         let client = self.client.as_mut().map_err(|e| {
             RPCError::Unreachable(Unreachable::new(&std::io::Error::other(e.clone())))
         })?;
-        match call::<T, R, RaftError<u64, E>>(client, method, request, Some(option.hard_ttl()))
+        match call_encoded::<R, RaftError<u64, E>>(client, method, request, Some(option.hard_ttl()))
             .await
         {
             Ok(Ok(r)) => Ok(r),
@@ -149,7 +170,24 @@ impl RaftNetwork<TypeConfig> for Connection {
         rpc: AppendEntriesRequest<TypeConfig>,
         option: RPCOption,
     ) -> Result<AppendEntriesResponse<u64>, RPCError<u64, MemberInfo, RaftError<u64>>> {
-        self.send(Method::AppendEntries, &rpc, &option).await
+        let entries = rpc.entries.len();
+        let request = encode(&rpc);
+        if entries > 1 && request.len() > APPEND_BYTES {
+            let hint = (entries * APPEND_BYTES / request.len()).max(1) as u64;
+            return Err(RPCError::PayloadTooLarge(
+                PayloadTooLarge::new_entries_hint(hint),
+            ));
+        }
+        self.send(Method::AppendEntries, request, &option).await
+    }
+
+    /// After an unreachable peer: retry soon (a peer back from a restart is
+    /// caught up at once), then less often.
+    fn backoff(&self) -> Backoff {
+        let first = self.heartbeat;
+        Backoff::new((0..).map(move |n: u32| {
+            (first * 2u32.saturating_pow(n.min(4))).min(Duration::from_millis(500))
+        }))
     }
 
     async fn install_snapshot(
@@ -160,7 +198,8 @@ impl RaftNetwork<TypeConfig> for Connection {
         InstallSnapshotResponse<u64>,
         RPCError<u64, MemberInfo, RaftError<u64, InstallSnapshotError>>,
     > {
-        self.send(Method::InstallSnapshot, &rpc, &option).await
+        self.send(Method::InstallSnapshot, encode(&rpc), &option)
+            .await
     }
 
     async fn vote(
@@ -168,6 +207,6 @@ impl RaftNetwork<TypeConfig> for Connection {
         rpc: VoteRequest<u64>,
         option: RPCOption,
     ) -> Result<VoteResponse<u64>, RPCError<u64, MemberInfo, RaftError<u64>>> {
-        self.send(Method::Vote, &rpc, &option).await
+        self.send(Method::Vote, encode(&rpc), &option).await
     }
 }

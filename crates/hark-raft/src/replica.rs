@@ -11,16 +11,67 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hark_mvcc::{Store, WriteRequest, WriteResponse};
 use hark_proto::harkpeerpb::peer_server::PeerServer;
-use openraft::error::{CheckIsLeaderError, ClientWriteError, RaftError};
+use openraft::error::{ChangeMembershipError, CheckIsLeaderError, ClientWriteError, RaftError};
 use openraft::{ChangeMembers, SnapshotPolicy};
 use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use crate::log_store::LogStore;
 use crate::network::{Method, Network, PeerChannels, call};
 use crate::service::PeerService;
 use crate::state_machine::{Pending, StateMachine};
-use crate::types::{Command, MemberInfo, Proposal, Raft};
+use crate::types::{Batch, Command, MemberInfo, Proposal, Raft};
+
+/// What became of a proposal sent towards the leader's log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum Proposed {
+    /// In the leader's log and committed.
+    Appended,
+    /// Certainly in no log (no leader, a follower asked, never sent).
+    NotAppended,
+    /// Maybe appended (lost reply, leadership lost after appending).
+    Unknown,
+    /// This member is stopping.
+    Stopped,
+}
+
+/// Most proposals in one log entry, and roughly most bytes.
+const BATCH_PROPOSALS: usize = 512;
+const BATCH_BYTES: usize = 2 << 20;
+
+type ProposalQueue = mpsc::UnboundedSender<(Proposal, oneshot::Sender<Proposed>)>;
+
+/// Gathers proposals queued while earlier batches are on their way into one
+/// log entry each: a log fsync then serves many writes.
+async fn run_proposer(
+    replica: std::sync::Weak<Replica>,
+    mut queue: mpsc::UnboundedReceiver<(Proposal, oneshot::Sender<Proposed>)>,
+) {
+    while let Some(first) = queue.recv().await {
+        let mut weight = first.0.weight();
+        let mut batch = vec![first];
+        while batch.len() < BATCH_PROPOSALS && weight < BATCH_BYTES {
+            match queue.try_recv() {
+                Ok(next) => {
+                    weight += next.0.weight();
+                    batch.push(next);
+                }
+                Err(_) => break,
+            }
+        }
+        let Some(replica) = replica.upgrade() else {
+            return;
+        };
+        tokio::spawn(async move {
+            let (proposals, answers): (Vec<Proposal>, Vec<_>) = batch.into_iter().unzip();
+            let outcome = replica.propose_batch(Batch { proposals }).await;
+            for answer in answers {
+                let _ = answer.send(outcome);
+            }
+        });
+    }
+}
 
 /// How a member is started.
 #[derive(Debug, Clone)]
@@ -90,6 +141,11 @@ pub enum MembershipError {
     TooManyLearners,
     #[error("etcdserver: not leader")]
     NotLeader,
+    /// Another membership change is still being committed (retried).
+    #[error("etcdserver: a membership change is in progress")]
+    InProgress,
+    #[error("etcdserver: request timed out")]
+    TimedOut,
     #[error("etcdserver: {0}")]
     Failed(String),
 }
@@ -155,6 +211,7 @@ pub struct Replica {
     next_seq: AtomicU64,
     channels: PeerChannels,
     request_timeout: Duration,
+    proposals: ProposalQueue,
 }
 
 impl Replica {
@@ -172,6 +229,8 @@ impl Replica {
             election_timeout_max: millis(config.election_timeout) * 3 / 2 + 1,
             snapshot_policy: SnapshotPolicy::Never,
             max_in_snapshot_log_to_keep: config.snapshot_count.min(5000),
+            // Entries are batches of proposals already: fewer per append.
+            max_payload_entries: 64,
             ..Default::default()
         }
         .validate()
@@ -193,6 +252,7 @@ impl Replica {
         let state_machine = StateMachine::new(store, config.member_id, pending.clone())?;
         let network = Network {
             channels: channels.clone(),
+            heartbeat: config.heartbeat_interval,
         };
         let raft = Raft::new(
             config.member_id,
@@ -214,6 +274,7 @@ impl Replica {
                 .await
                 .map_err(|e| format!("initializing the cluster: {e}"))?;
         }
+        let (proposals, queue) = mpsc::unbounded_channel();
         let replica = Arc::new(Replica {
             raft,
             member_id: config.member_id,
@@ -229,12 +290,18 @@ impl Replica {
             ),
             channels,
             request_timeout: config.request_timeout,
+            proposals,
         });
+        tokio::spawn(run_proposer(Arc::downgrade(&replica), queue));
         if replica.voters() == [config.member_id] {
             // Alone: no one to wait for, elect at once instead of after a timeout.
             let _ = replica.raft.trigger().elect().await;
         }
         Ok(replica)
+    }
+
+    pub(crate) fn request_timeout(&self) -> Duration {
+        self.request_timeout
     }
 
     pub fn member_id(&self) -> u64 {
@@ -265,9 +332,27 @@ impl Replica {
             command: Command::Write(req),
         };
         let deadline = Instant::now() + self.request_timeout;
-        if let Err(e) = self.propose(&proposal, deadline).await {
-            self.pending.forget(seq);
-            return Err(e);
+        loop {
+            let (tx, rx) = oneshot::channel();
+            if self.proposals.send((proposal.clone(), tx)).is_err() {
+                self.pending.forget(seq);
+                return Err(ReplicaError::Stopped);
+            }
+            match rx.await.unwrap_or(Proposed::Stopped) {
+                Proposed::Appended | Proposed::Unknown => break,
+                // Certainly not in any log: safe to propose again.
+                Proposed::NotAppended if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                Proposed::NotAppended => {
+                    self.pending.forget(seq);
+                    return Err(ReplicaError::Timeout);
+                }
+                Proposed::Stopped => {
+                    self.pending.forget(seq);
+                    return Err(ReplicaError::Stopped);
+                }
+            }
         }
         match tokio::time::timeout_at(deadline, applied).await {
             Ok(Ok(result)) => result.map_err(ReplicaError::Store),
@@ -279,44 +364,47 @@ impl Replica {
         }
     }
 
-    /// Gets `proposal` into the leader's log. `Ok` also when the outcome is
-    /// unknown (the leader may have appended it): the caller then waits for
-    /// the apply. Retried only when it certainly was not appended.
-    async fn propose(&self, proposal: &Proposal, deadline: Instant) -> Result<(), ReplicaError> {
-        loop {
-            let leader = self.wait_for_leader(deadline).await?;
-            if leader == self.member_id {
-                match self.raft.client_write(proposal.clone()).await {
-                    Ok(_) => return Ok(()),
-                    Err(RaftError::APIError(ClientWriteError::ForwardToLeader(_))) => {}
-                    Err(RaftError::APIError(ClientWriteError::ChangeMembershipError(e))) => {
-                        unreachable!("a normal entry cannot fail as a membership change: {e}")
-                    }
-                    Err(RaftError::Fatal(_)) => return Err(ReplicaError::Stopped),
-                }
-            } else {
-                let sent = self
-                    .call_leader::<_, u64, RaftError<u64, ClientWriteError<u64, MemberInfo>>>(
-                        leader,
-                        Method::Propose,
-                        proposal,
-                        deadline,
-                    )
-                    .await?;
-                match sent {
-                    Some(Ok(Ok(_))) => return Ok(()),
-                    // Not the leader any more (or stopping), or not known yet,
-                    // or never reached: not appended.
-                    Some(Ok(Err(_))) | None => {}
-                    Some(Err(status)) if never_sent(&status) => {}
-                    // Lost in transit: it may have been appended.
-                    Some(Err(_)) => return Ok(()),
-                }
+    /// Gets one batch of proposals into the leader's log (this member's own
+    /// raft when it leads, else the leader's over the peer protocol).
+    async fn propose_batch(&self, batch: Batch) -> Proposed {
+        let deadline = Instant::now() + self.request_timeout;
+        let leader = match self.wait_for_leader(deadline).await {
+            Ok(l) => l,
+            Err(ReplicaError::Stopped) => return Proposed::Stopped,
+            Err(_) => return Proposed::NotAppended,
+        };
+        if leader == self.member_id {
+            return self.append_here(batch, deadline).await;
+        }
+        let sent = match self
+            .call_leader::<_, Proposed, ()>(leader, Method::Propose, &batch, deadline)
+            .await
+        {
+            Ok(sent) => sent,
+            Err(_) => return Proposed::NotAppended,
+        };
+        match sent {
+            Some(Ok(Ok(outcome))) => outcome,
+            // The leader's address is unknown, or the call never left.
+            None => Proposed::NotAppended,
+            Some(Err(status)) if never_sent(&status) => Proposed::NotAppended,
+            // Lost in transit: it may have been appended.
+            Some(Ok(Err(()))) | Some(Err(_)) => Proposed::Unknown,
+        }
+    }
+
+    /// The leader's half of proposing: one log entry for the whole batch.
+    pub(crate) async fn append_here(&self, batch: Batch, deadline: Instant) -> Proposed {
+        if !self.is_leader() {
+            return Proposed::NotAppended;
+        }
+        match tokio::time::timeout_at(deadline, self.raft.client_write(batch)).await {
+            Ok(Ok(_)) => Proposed::Appended,
+            // Raft stopped, or it was appended and then lost leadership: the
+            // entry may still commit under the next leader.
+            Ok(Err(RaftError::APIError(_))) | Ok(Err(RaftError::Fatal(_))) | Err(_) => {
+                Proposed::Unknown
             }
-            if Instant::now() >= deadline {
-                return Err(ReplicaError::Timeout);
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 
@@ -431,10 +519,14 @@ impl Replica {
                 }
             };
             match outcome {
-                Err(MembershipError::NotLeader) if Instant::now() < deadline => {
+                Err(MembershipError::NotLeader | MembershipError::InProgress)
+                    if Instant::now() < deadline =>
+                {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
-                Err(MembershipError::NotLeader) => return Err(ReplicaError::Timeout),
+                Err(MembershipError::NotLeader | MembershipError::InProgress) => {
+                    return Err(ReplicaError::Timeout);
+                }
                 other => return other.map_err(ReplicaError::Membership),
             }
         }
@@ -445,6 +537,22 @@ impl Replica {
         &self,
         change: MembershipChange,
     ) -> Result<(), MembershipError> {
+        let deadline = Instant::now() + self.request_timeout;
+        // A leader change between the two steps of a voter change leaves the
+        // joint configuration in force: finish it first.
+        let joint = {
+            let metrics = self.raft.metrics().borrow().clone();
+            let configs = metrics
+                .membership_config
+                .membership()
+                .get_joint_config()
+                .clone();
+            (configs.len() > 1).then(|| configs.last().cloned().unwrap_or_default())
+        };
+        if let Some(voters) = joint {
+            self.run_change(ChangeMembers::ReplaceAllVoters(voters), deadline)
+                .await?;
+        }
         let members = self.members();
         let find = |id: u64| members.iter().find(|m| m.id == id).cloned();
         // etcd's strict reconfiguration check: a voter change must leave a
@@ -535,15 +643,29 @@ impl Replica {
                 info.client_urls = client_urls.clone();
             })?,
         };
-        match self.raft.change_membership(changes, false).await {
-            Ok(_) => Ok(()),
-            Err(RaftError::APIError(ClientWriteError::ForwardToLeader(_))) => {
+        self.run_change(changes, deadline).await
+    }
+
+    async fn run_change(
+        &self,
+        changes: ChangeMembers<u64, MemberInfo>,
+        deadline: Instant,
+    ) -> Result<(), MembershipError> {
+        let changed =
+            tokio::time::timeout_at(deadline, self.raft.change_membership(changes, false));
+        match changed.await {
+            Err(_) => Err(MembershipError::TimedOut),
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(RaftError::APIError(ClientWriteError::ForwardToLeader(_)))) => {
                 Err(MembershipError::NotLeader)
             }
-            Err(RaftError::APIError(ClientWriteError::ChangeMembershipError(e))) => {
+            Ok(Err(RaftError::APIError(ClientWriteError::ChangeMembershipError(
+                ChangeMembershipError::InProgress(_),
+            )))) => Err(MembershipError::InProgress),
+            Ok(Err(RaftError::APIError(ClientWriteError::ChangeMembershipError(e)))) => {
                 Err(MembershipError::Failed(e.to_string()))
             }
-            Err(RaftError::Fatal(e)) => Err(MembershipError::Failed(e.to_string())),
+            Ok(Err(RaftError::Fatal(e))) => Err(MembershipError::Failed(e.to_string())),
         }
     }
 

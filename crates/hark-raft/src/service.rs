@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use tonic::{Request, Response, Status};
 
 use crate::replica::{MembershipChange, Replica};
-use crate::types::{MemberInfo, Proposal, TypeConfig, decode, encode};
+use crate::types::{Batch, MemberInfo, TypeConfig, decode, encode};
 
 /// The `Peer` service of one member.
 pub struct PeerService {
@@ -48,14 +48,11 @@ impl Peer for PeerService {
     }
 
     async fn propose(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
-        let proposal: Proposal = unpack(req)?;
-        let result = self
-            .replica
-            .raft
-            .client_write(proposal)
-            .await
-            .map(|resp| resp.log_id.index);
-        pack(&result)
+        let batch: Batch = unpack(req)?;
+        let deadline = tokio::time::Instant::now() + self.replica.request_timeout();
+        pack(&Ok::<_, ()>(
+            self.replica.append_here(batch, deadline).await,
+        ))
     }
 
     async fn read_index(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {

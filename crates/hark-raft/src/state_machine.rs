@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use hark_mvcc::{Store, WriteResponse};
+use hark_mvcc::{LoggedDone, Store, WriteRequest, WriteResponse};
 use openraft::storage::{RaftStateMachine, Snapshot};
 use openraft::{EntryPayload, RaftSnapshotBuilder, StorageIOError};
 use parking_lot::Mutex;
@@ -109,38 +109,41 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         let failed: Arc<Mutex<Option<(LogId, hark_mvcc::Error)>>> = Arc::default();
         for entry in entries {
             let log_id = entry.log_id;
-            let request = match entry.payload {
-                EntryPayload::Blank => None,
+            let mut parts: Vec<(Option<WriteRequest>, LoggedDone)> = Vec::new();
+            match entry.payload {
+                EntryPayload::Blank => {}
                 EntryPayload::Membership(m) => {
                     self.membership = StoredMembership::new(Some(log_id), m);
                     self.membership_bytes = encode(&self.membership);
-                    None
                 }
-                EntryPayload::Normal(p) => {
-                    let Command::Write(req) = p.command;
-                    let ours = (p.origin == self.member_id).then_some(p.seq);
-                    let pending = self.pending.clone();
-                    let failed = failed.clone();
-                    let position = encode_position(&log_id, &self.membership_bytes);
-                    self.store.apply_logged(Some(req), position, move |r| {
-                        let r = r.expect("a request has an outcome");
-                        // A backend failure stops this member (the store takes no
-                        // more writes); refusals are ordinary outcomes.
-                        if let Err(e @ (hark_mvcc::Error::Backend(_) | hark_mvcc::Error::Closed)) =
-                            &r
-                        {
-                            failed.lock().get_or_insert((log_id, e.clone()));
-                        }
-                        if let Some(seq) = ours {
-                            pending.answer(seq, r);
-                        }
-                    });
-                    applied.push(());
-                    continue;
+                EntryPayload::Normal(batch) => {
+                    for p in batch.proposals {
+                        let Command::Write(req) = p.command;
+                        let ours = (p.origin == self.member_id).then_some(p.seq);
+                        let pending = self.pending.clone();
+                        let failed = failed.clone();
+                        parts.push((
+                            Some(req),
+                            Box::new(move |r| {
+                                let r = r.unwrap_or(Err(hark_mvcc::Error::Closed));
+                                // A backend failure stops this member (the store
+                                // takes no more writes); refusals are ordinary outcomes.
+                                if let Err(
+                                    e @ (hark_mvcc::Error::Backend(_) | hark_mvcc::Error::Closed),
+                                ) = &r
+                                {
+                                    failed.lock().get_or_insert((log_id, e.clone()));
+                                }
+                                if let Some(seq) = ours {
+                                    pending.answer(seq, r);
+                                }
+                            }),
+                        ));
+                    }
                 }
-            };
+            }
             let position = encode_position(&log_id, &self.membership_bytes);
-            self.store.apply_logged(request, position, |_| {});
+            self.store.apply_logged(parts, position);
             applied.push(());
         }
         // Everything above is applied and visible to readers once the
@@ -149,7 +152,9 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         self.store.barrier(move || {
             let _ = tx.send(());
         });
-        let _ = rx.await;
+        if rx.await.is_err() {
+            return Err(StorageIOError::write_state_machine(&hark_mvcc::Error::Closed).into());
+        }
         if let Some((log_id, e)) = failed.lock().take() {
             return Err(StorageIOError::apply(log_id, &e).into());
         }

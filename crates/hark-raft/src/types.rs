@@ -9,7 +9,7 @@ openraft::declare_raft_types!(
     /// Hark's openraft configuration: entries carry [`Proposal`]s, nodes are
     /// [`MemberInfo`]s, snapshots are files.
     pub TypeConfig:
-        D = Proposal,
+        D = Batch,
         R = (),
         NodeId = u64,
         Node = MemberInfo,
@@ -41,7 +41,20 @@ impl fmt::Display for MemberInfo {
     }
 }
 
-/// A log entry's payload: a change proposed by member `origin`, which waits
+/// A log entry's payload: proposals gathered while the previous entry was
+/// being appended, so one log fsync serves many writes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Batch {
+    pub proposals: Vec<Proposal>,
+}
+
+impl fmt::Display for Batch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "batch of {}", self.proposals.len())
+    }
+}
+
+/// A change proposed by member `origin`, which waits
 /// for its own apply of entry `(origin, seq)` to answer its client.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Proposal {
@@ -61,6 +74,44 @@ impl fmt::Display for Proposal {
 pub enum Command {
     /// A change to the store, applied at the same revision on every member.
     Write(WriteRequest),
+}
+
+impl Proposal {
+    /// Roughly how many bytes it adds to a log entry (batches stay bounded).
+    pub fn weight(&self) -> usize {
+        let Command::Write(req) = &self.command;
+        32 + write_weight(req)
+    }
+}
+
+fn write_weight(req: &WriteRequest) -> usize {
+    match req {
+        WriteRequest::Put(p) => p.key.len() + p.value.len(),
+        WriteRequest::DeleteRange(d) => d.key.len() + d.range_end.len(),
+        WriteRequest::Txn(t) => txn_weight(t),
+        _ => 16,
+    }
+}
+
+fn txn_weight(t: &hark_mvcc::TxnRequest) -> usize {
+    use hark_mvcc::RequestOp;
+    let compares: usize = t
+        .compare
+        .iter()
+        .map(|c| c.key.len() + c.range_end.len() + 16)
+        .sum();
+    let ops: usize = t
+        .success
+        .iter()
+        .chain(&t.failure)
+        .map(|op| match op {
+            RequestOp::Range(r) => r.key.len() + r.range_end.len(),
+            RequestOp::Put(p) => p.key.len() + p.value.len(),
+            RequestOp::DeleteRange(d) => d.key.len() + d.range_end.len(),
+            RequestOp::Txn(inner) => txn_weight(inner),
+        })
+        .sum();
+    compares + ops
 }
 
 /// Encodes a value for the log or the wire (postcard: compact, not self-describing;
