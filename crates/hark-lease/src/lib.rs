@@ -8,6 +8,11 @@
 //!
 //! As etcd does on a leader change, a restart gives every lease its full TTL
 //! again: remaining time is not persisted.
+//!
+//! In a cluster the lessor writes through a [`LeaseLog`] (the replicated log)
+//! instead of the store, learns of leases granted or revoked elsewhere from the
+//! store, and expires leases only while it is the primary (the leader's); a
+//! lessor made primary gives every lease its full TTL again, as etcd's does.
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -24,6 +29,25 @@ use parking_lot::Mutex;
 /// etcd's `MaxLeaseTTL`: larger TTLs are refused.
 pub const MAX_LEASE_TTL: i64 = 9_000_000_000;
 
+/// Where lease grants and revokes are written: the store's apply path, or a
+/// replicated log in front of it.
+pub trait LeaseLog: Send + Sync + 'static {
+    fn apply(&self, req: WriteRequest, done: LogDone);
+}
+
+/// Called once with the outcome of a [`LeaseLog::apply`].
+pub type LogDone = Box<dyn FnOnce(Result<WriteResponse, LeaseError>) + Send + 'static>;
+
+impl LeaseLog for Store {
+    fn apply(&self, req: WriteRequest, done: LogDone) {
+        Store::apply(
+            self,
+            req,
+            Box::new(move |r| done(r.map_err(LeaseError::from))),
+        );
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LeaseError {
     #[error("etcdserver: requested lease not found")]
@@ -35,6 +59,10 @@ pub enum LeaseError {
     /// The store refused or failed the write.
     #[error("{0}")]
     Store(hark_mvcc::Error),
+    /// The replicated log could not take the write (no leader, timed out);
+    /// etcd's message.
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 impl From<hark_mvcc::Error> for LeaseError {
@@ -119,6 +147,9 @@ struct LeaseClock {
 
 struct Inner {
     store: Store,
+    log: Arc<dyn LeaseLog>,
+    /// Whether this lessor expires leases (always, unless in a cluster).
+    primary: std::sync::atomic::AtomicBool,
     config: LessorConfig,
     leases: Mutex<HashMap<i64, LeaseClock>>,
     id_seed: std::hash::RandomState,
@@ -147,6 +178,19 @@ impl Lessor {
     /// Takes over the store's leases, each with its full TTL from now, and starts
     /// the expiry thread.
     pub fn start(store: Store, config: LessorConfig) -> Lessor {
+        let log: Arc<dyn LeaseLog> = Arc::new(store.clone());
+        Lessor::start_with_log(store, log, config, true)
+    }
+
+    /// [`Lessor::start`] for a member of a cluster: writes go through `log`,
+    /// and leases expire only while the lessor is `primary` (see
+    /// [`Lessor::set_primary`]).
+    pub fn start_with_log(
+        store: Store,
+        log: Arc<dyn LeaseLog>,
+        config: LessorConfig,
+        primary: bool,
+    ) -> Lessor {
         let now = config.clock.now();
         let leases = store
             .leases()
@@ -156,6 +200,8 @@ impl Lessor {
         let interval = config.check_interval;
         let inner = Arc::new(Inner {
             store,
+            log,
+            primary: std::sync::atomic::AtomicBool::new(primary),
             config,
             leases: Mutex::new(leases),
             id_seed: std::hash::RandomState::new(),
@@ -185,10 +231,10 @@ impl Lessor {
         let ttl = ttl.max(self.inner.config.min_ttl);
         let id = if id == 0 { self.fresh_id() } else { id };
         let inner = self.inner.clone();
-        self.inner.store.apply(
+        self.inner.log.apply(
             WriteRequest::LeaseGrant(LeaseGrantRequest { id, ttl }),
             Box::new(move |r| {
-                done(r.map_err(LeaseError::from).map(|resp| {
+                done(r.map(|resp| {
                     let WriteResponse::LeaseGrant(g) = resp else {
                         unreachable!("lease grant answered with {resp:?}")
                     };
@@ -206,6 +252,24 @@ impl Lessor {
         );
     }
 
+    /// Makes this lessor the one that expires leases (its member became the
+    /// leader: every lease gets its full TTL from now, as etcd's new leader
+    /// gives them) or not (another member leads).
+    pub fn set_primary(&self, primary: bool) {
+        let was = self.inner.primary.swap(primary, Ordering::AcqRel);
+        if primary && !was {
+            sync_with_store(&self.inner);
+            let now = self.inner.config.clock.now();
+            for l in self.inner.leases.lock().values_mut() {
+                l.expiry = now + secs(l.ttl);
+            }
+        }
+    }
+
+    pub fn is_primary(&self) -> bool {
+        self.inner.primary.load(Ordering::Acquire)
+    }
+
     /// Revokes a lease and deletes its keys; `done` gets the revision of the change.
     pub fn revoke(&self, id: i64, done: Callback<i64>) {
         revoke(&self.inner, id, done);
@@ -215,6 +279,7 @@ impl Lessor {
     pub fn keep_alive(&self, id: i64) -> Result<i64, LeaseError> {
         let now = self.inner.config.clock.now();
         let mut leases = self.inner.leases.lock();
+        adopt(&self.inner, &mut leases, id, now);
         match leases.get_mut(&id) {
             Some(l) if !l.revoking && l.expiry > now => {
                 l.expiry = now + secs(l.ttl);
@@ -225,12 +290,11 @@ impl Lessor {
     }
 
     pub fn time_to_live(&self, id: i64, with_keys: bool) -> Result<TimeToLive, LeaseError> {
-        let clock = *self
-            .inner
-            .leases
-            .lock()
-            .get(&id)
-            .ok_or(LeaseError::NotFound)?;
+        let clock = {
+            let mut leases = self.inner.leases.lock();
+            adopt(&self.inner, &mut leases, id, self.inner.config.clock.now());
+            *leases.get(&id).ok_or(LeaseError::NotFound)?
+        };
         let keys = if with_keys {
             self.inner
                 .store
@@ -292,10 +356,9 @@ fn secs(ttl: i64) -> Duration {
 
 fn revoke(inner: &Arc<Inner>, id: i64, done: Callback<i64>) {
     let owner = inner.clone();
-    inner.store.apply(
+    inner.log.apply(
         WriteRequest::LeaseRevoke(LeaseRevokeRequest { id }),
         Box::new(move |r| {
-            let r = r.map_err(LeaseError::from);
             if matches!(r, Ok(_) | Err(LeaseError::NotFound)) {
                 owner.leases.lock().remove(&id);
             } else if let Some(l) = owner.leases.lock().get_mut(&id) {
@@ -310,7 +373,34 @@ fn revoke(inner: &Arc<Inner>, id: i64, done: Callback<i64>) {
     );
 }
 
+/// A lease granted through another member and not yet in the table: taken
+/// in with its full TTL from now (as the periodic sync would).
+fn adopt(inner: &Inner, leases: &mut HashMap<i64, LeaseClock>, id: i64, now: Instant) {
+    if !leases.contains_key(&id)
+        && let Some(ttl) = inner.store.lease_ttl(id)
+    {
+        leases.insert(id, LeaseClock::new(ttl, now));
+    }
+}
+
+/// Brings the lease table in step with the store's records: leases granted
+/// through another member appear (with their full TTL), revoked ones go.
+fn sync_with_store(inner: &Inner) {
+    let stored: HashMap<i64, i64> = inner.store.leases().into_iter().collect();
+    let now = inner.config.clock.now();
+    let mut leases = inner.leases.lock();
+    leases.retain(|id, l| stored.contains_key(id) || l.revoking);
+    for (id, ttl) in stored {
+        leases
+            .entry(id)
+            .or_insert_with(|| LeaseClock::new(ttl, now));
+    }
+}
+
 fn expire_due(inner: &Arc<Inner>) -> Vec<i64> {
+    if !inner.primary.load(Ordering::Acquire) {
+        return Vec::new();
+    }
     let now = inner.config.clock.now();
     let mut due: Vec<i64> = {
         let mut leases = inner.leases.lock();
@@ -349,6 +439,7 @@ fn run_expiry(inner: Arc<Inner>, stop: Receiver<()>, interval: Duration) {
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
             _ => return,
         }
+        sync_with_store(&inner);
         let expired = expire_due(&inner);
         if !expired.is_empty() {
             tracing::debug!(count = expired.len(), "revoked expired leases");

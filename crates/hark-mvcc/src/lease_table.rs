@@ -47,6 +47,10 @@ impl LeaseTable {
         self.leases.contains_key(&id)
     }
 
+    pub fn ttl(&self, id: i64) -> Option<i64> {
+        self.leases.get(&id).map(|l| l.ttl)
+    }
+
     pub fn grant(&mut self, id: i64, ttl: i64) {
         self.leases.entry(id).or_default().ttl = ttl;
     }

@@ -625,6 +625,11 @@ impl Store {
         }
     }
 
+    /// Lease `id`'s granted TTL, if the lease exists.
+    pub fn lease_ttl(&self, id: i64) -> Option<i64> {
+        self.shared().leases.lock().ttl(id)
+    }
+
     /// Every lease as `(id, granted TTL)`, by id.
     pub fn leases(&self) -> Vec<(i64, i64)> {
         self.shared().leases.lock().list()

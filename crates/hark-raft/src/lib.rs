@@ -23,8 +23,8 @@ mod state_machine;
 mod types;
 
 pub use replica::{
-    Join, Member, MembershipChange, MembershipError, Replica, ReplicaConfig, ReplicaError,
-    ReplicaStatus,
+    ForwardHandler, Join, Member, MembershipChange, MembershipError, Replica, ReplicaConfig,
+    ReplicaError, ReplicaStatus,
 };
 pub use service::PeerService;
 pub use types::MemberInfo;

@@ -91,6 +91,7 @@ where
         Method::ReadIndex => client.read_index(req).await,
         Method::ChangeMembership => client.change_membership(req).await,
         Method::Members => client.members(req).await,
+        Method::Forward => client.forward(req).await,
     }?;
     decode(&resp.into_inner().data)
         .map_err(|e| tonic::Status::internal(format!("undecodable peer response: {e}")))
@@ -105,6 +106,7 @@ pub(crate) enum Method {
     ReadIndex,
     ChangeMembership,
     Members,
+    Forward,
 }
 
 /// Most bytes in one AppendEntries of several entries: openraft gives each

@@ -73,6 +73,15 @@ async fn run_proposer(
     }
 }
 
+/// What the leader does with requests forwarded to it by
+/// [`Replica::forward_to_leader`] (set by the layer above the log).
+pub trait ForwardHandler: Send + Sync + 'static {
+    fn handle(
+        &self,
+        request: Vec<u8>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Vec<u8>> + Send>>;
+}
+
 /// How a member is started.
 #[derive(Debug, Clone)]
 pub struct ReplicaConfig {
@@ -212,6 +221,7 @@ pub struct Replica {
     channels: PeerChannels,
     request_timeout: Duration,
     proposals: ProposalQueue,
+    forward_handler: parking_lot::RwLock<Option<Arc<dyn ForwardHandler>>>,
 }
 
 impl Replica {
@@ -291,6 +301,7 @@ impl Replica {
             channels,
             request_timeout: config.request_timeout,
             proposals,
+            forward_handler: parking_lot::RwLock::new(None),
         });
         tokio::spawn(run_proposer(Arc::downgrade(&replica), queue));
         if replica.voters() == [config.member_id] {
@@ -298,6 +309,49 @@ impl Replica {
             let _ = replica.raft.trigger().elect().await;
         }
         Ok(replica)
+    }
+
+    /// Sets what this member does with requests other members forward to it
+    /// while it leads.
+    pub fn set_forward_handler(&self, handler: Arc<dyn ForwardHandler>) {
+        *self.forward_handler.write() = Some(handler);
+    }
+
+    /// Runs `request` on the leader's [`ForwardHandler`] (this member's own
+    /// when it leads) and returns its answer. Errors when no leader answers
+    /// in time, or the leader changed while it was on its way.
+    pub async fn forward_to_leader(&self, request: Vec<u8>) -> Result<Vec<u8>, ReplicaError> {
+        let deadline = Instant::now() + self.request_timeout;
+        loop {
+            let leader = self.wait_for_leader(deadline).await?;
+            let answer = if leader == self.member_id {
+                self.handle_forwarded(request.clone()).await
+            } else {
+                match self
+                    .call_leader::<_, Vec<u8>, ()>(leader, Method::Forward, &request, deadline)
+                    .await?
+                {
+                    Some(Ok(answer)) => answer,
+                    _ => Err(()),
+                }
+            };
+            if let Ok(answer) = answer {
+                return Ok(answer);
+            }
+            if Instant::now() >= deadline {
+                return Err(ReplicaError::Timeout);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// A forwarded request, run here if this member leads (`Err` if not).
+    pub(crate) async fn handle_forwarded(&self, request: Vec<u8>) -> Result<Vec<u8>, ()> {
+        let handler = self.forward_handler.read().clone();
+        match handler {
+            Some(h) if self.is_leader() => Ok(h.handle(request).await),
+            _ => Err(()),
+        }
     }
 
     pub(crate) fn request_timeout(&self) -> Duration {

@@ -77,6 +77,11 @@ impl Peer for PeerService {
         pack(&Ok::<_, ()>((self.replica.cluster_id(), members)))
     }
 
+    async fn forward(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
+        let request: Vec<u8> = unpack(req)?;
+        pack(&self.replica.handle_forwarded(request).await)
+    }
+
     async fn change_membership(
         &self,
         req: Request<Envelope>,

@@ -67,6 +67,7 @@ pub fn lease_status(e: LeaseError) -> Status {
         LeaseError::Exists => Status::failed_precondition(e.to_string()),
         LeaseError::TtlTooLarge => Status::out_of_range(e.to_string()),
         LeaseError::Store(inner) => mvcc_status(inner),
+        LeaseError::Unavailable(msg) => Status::unavailable(msg),
     }
 }
 

@@ -7,6 +7,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Code, Request, Response, Status, Streaming};
 
+use crate::cluster_leases::{keep_alive, time_to_live};
 use crate::errors::{lease_status, request_too_large};
 use crate::grpc_metrics;
 use crate::node::NodeHandle;
@@ -64,14 +65,17 @@ impl LeaseService {
         })
     }
 
-    fn time_to_live(
+    async fn time_to_live(
         &self,
         req: pb::LeaseTimeToLiveRequest,
     ) -> Result<pb::LeaseTimeToLiveResponse, Status> {
         let node = self.node.get()?;
+        let asked = time_to_live(node.replica.as_ref(), &node.lessor, req.id, req.keys)
+            .await
+            .map_err(lease_status)?;
         let header = node.header(node.store.current_revision());
-        Ok(match node.lessor.time_to_live(req.id, req.keys) {
-            Ok(TimeToLive {
+        Ok(match asked {
+            Some(TimeToLive {
                 id,
                 ttl,
                 granted_ttl,
@@ -84,7 +88,7 @@ impl LeaseService {
                 keys,
             },
             // etcd answers an unknown lease with TTL -1, not an error.
-            Err(_) => pb::LeaseTimeToLiveResponse {
+            None => pb::LeaseTimeToLiveResponse {
                 header,
                 id: req.id,
                 ttl: -1,
@@ -146,8 +150,12 @@ impl Lease for LeaseService {
                 let Ok(node) = handle.get() else {
                     break Code::Unavailable;
                 };
-                // etcd answers a keep-alive of an unknown or expired lease with TTL 0.
-                let ttl = node.lessor.keep_alive(req.id).unwrap_or(0);
+                // etcd answers a keep-alive of an unknown or expired lease with
+                // TTL 0; a follower asks the leader, whose lessor keeps time.
+                let ttl = match keep_alive(node.replica.as_ref(), &node.lessor, req.id).await {
+                    Ok(ttl) => ttl,
+                    Err(e) => break lease_status(e).code(),
+                };
                 let resp = pb::LeaseKeepAliveResponse {
                     header: node.header(node.store.current_revision()),
                     id: req.id,
@@ -170,7 +178,11 @@ impl Lease for LeaseService {
         request: Request<pb::LeaseTimeToLiveRequest>,
     ) -> Result<Response<pb::LeaseTimeToLiveResponse>, Status> {
         let call = grpc_metrics::unary(SERVICE, "LeaseTimeToLive");
-        call.finish(self.time_to_live(request.into_inner()).map(Response::new))
+        call.finish(
+            self.time_to_live(request.into_inner())
+                .await
+                .map(Response::new),
+        )
     }
 
     async fn lease_leases(

@@ -9,6 +9,7 @@
 //! the `hark` binary wraps it with etcd's flags ([`Config`]).
 
 mod authority;
+mod cluster_leases;
 mod compactor;
 pub mod config;
 mod errors;

@@ -22,6 +22,7 @@ use tonic::service::Routes;
 use tonic::transport::Server;
 
 use crate::authority::AuthorityFix;
+use crate::cluster_leases::{LeaseForwards, ReplicatedLeases, follow_leadership};
 use crate::config::{ClusterPlan, ClusterState, Config, socket_addrs};
 use crate::kv::KvService;
 use crate::lease::LeaseService;
@@ -107,7 +108,6 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
             ..WatchConfig::default()
         },
     );
-    let lessor = Lessor::start(store.clone(), LessorConfig::default());
 
     let client_addrs = local_addrs(&client_listeners)?;
     let metrics_addrs = local_addrs(&metrics_listeners)?;
@@ -127,6 +127,21 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         Some(plan) => {
             let replica = start_replica(config, plan, &store, &data_dir).await?;
             (replica.member_id(), replica.cluster_id(), Some(replica))
+        }
+    };
+    // etcd's minimum lease TTL: 1.5 election timeouts, at least 2 s.
+    let lessor_config = LessorConfig {
+        min_ttl: (config.election_timeout * 3 / 2).div_ceil(1000).max(2) as i64,
+        ..LessorConfig::default()
+    };
+    let lessor = match &replica {
+        None => Lessor::start(store.clone(), lessor_config),
+        Some(replica) => {
+            let log = Arc::new(ReplicatedLeases {
+                replica: replica.clone(),
+                runtime: tokio::runtime::Handle::current(),
+            });
+            Lessor::start_with_log(store.clone(), log, lessor_config, false)
         }
     };
     let (stop, shutdown) = watch::channel(false);
@@ -190,6 +205,10 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         ));
     }
     if let Some(replica) = &node.replica {
+        replica.set_forward_handler(Arc::new(LeaseForwards {
+            node: handle.clone(),
+        }));
+        follow_leadership(replica.clone(), handle.clone());
         for listener in peer_listeners {
             tasks.push(serve_peers(listener, replica, node.shutdown.clone()));
         }

@@ -422,3 +422,134 @@ async fn etcdctl_member_add_promote_update_remove() {
         let _ = m.child.wait();
     }
 }
+
+/// Index in `members` of the member that leads now.
+async fn leader_index(members: &[Member]) -> usize {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        for (i, m) in members.iter().enumerate() {
+            if let Ok(mut c) = Client::connect([&m.client], None).await
+                && let Ok(s) = c.status().await
+                && s.leader() != 0
+                && s.leader() == s.header().unwrap().member_id()
+            {
+                return i;
+            }
+        }
+        assert!(Instant::now() < deadline, "no leader");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn leases_live_on_the_leader_and_survive_its_loss() {
+    let cwd = tempfile::tempdir().unwrap();
+    let mut members = start_cluster(cwd.path());
+    for m in &mut members {
+        ready(&m.client, &mut m.child).await;
+    }
+    let leader = leader_index(&members).await;
+    let followers: Vec<usize> = (0..3).filter(|i| *i != leader).collect();
+    let clients: Vec<String> = members.iter().map(|m| m.client.clone()).collect();
+    let on = |i: usize| Client::connect([clients[i].clone()], None);
+    // Granted through a follower, used through the other.
+    let mut a = on(followers[0]).await.unwrap();
+    let mut b = on(followers[1]).await.unwrap();
+    let lease = a.lease_grant(3, None).await.unwrap().id();
+    b.put(
+        "leased",
+        "v",
+        Some(etcd_client::PutOptions::new().with_lease(lease)),
+    )
+    .await
+    .unwrap();
+    // Every member answers from the leader's lessor.
+    for i in 0..3 {
+        let ttl = on(i)
+            .await
+            .unwrap()
+            .lease_time_to_live(lease, None)
+            .await
+            .unwrap();
+        assert_eq!(ttl.granted_ttl(), 3);
+        assert!(
+            (1..=3).contains(&ttl.ttl()),
+            "member {i}: ttl {}",
+            ttl.ttl()
+        );
+    }
+    // Kept alive through a follower across the leader's SIGKILL: the new
+    // leader gives it its full TTL again, so it never expires.
+    let (mut keeper, mut answers) = b.lease_keep_alive(lease).await.unwrap();
+    members[leader].child.kill().unwrap();
+    members[leader].child.wait().unwrap();
+    let until = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < until {
+        if keeper.keep_alive().await.is_ok() {
+            let _ = tokio::time::timeout(Duration::from_secs(1), answers.message()).await;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let mut c = on(followers[0]).await.unwrap();
+    let got = c
+        .get("leased", Some(GetOptions::new().with_serializable()))
+        .await
+        .unwrap();
+    assert_eq!(
+        got.kvs().len(),
+        1,
+        "the key outlived the old leader while kept alive"
+    );
+    // Once no one keeps it alive, the new leader expires it, and both members
+    // delete the key at the same revision.
+    drop(keeper);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let revision = loop {
+        let got = c
+            .get("leased", Some(GetOptions::new().with_serializable()))
+            .await
+            .unwrap();
+        if got.kvs().is_empty() {
+            break got.header().unwrap().revision();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "lease never expired\n{}",
+            logs(cwd.path())
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let mut other = on(followers[1]).await.unwrap();
+    let got = other
+        .get(
+            "leased",
+            Some(
+                GetOptions::new()
+                    .with_serializable()
+                    .with_revision(revision),
+            ),
+        )
+        .await
+        .unwrap();
+    assert!(got.kvs().is_empty());
+    let before = other
+        .get(
+            "leased",
+            Some(
+                GetOptions::new()
+                    .with_serializable()
+                    .with_revision(revision - 1),
+            ),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        before.kvs().len(),
+        1,
+        "deleted at the same revision on both members"
+    );
+    for m in &mut members {
+        let _ = m.child.kill();
+        let _ = m.child.wait();
+    }
+}

@@ -200,6 +200,22 @@ pub mod peer_client {
                 .insert(GrpcMethod::new("harkpeerpb.Peer", "Members"));
             self.inner.unary(req, path, codec).await
         }
+        /// A request for the leader's layers above the log (e.g. a lease keep-alive
+        /// received by a follower), opaque to the log.
+        pub async fn forward(
+            &mut self,
+            request: impl tonic::IntoRequest<super::Envelope>,
+        ) -> std::result::Result<tonic::Response<super::Envelope>, tonic::Status> {
+            self.inner.ready().await.map_err(|e| {
+                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
+            })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static("/harkpeerpb.Peer/Forward");
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("harkpeerpb.Peer", "Forward"));
+            self.inner.unary(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -248,6 +264,12 @@ pub mod peer_server {
         /// The members this member knows: how a member added by MemberAdd learns
         /// its id when it first starts with --initial-cluster-state existing.
         async fn members(
+            &self,
+            request: tonic::Request<super::Envelope>,
+        ) -> std::result::Result<tonic::Response<super::Envelope>, tonic::Status>;
+        /// A request for the leader's layers above the log (e.g. a lease keep-alive
+        /// received by a follower), opaque to the log.
+        async fn forward(
             &self,
             request: tonic::Request<super::Envelope>,
         ) -> std::result::Result<tonic::Response<super::Envelope>, tonic::Status>;
@@ -573,6 +595,43 @@ pub mod peer_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = MembersSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/harkpeerpb.Peer/Forward" => {
+                    #[allow(non_camel_case_types)]
+                    struct ForwardSvc<T: Peer>(pub Arc<T>);
+                    impl<T: Peer> tonic::server::UnaryService<super::Envelope> for ForwardSvc<T> {
+                        type Response = super::Envelope;
+                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::Envelope>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move { <T as Peer>::forward(&inner, request).await };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = ForwardSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
