@@ -76,6 +76,8 @@ enum Work {
     Refused(Error),
     /// Nothing to apply: a logged entry that does not change the store, or a barrier.
     Nothing,
+    /// Replace everything with another store's contents (see [`Store::install`]).
+    Install(Store),
 }
 
 /// Called with `None` for [`Work::Nothing`].
@@ -113,6 +115,10 @@ struct Shared {
     proposals: AtomicU64,
     /// One space reclamation at a time.
     reclaiming: Mutex<()>,
+    /// Held while physical compaction deletes rows (an install waits for it).
+    compacting: Mutex<()>,
+    /// Bumped by every install: compactions planned before it are void.
+    generation: AtomicU64,
     options: StoreOptions,
 }
 
@@ -174,12 +180,6 @@ impl Store {
     /// Opens a store over any backend: rebuilds the key index from it and finishes
     /// a compaction that a crash interrupted.
     pub fn with_backend(backend: Box<dyn Backend>, options: StoreOptions) -> Result<Store> {
-        let meta = |key: &[u8]| -> Result<i64> {
-            Ok(backend
-                .get(Table::Meta, key)?
-                .and_then(|v| v.try_into().ok().map(i64::from_be_bytes))
-                .unwrap_or(0))
-        };
         if backend
             .get(Table::Meta, crate::restore::META_RESTORING)?
             .is_some()
@@ -189,65 +189,14 @@ impl Store {
                     .into(),
             ));
         }
-        let scheduled = meta(META_SCHEDULED_COMPACT)?;
-        let finished = meta(META_FINISHED_COMPACT)?;
-        let mut current = meta(META_CURRENT_REV)?.max(1);
-        let mut index = TreeIndex::default();
-        let mut key_lease: HashMap<Bytes, i64> = HashMap::new();
-        let mut bad = None;
-        backend.scan(Table::Kv, &[], None, &mut |k, v| {
-            let Some((rev, tombstone, kv)) = decode_row(k, v) else {
-                bad = Some(k.to_vec());
-                return false;
-            };
-            current = current.max(rev.main);
-            // Rows come in revision order, so the last one of a key is its current state.
-            if tombstone || kv.lease == 0 {
-                key_lease.remove(&kv.key);
-            } else {
-                key_lease.insert(kv.key.clone(), kv.lease);
-            }
-            if tombstone {
-                index.tombstone(kv.key, rev);
-            } else {
-                index.put(kv.key, rev, kv.create_revision, kv.version);
-            }
-            true
-        })?;
-        if let Some(k) = bad {
-            return Err(Error::Backend(format!(
-                "corrupt key-value entry at key {k:?}"
-            )));
-        }
-        let mut leases = LeaseTable::default();
-        let (from, to) = lease_table::record_range();
-        backend.scan(Table::Meta, &from, Some(&to), &mut |k, v| {
-            match lease_table::decode_record(k, v) {
-                Some((id, ttl)) => leases.grant(id, ttl),
-                None => bad = Some(k.to_vec()),
-            }
-            bad.is_none()
-        })?;
-        if let Some(k) = bad {
-            return Err(Error::Backend(format!("corrupt lease record at key {k:?}")));
-        }
-        let mut alarms = AlarmSet::default();
-        let (from, to) = alarm::record_range();
-        backend.scan(Table::Meta, &from, Some(&to), &mut |k, _| {
-            match alarm::decode_record(k) {
-                Some(a) => {
-                    alarms.insert(a);
-                }
-                None => bad = Some(k.to_vec()),
-            }
-            bad.is_none()
-        })?;
-        if let Some(k) = bad {
-            return Err(Error::Backend(format!("corrupt alarm record at key {k:?}")));
-        }
-        for (key, lease) in &key_lease {
-            leases.attach(key, *lease);
-        }
+        let Loaded {
+            index,
+            leases,
+            alarms,
+            current,
+            scheduled,
+            finished,
+        } = load_state(backend.as_ref())?;
         let shared = Arc::new(Shared {
             backend,
             index: RwLock::new(index),
@@ -262,6 +211,8 @@ impl Store {
             sizes: SizeCache::default(),
             proposals: AtomicU64::new(0),
             reclaiming: Mutex::new(()),
+            compacting: Mutex::new(()),
+            generation: AtomicU64::new(0),
             options,
         });
         if scheduled > 0 {
@@ -537,6 +488,32 @@ impl Store {
         });
     }
 
+    /// Replaces this store's whole contents with `source`'s (a replicated log
+    /// installing a snapshot on a member too far behind), recording
+    /// `position` as the log position. Changes submitted before it are
+    /// applied first; subscribers then receive an empty revision at the new
+    /// current revision, past the ones they never saw (the watch engine
+    /// catches its watchers up from the new history). `done` gets the result.
+    pub fn install(
+        &self,
+        source: Store,
+        position: Vec<u8>,
+        done: impl FnOnce(Result<()>) + Send + 'static,
+    ) {
+        self.submit(Job {
+            parts: vec![(
+                Work::Install(source),
+                Box::new(move |r| {
+                    done(match r {
+                        Some(Err(e)) => Err(e),
+                        _ => Ok(()),
+                    })
+                }),
+            )],
+            position: Some(position),
+        });
+    }
+
     /// Calls `done` once every change submitted before it is applied and
     /// visible to readers (not necessarily finished: a physical compaction
     /// may still be deleting rows).
@@ -778,6 +755,109 @@ impl Store {
     }
 }
 
+/// Deletes every row of `table`, in batches.
+fn clear_table(backend: &dyn Backend, table: Table) -> Result<()> {
+    loop {
+        let mut batch = WriteBatch::default();
+        backend.scan(table, &[], None, &mut |k, _| {
+            batch.delete(table, k.to_vec());
+            batch.len() < COMPACTION_BATCH
+        })?;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        backend.write(batch, false)?;
+    }
+}
+
+/// The in-memory state rebuilt from a backend's rows and records.
+struct Loaded {
+    index: TreeIndex,
+    leases: LeaseTable,
+    alarms: AlarmSet,
+    current: i64,
+    scheduled: i64,
+    finished: i64,
+}
+
+/// Rebuilds the key index, the lease table and the alarms from `backend`
+/// (on open, and after a snapshot is installed in place).
+fn load_state(backend: &dyn Backend) -> Result<Loaded> {
+    let meta = |key: &[u8]| -> Result<i64> {
+        Ok(backend
+            .get(Table::Meta, key)?
+            .and_then(|v| v.try_into().ok().map(i64::from_be_bytes))
+            .unwrap_or(0))
+    };
+    let scheduled = meta(META_SCHEDULED_COMPACT)?;
+    let finished = meta(META_FINISHED_COMPACT)?;
+    let mut current = meta(META_CURRENT_REV)?.max(1);
+    let mut index = TreeIndex::default();
+    let mut key_lease: HashMap<Bytes, i64> = HashMap::new();
+    let mut bad = None;
+    backend.scan(Table::Kv, &[], None, &mut |k, v| {
+        let Some((rev, tombstone, kv)) = decode_row(k, v) else {
+            bad = Some(k.to_vec());
+            return false;
+        };
+        current = current.max(rev.main);
+        // Rows come in revision order, so the last one of a key is its current state.
+        if tombstone || kv.lease == 0 {
+            key_lease.remove(&kv.key);
+        } else {
+            key_lease.insert(kv.key.clone(), kv.lease);
+        }
+        if tombstone {
+            index.tombstone(kv.key, rev);
+        } else {
+            index.put(kv.key, rev, kv.create_revision, kv.version);
+        }
+        true
+    })?;
+    if let Some(k) = bad {
+        return Err(Error::Backend(format!(
+            "corrupt key-value entry at key {k:?}"
+        )));
+    }
+    let mut leases = LeaseTable::default();
+    let (from, to) = lease_table::record_range();
+    backend.scan(Table::Meta, &from, Some(&to), &mut |k, v| {
+        match lease_table::decode_record(k, v) {
+            Some((id, ttl)) => leases.grant(id, ttl),
+            None => bad = Some(k.to_vec()),
+        }
+        bad.is_none()
+    })?;
+    if let Some(k) = bad {
+        return Err(Error::Backend(format!("corrupt lease record at key {k:?}")));
+    }
+    let mut alarms = AlarmSet::default();
+    let (from, to) = alarm::record_range();
+    backend.scan(Table::Meta, &from, Some(&to), &mut |k, _| {
+        match alarm::decode_record(k) {
+            Some(a) => {
+                alarms.insert(a);
+            }
+            None => bad = Some(k.to_vec()),
+        }
+        bad.is_none()
+    })?;
+    if let Some(k) = bad {
+        return Err(Error::Backend(format!("corrupt alarm record at key {k:?}")));
+    }
+    for (key, lease) in &key_lease {
+        leases.attach(key, *lease);
+    }
+    Ok(Loaded {
+        index,
+        leases,
+        alarms,
+        current,
+        scheduled,
+        finished,
+    })
+}
+
 /// Decodes a `kv` row: its revision, whether it is a tombstone, and the
 /// key-value. A tombstone stores only its key (as etcd's do); its
 /// `mod_revision` is the row's revision.
@@ -822,6 +902,11 @@ impl StoreImage<'_> {
             .get(Table::Meta, key)?
             .and_then(|v| v.try_into().ok().map(i64::from_be_bytes))
             .unwrap_or(0))
+    }
+
+    /// The replicated log's position recorded with the image's newest changes.
+    pub fn log_position(&self) -> Result<Option<Vec<u8>>> {
+        self.view.get(Table::Meta, META_LOG_POSITION)
     }
 
     /// The newest revision the image holds (written with every commit group,
@@ -975,6 +1060,8 @@ impl Shared {
 
 /// A compaction whose index part is done, waiting for its physical part.
 struct Compaction {
+    /// The store's generation when planned ([`Store::install`] voids it).
+    generation: u64,
     at: i64,
     keep: std::collections::HashSet<Revision>,
     /// Set for `physical` requests: answered once the rows are gone.
@@ -983,7 +1070,14 @@ struct Compaction {
 
 fn run_compactor(shared: Arc<Shared>, rx: Receiver<Compaction>) {
     for c in rx {
-        let outcome = shared.delete_compacted(c.at, &c.keep);
+        let outcome = {
+            let _compacting = shared.compacting.lock();
+            if shared.generation.load(Ordering::Acquire) == c.generation {
+                shared.delete_compacted(c.at, &c.keep)
+            } else {
+                Ok(()) // the store was replaced since
+            }
+        };
         if let Err(e) = &outcome {
             tracing::error!(revision = c.at, error = %e, "physical compaction failed; it resumes on reopen");
         }
@@ -1027,16 +1121,147 @@ impl Committer {
     }
 
     fn run(mut self, jobs: Receiver<Job>) {
-        while let Ok(first) = jobs.recv() {
+        let is_install = |job: &Job| matches!(job.parts.first(), Some((Work::Install(_), _)));
+        let mut next = None;
+        loop {
+            let first = match next.take() {
+                Some(job) => job,
+                None => match jobs.recv() {
+                    Ok(job) => job,
+                    Err(_) => return,
+                },
+            };
+            if is_install(&first) {
+                self.install(first);
+                continue;
+            }
             let mut group = vec![first];
             while group.len() < self.shared.options.max_group {
                 match jobs.try_recv() {
+                    // An install runs alone, after the group before it.
+                    Ok(job) if is_install(&job) => {
+                        next = Some(job);
+                        break;
+                    }
                     Ok(job) => group.push(job),
                     Err(_) => break,
                 }
             }
             self.commit_group(group);
         }
+    }
+
+    /// [`Store::install`]: clears both tables, copies the source's image,
+    /// rebuilds the in-memory state from it and tells subscribers.
+    fn install(&mut self, job: Job) {
+        metrics::gauge!("etcd_server_proposals_pending").decrement(1.0);
+        let Job {
+            mut parts,
+            position,
+        } = job;
+        let (Work::Install(source), done) = parts.remove(0) else {
+            unreachable!("install jobs hold an install")
+        };
+        let before = self.applied_rev;
+        let result = self.replace_contents(&source, position.unwrap_or_default());
+        drop(source);
+        if let Err(e) = &result {
+            tracing::error!(error = %e, "installing a snapshot failed; the store stops taking writes");
+            self.shared.failed.store(true, Ordering::Release);
+        } else {
+            let mut subs = self.shared.subscribers.lock();
+            self.shared
+                .committed_rev
+                .store(self.applied_rev, Ordering::Release);
+            if self.applied_rev > before {
+                let jump = Arc::new(CommittedRevision {
+                    revision: self.applied_rev,
+                    events: Vec::new(),
+                });
+                subs.retain(|s| s.send(jump.clone()).is_ok());
+            }
+        }
+        self.shared.record_gauges();
+        done(result.err().map(Err));
+    }
+
+    fn replace_contents(&mut self, source: &Store, position: Vec<u8>) -> Result<()> {
+        let shared = self.shared.clone();
+        // No physical compaction runs meanwhile, and none planned before runs after.
+        let _compacting = shared.compacting.lock();
+        shared.generation.fetch_add(1, Ordering::AcqRel);
+        let mut index = shared.index.write();
+        let mut leases = shared.leases.lock();
+        let mut alarms = shared.alarms.lock();
+        let backend = shared.backend.as_ref();
+        for table in Table::ALL {
+            clear_table(backend, table)?;
+        }
+        source.read_image(&mut |image| {
+            let mut batch = WriteBatch::default();
+            let mut failed = None;
+            image.for_each_row(&mut |k, v| {
+                batch.put(Table::Kv, k.to_vec(), v.to_vec());
+                if batch.len() >= COMPACTION_BATCH
+                    && let Err(e) = backend.write(std::mem::take(&mut batch), false)
+                {
+                    failed = Some(e);
+                    return false;
+                }
+                true
+            })?;
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            for (id, ttl) in image.leases()? {
+                batch.put(
+                    Table::Meta,
+                    lease_table::record_key(id),
+                    ttl.to_be_bytes().to_vec(),
+                );
+            }
+            for a in image.alarms()? {
+                batch.put(Table::Meta, alarm::record_key(a), Vec::new());
+            }
+            let meta = |v: i64| v.to_be_bytes().to_vec();
+            batch.put(
+                Table::Meta,
+                META_CURRENT_REV.to_vec(),
+                meta(image.revision()?),
+            );
+            let (scheduled, finished) = (
+                image.scheduled_compact_revision()?,
+                image.finished_compact_revision()?,
+            );
+            if scheduled > 0 {
+                batch.put(
+                    Table::Meta,
+                    META_SCHEDULED_COMPACT.to_vec(),
+                    meta(scheduled),
+                );
+                batch.put(Table::Meta, META_FINISHED_COMPACT.to_vec(), meta(finished));
+            }
+            batch.put(Table::Meta, META_LOG_POSITION.to_vec(), position.clone());
+            backend.write(batch, true)
+        })?;
+        let loaded = load_state(backend)?;
+        *index = loaded.index;
+        *leases = loaded.leases;
+        shared
+            .nospace
+            .store(loaded.alarms.any(AlarmKind::NoSpace), Ordering::Release);
+        shared
+            .corrupt
+            .store(loaded.alarms.any(AlarmKind::Corrupt), Ordering::Release);
+        *alarms = loaded.alarms;
+        shared
+            .compact_rev
+            .store(loaded.scheduled, Ordering::Release);
+        self.applied_rev = loaded.current;
+        self.compact_target = loaded.scheduled;
+        drop((index, leases, alarms));
+        shared.measure_sizes(true);
+        Ok(())
     }
 
     /// Applies a group of requests in one backend write. In etcd's terms each
@@ -1063,6 +1288,7 @@ impl Committer {
                     Work::Request(req) => self.apply_one(req, &mut batch, &mut overlay),
                     Work::Refused(e) => Outcome::Ready(Err(e), None),
                     Work::Nothing => Outcome::Nothing,
+                    Work::Install(_) => unreachable!("an install runs alone"),
                 });
                 dones.push(done);
             }
@@ -1314,9 +1540,12 @@ impl Committer {
             done(Some(Ok(WriteResponse::Compact(resp))));
             None
         };
-        if let Err(crossbeam_channel::SendError(c)) =
-            self.compactions.send(Compaction { at, keep, done })
-            && let Some((done, _)) = c.done
+        if let Err(crossbeam_channel::SendError(c)) = self.compactions.send(Compaction {
+            generation: self.shared.generation.load(Ordering::Acquire),
+            at,
+            keep,
+            done,
+        }) && let Some((done, _)) = c.done
         {
             done(Some(Err(Error::Closed)));
         }

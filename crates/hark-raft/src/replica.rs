@@ -225,19 +225,20 @@ pub struct Replica {
 }
 
 impl Replica {
-    /// Opens the log in `log_dir`, feeds its committed entries to `store`
-    /// (from the store's recorded position on), and joins or starts the cluster.
+    /// Opens the log in `dir/log` (snapshots in `dir/snapshots`), feeds its
+    /// committed entries to `store` (from the store's recorded position on),
+    /// and joins or starts the cluster.
     pub async fn start(
         config: ReplicaConfig,
         store: Store,
-        log_dir: &Path,
+        dir: &Path,
     ) -> Result<Arc<Replica>, String> {
         let raft_config = openraft::Config {
             cluster_name: config.cluster_token.clone(),
             heartbeat_interval: millis(config.heartbeat_interval),
             election_timeout_min: millis(config.election_timeout),
             election_timeout_max: millis(config.election_timeout) * 3 / 2 + 1,
-            snapshot_policy: SnapshotPolicy::Never,
+            snapshot_policy: SnapshotPolicy::LogsSinceLast(config.snapshot_count.max(1)),
             max_in_snapshot_log_to_keep: config.snapshot_count.min(5000),
             // Entries are batches of proposals already: fewer per append.
             max_payload_entries: 64,
@@ -245,7 +246,7 @@ impl Replica {
         }
         .validate()
         .map_err(|e| format!("raft configuration: {e}"))?;
-        let log = LogStore::open(log_dir)?;
+        let log = LogStore::open(&dir.join("log"))?;
         let channels = PeerChannels::default();
         let (member_id, cluster_id) = match (log.identity()?, &config.join) {
             (Some(ids), _) => ids,
@@ -259,7 +260,12 @@ impl Replica {
             ..config
         };
         let pending = Arc::new(Pending::default());
-        let state_machine = StateMachine::new(store, config.member_id, pending.clone())?;
+        let state_machine = StateMachine::new(
+            store,
+            config.member_id,
+            pending.clone(),
+            dir.join("snapshots"),
+        )?;
         let network = Network {
             channels: channels.clone(),
             heartbeat: config.heartbeat_interval,
@@ -821,41 +827,49 @@ impl Replica {
 /// member has this member's peer URLs (MemberAdd gave it an id before it started).
 async fn discover_identity(channels: &PeerChannels, join: &Join) -> Result<(u64, u64), String> {
     let own: BTreeSet<&String> = join.own_peer_urls.iter().collect();
-    let mut errors = Vec::new();
-    for url in join.cluster_peer_urls.iter().filter(|u| !own.contains(u)) {
-        let node = MemberInfo {
-            peer_urls: vec![url.clone()],
-            ..Default::default()
-        };
-        let mut client = channels.client(&node)?;
-        match call::<_, (u64, Vec<(u64, MemberInfo, bool)>), ()>(
-            &mut client,
-            Method::Members,
-            &(),
-            Some(Duration::from_secs(5)),
-        )
-        .await
-        {
-            Ok(Ok((cluster_id, members))) => {
-                return members
-                    .into_iter()
-                    .find(|(_, info, _)| info.peer_urls.iter().collect::<BTreeSet<_>>() == own)
-                    .map(|(id, _, _)| (id, cluster_id))
-                    .ok_or_else(|| {
-                        format!(
-                            "the cluster at {url} has no member with peer URLs {:?}; add it with MemberAdd first",
+    // A member that has not applied the MemberAdd yet does not list us:
+    // ask every member, for a while.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let mut errors = Vec::new();
+        for url in join.cluster_peer_urls.iter().filter(|u| !own.contains(u)) {
+            let node = MemberInfo {
+                peer_urls: vec![url.clone()],
+                ..Default::default()
+            };
+            let mut client = channels.client(&node)?;
+            match call::<_, (u64, Vec<(u64, MemberInfo, bool)>), ()>(
+                &mut client,
+                Method::Members,
+                &(),
+                Some(Duration::from_secs(5)),
+            )
+            .await
+            {
+                Ok(Ok((cluster_id, members))) => {
+                    let found = members
+                        .into_iter()
+                        .find(|(_, info, _)| info.peer_urls.iter().collect::<BTreeSet<_>>() == own);
+                    match found {
+                        Some((id, _, _)) => return Ok((id, cluster_id)),
+                        None => errors.push(format!(
+                            "{url} has no member with peer URLs {:?} (add it with MemberAdd first)",
                             join.own_peer_urls
-                        )
-                    });
+                        )),
+                    }
+                }
+                Ok(Err(())) => errors.push(format!("{url}: refused")),
+                Err(status) => errors.push(format!("{url}: {}", status.message())),
             }
-            Ok(Err(())) => errors.push(format!("{url}: refused")),
-            Err(status) => errors.push(format!("{url}: {}", status.message())),
         }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "cannot learn this member's id from the existing cluster: {}",
+                errors.join("; ")
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
     }
-    Err(format!(
-        "cannot reach the existing cluster to learn this member's id: {}",
-        errors.join("; ")
-    ))
 }
 
 /// Whether a peer call failed before the request could leave (no connection).

@@ -43,6 +43,10 @@ impl Pending {
 /// openraft's view of the store.
 pub struct StateMachine {
     store: Store,
+    /// Where snapshots are built and received.
+    snapshots: std::path::PathBuf,
+    /// The file a snapshot is being received into.
+    receiving: Option<std::path::PathBuf>,
     member_id: u64,
     pending: Arc<Pending>,
     /// The membership in force, encoded once (it is recorded with every entry).
@@ -63,7 +67,14 @@ pub(crate) fn decode_position(bytes: &[u8]) -> Result<(LogId, StoredMembership),
 }
 
 impl StateMachine {
-    pub(crate) fn new(store: Store, member_id: u64, pending: Arc<Pending>) -> Result<Self, String> {
+    pub(crate) fn new(
+        store: Store,
+        member_id: u64,
+        pending: Arc<Pending>,
+        snapshots: std::path::PathBuf,
+    ) -> Result<Self, String> {
+        std::fs::create_dir_all(&snapshots)
+            .map_err(|e| format!("creating {}: {e}", snapshots.display()))?;
         let membership = match store.log_position().map_err(|e| e.to_string())? {
             Some(p) => {
                 decode_position(&p)
@@ -74,6 +85,8 @@ impl StateMachine {
         };
         Ok(StateMachine {
             store,
+            snapshots,
+            receiving: None,
             member_id,
             pending,
             membership_bytes: encode(&membership),
@@ -162,35 +175,186 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
     }
 
     async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
-        SnapshotBuilder {}
+        SnapshotBuilder {
+            store: self.store.clone(),
+            member_id: self.member_id,
+            dir: self.snapshots.clone(),
+        }
     }
 
     async fn begin_receiving_snapshot(&mut self) -> Result<Box<tokio::fs::File>, StorageError> {
-        Err(StorageIOError::write_snapshot(None, &unsupported()).into())
+        let path = self.snapshots.join("incoming.part");
+        let file = tokio::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .await
+            .map_err(|e| StorageIOError::write_snapshot(None, &e))?;
+        self.receiving = Some(path);
+        Ok(Box::new(file))
     }
 
+    /// Replaces the store's contents with the snapshot's: restored into a
+    /// scratch store first (checksum checked), then copied in place, so the
+    /// store, the watch engine and every client stream stay up.
     async fn install_snapshot(
         &mut self,
         meta: &SnapshotMeta,
-        _snapshot: Box<tokio::fs::File>,
+        snapshot: Box<tokio::fs::File>,
     ) -> Result<(), StorageError> {
-        Err(StorageIOError::write_snapshot(Some(meta.signature()), &unsupported()).into())
+        let fail = |e: &dyn std::fmt::Display| {
+            StorageError::from(StorageIOError::write_snapshot(
+                Some(meta.signature()),
+                &std::io::Error::other(e.to_string()),
+            ))
+        };
+        snapshot.sync_all().await.map_err(|e| fail(&e))?;
+        drop(snapshot);
+        let received = self
+            .receiving
+            .take()
+            .ok_or_else(|| fail(&"no snapshot was being received"))?;
+        let last = meta
+            .last_log_id
+            .ok_or_else(|| fail(&"a snapshot without a last log id"))?;
+        let position = encode_position(&last, &encode(&meta.last_membership));
+        let scratch = self.snapshots.join("installing");
+        let kept = self.snapshots.join(snapshot_file(&meta.snapshot_id));
+        let store = self.store.clone();
+        let installed = tokio::task::spawn_blocking(move || -> Result<(), String> {
+            let _ = std::fs::remove_dir_all(&scratch);
+            hark_snapshot::restore(&received, &scratch, &Default::default())
+                .map_err(|e| e.to_string())?;
+            let source = Store::open(
+                &scratch,
+                hark_mvcc::StoreOptions {
+                    sync: false,
+                    ..Default::default()
+                },
+            )
+            .map_err(|e| e.to_string())?;
+            let (tx, rx) = std::sync::mpsc::channel();
+            store.install(source, position, move |r| {
+                let _ = tx.send(r);
+            });
+            let result = rx
+                .recv()
+                .unwrap_or(Err(hark_mvcc::Error::Closed))
+                .map_err(|e| e.to_string());
+            let _ = std::fs::remove_dir_all(&scratch);
+            result?;
+            // Kept as this member's current snapshot, to send on if asked.
+            std::fs::rename(&received, &kept).map_err(|e| e.to_string())
+        })
+        .await
+        .map_err(|e| fail(&e))?;
+        installed.map_err(|e| fail(&e))?;
+        write_meta(&self.snapshots, meta).map_err(|e| fail(&e))?;
+        remove_older(&self.snapshots, &meta.snapshot_id);
+        self.membership = meta.last_membership.clone();
+        self.membership_bytes = encode(&self.membership);
+        tracing::info!(snapshot = %meta.snapshot_id, "installed a snapshot from the leader");
+        Ok(())
     }
 
     async fn get_current_snapshot(&mut self) -> Result<Option<Snapshot<TypeConfig>>, StorageError> {
-        Ok(None)
+        current_snapshot(&self.snapshots)
+            .await
+            .map_err(|e| StorageIOError::read_snapshot(None, &e).into())
     }
 }
 
-fn unsupported() -> std::io::Error {
-    std::io::Error::other("raft snapshots are not built yet")
+fn snapshot_file(id: &str) -> String {
+    format!("{id}.snap")
 }
 
-/// Builds a snapshot of the store for a member too far behind the log.
-pub struct SnapshotBuilder {}
+const META_FILE: &str = "current.meta";
+
+/// Records which snapshot is current (its meta), atomically.
+fn write_meta(dir: &std::path::Path, meta: &SnapshotMeta) -> std::io::Result<()> {
+    let tmp = dir.join("current.meta.tmp");
+    std::fs::write(&tmp, encode(meta))?;
+    std::fs::File::open(&tmp)?.sync_all()?;
+    std::fs::rename(&tmp, dir.join(META_FILE))
+}
+
+/// Deletes every snapshot file but `keep`'s.
+fn remove_older(dir: &std::path::Path, keep: &str) {
+    let keep = snapshot_file(keep);
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.ends_with(".snap") && name != keep {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+async fn current_snapshot(dir: &std::path::Path) -> std::io::Result<Option<Snapshot<TypeConfig>>> {
+    let Ok(bytes) = tokio::fs::read(dir.join(META_FILE)).await else {
+        return Ok(None);
+    };
+    let meta: SnapshotMeta = decode(&bytes).map_err(std::io::Error::other)?;
+    let file = tokio::fs::File::open(dir.join(snapshot_file(&meta.snapshot_id))).await?;
+    Ok(Some(Snapshot {
+        meta,
+        snapshot: Box::new(file),
+    }))
+}
+
+/// Builds a snapshot of the store for a member too far behind the log: a
+/// consistent image (writes go on meanwhile) saved as an etcd snapshot file,
+/// whose recorded log position is the snapshot's last log id.
+pub struct SnapshotBuilder {
+    store: Store,
+    member_id: u64,
+    dir: std::path::PathBuf,
+}
 
 impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
     async fn build_snapshot(&mut self) -> Result<Snapshot<TypeConfig>, StorageError> {
-        Err(StorageIOError::write_snapshot(None, &unsupported()).into())
+        let fail = |e: &dyn std::fmt::Display| {
+            StorageError::from(StorageIOError::write_snapshot(
+                None,
+                &std::io::Error::other(e.to_string()),
+            ))
+        };
+        let (store, dir, member_id) = (self.store.clone(), self.dir.clone(), self.member_id);
+        let meta = tokio::task::spawn_blocking(move || -> Result<SnapshotMeta, String> {
+            let building = dir.join("building.part");
+            let _ = std::fs::remove_file(&building);
+            let member = hark_snapshot::Member {
+                id: member_id,
+                name: String::new(),
+                peer_urls: Vec::new(),
+                client_urls: Vec::new(),
+            };
+            let written = hark_snapshot::save(&store, &member, &building).map_err(|e| e.to_string())?;
+            let position = written.log_position.ok_or("the store has applied no log entry yet")?;
+            let (last, membership) = decode_position(&position).map_err(|e| e.to_string())?;
+            let meta = SnapshotMeta {
+                last_log_id: Some(last),
+                last_membership: membership,
+                snapshot_id: format!("{}-{}-{}", last.leader_id.term, last.index, written.revision),
+            };
+            std::fs::rename(&building, dir.join(snapshot_file(&meta.snapshot_id))).map_err(|e| e.to_string())?;
+            write_meta(&dir, &meta).map_err(|e| e.to_string())?;
+            remove_older(&dir, &meta.snapshot_id);
+            tracing::info!(snapshot = %meta.snapshot_id, revision = written.revision, "built a snapshot");
+            Ok(meta)
+        })
+        .await
+        .map_err(|e| fail(&e))?
+        .map_err(|e| fail(&e))?;
+        let file = tokio::fs::File::open(self.dir.join(snapshot_file(&meta.snapshot_id)))
+            .await
+            .map_err(|e| fail(&e))?;
+        Ok(Snapshot {
+            meta,
+            snapshot: Box::new(file),
+        })
     }
 }

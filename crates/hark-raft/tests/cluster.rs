@@ -25,6 +25,7 @@ struct Member {
 
 struct Cluster {
     _root: tempfile::TempDir,
+    snapshot_count: u64,
     token: String,
     initial: BTreeMap<u64, MemberInfo>,
     listeners: BTreeMap<u64, std::net::SocketAddr>,
@@ -33,7 +34,12 @@ struct Cluster {
 
 const ELECTION: Duration = Duration::from_millis(300);
 
-fn config(id: u64, token: &str, initial: BTreeMap<u64, MemberInfo>) -> ReplicaConfig {
+fn config(
+    id: u64,
+    token: &str,
+    initial: BTreeMap<u64, MemberInfo>,
+    snapshot_count: u64,
+) -> ReplicaConfig {
     ReplicaConfig {
         member_id: id,
         cluster_id: 1,
@@ -42,13 +48,17 @@ fn config(id: u64, token: &str, initial: BTreeMap<u64, MemberInfo>) -> ReplicaCo
         initial_members: initial,
         heartbeat_interval: Duration::from_millis(50),
         election_timeout: ELECTION,
-        snapshot_count: 10_000,
+        snapshot_count,
         request_timeout: Duration::from_secs(5),
     }
 }
 
 impl Cluster {
     async fn start(n: usize) -> Cluster {
+        Cluster::start_with(n, 10_000).await
+    }
+
+    async fn start_with(n: usize, snapshot_count: u64) -> Cluster {
         let root = tempfile::tempdir().unwrap();
         let token = "test-cluster".to_string();
         let mut initial = BTreeMap::new();
@@ -73,6 +83,7 @@ impl Cluster {
         }
         let mut cluster = Cluster {
             _root: root,
+            snapshot_count,
             token,
             initial,
             listeners,
@@ -113,7 +124,7 @@ impl Cluster {
             BTreeMap::new() // joining an existing cluster
         };
         let replica = Replica::start(
-            config(id, &self.token, initial),
+            config(id, &self.token, initial, self.snapshot_count),
             store.clone(),
             &dir.join("raft"),
         )
@@ -488,5 +499,75 @@ async fn a_learner_joins_catches_up_is_promoted_and_a_member_is_removed() {
     for m in cluster.members.values() {
         m.replica.read_barrier().await.unwrap();
         assert_eq!(value_at(&m.store, "after").map(|v| v.1), Some(22));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_member_behind_the_purged_log_gets_a_snapshot_and_continues_from_it() {
+    let mut cluster = Cluster::start_with(3, 20).await;
+    let leader = cluster.leader().await;
+    let lagging = cluster.follower(leader);
+    for i in 0..10 {
+        put_via(cluster.member(leader), &format!("early{i}"), "v").await;
+    }
+    cluster.stop(lagging).await;
+    // Sequential writes: one log entry each, far past the snapshot count, so
+    // the entries the stopped member lacks are purged from the others' logs.
+    let mut acked = Vec::new();
+    for i in 0..120 {
+        let key = format!("k{i}");
+        acked.push((
+            key.clone(),
+            put_via(cluster.member(leader), &key, "v").await,
+        ));
+    }
+    let compact_at = acked[50].1;
+    let compacted = cluster.member(leader).store.compact(compact_at, true);
+    assert!(compacted.is_ok(), "{compacted:?}");
+    // Nothing but the store of the leader changed: compaction goes through
+    // the log too in a server; here it only shortens the history to send.
+    let newest = acked.last().unwrap().1;
+    let (_, sub) = {
+        cluster.restart(lagging).await;
+        cluster.member(lagging).store.subscribe()
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while cluster.member(lagging).store.current_revision() < newest {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the member never caught up"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let snapshots = std::fs::read_dir(cluster.member(lagging).dir.join("raft/snapshots"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".snap"))
+        .count();
+    assert!(snapshots >= 1, "it keeps the snapshot it installed");
+    let m = cluster.member(lagging);
+    for (key, rev) in &acked {
+        assert_eq!(value_at(&m.store, key).map(|v| v.1), Some(*rev), "{key}");
+    }
+    // It caught up by a snapshot: subscribers hear of a jump (an empty
+    // revision past the ones they never saw), not of each missed revision.
+    let published: Vec<(i64, usize)> = sub
+        .try_iter()
+        .map(|c| (c.revision, c.events.len()))
+        .collect();
+    let jumps: Vec<_> = published
+        .windows(2)
+        .filter(|w| w[1].0 != w[0].0 + 1)
+        .map(|w| w[1])
+        .collect();
+    // (More than one when the log moved past the first while it was sent.)
+    let jumped = !jumps.is_empty() || published.first().is_some_and(|c| c.1 == 0);
+    assert!(jumped && jumps.iter().all(|j| j.1 == 0), "{published:?}");
+    // And the log continues on it.
+    let rev = put_via(cluster.member(lagging), "after-snapshot", "v").await;
+    assert_eq!(rev, newest + 1);
+    for m in cluster.members.values() {
+        m.replica.read_barrier().await.unwrap();
+        assert_eq!(value_at(&m.store, "after-snapshot").map(|v| v.1), Some(rev));
     }
 }

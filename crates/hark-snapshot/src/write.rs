@@ -35,8 +35,11 @@ pub struct Member {
 }
 
 /// What [`write_database`] wrote.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
+    /// The replicated log position the image's newest changes were recorded
+    /// with (`None` outside a cluster): a raft snapshot's last log id.
+    pub log_position: Option<Vec<u8>>,
     /// The store's revision the image holds.
     pub revision: i64,
     /// Bytes of the database (a multiple of the page size).
@@ -67,6 +70,7 @@ pub fn write_database(store: &Store, member: &Member, path: &Path) -> Result<Wri
         revision: 0,
         size: 0,
         rows: 0,
+        log_position: None,
     };
     // Errors inside the image reader travel as store errors; the bbolt ones
     // keep their text.
@@ -101,6 +105,7 @@ pub fn write_database(store: &Store, member: &Member, path: &Path) -> Result<Wri
         }
         put_rows(&mut db, &mut batch).map_err(store_err)?;
         written.revision = revision;
+        written.log_position = image.log_position()?;
         Ok(())
     })?;
     db.close();

@@ -229,6 +229,9 @@ impl Engine {
 
     /// A newly committed revision: remember it, deliver it to synced watchers.
     fn dispatch(&mut self, c: &CommittedRevision) {
+        if c.revision > self.rev + 1 {
+            return self.resync(c.revision);
+        }
         debug_assert_eq!(
             c.revision,
             self.rev + 1,
@@ -283,6 +286,28 @@ impl Engine {
             let old = self.window.pop_front().expect("non-empty");
             self.window_bytes -= old.bytes;
         }
+    }
+
+    /// The store jumped to `revision` past revisions it never published (a
+    /// replicated member installed a snapshot): every synced watcher catches
+    /// up from the store's new history instead, or is cancelled as compacted
+    /// if it needs revisions the snapshot no longer holds.
+    fn resync(&mut self, revision: i64) {
+        let seen = self.rev;
+        for slot in self.watchers.live_slots() {
+            if self.watchers.get(slot).state == State::Synced {
+                self.synced.remove(slot, &mut self.watchers);
+                let w = self.watchers.get_mut(slot);
+                w.min_rev = w.min_rev.max(seen + 1);
+                w.state = State::Unsynced;
+                self.unsynced.insert(slot);
+            }
+        }
+        // The window's revisions end before the jump; history covers the rest.
+        self.window.clear();
+        self.window_bytes = 0;
+        self.rev = revision;
+        self.shared_rev.store(self.rev, Ordering::Release);
     }
 
     /// Filters `events` for the watcher; `None` if nothing is left to send.

@@ -194,6 +194,13 @@ impl Slab {
         self.entries[s as usize].as_mut().expect("live slot")
     }
 
+    /// Every live watcher's slot.
+    pub(crate) fn live_slots(&self) -> Vec<Slot> {
+        (0..self.entries.len() as Slot)
+            .filter(|&s| self.entries[s as usize].is_some())
+            .collect()
+    }
+
     pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut Watcher> {
         self.entries.iter_mut().flatten()
     }

@@ -441,3 +441,93 @@ fn shutdown_waits_for_the_engine_so_the_store_can_close() {
     let reopened = Store::open(dir.path(), hark_mvcc::StoreOptions::default());
     assert!(reopened.is_ok(), "{:?}", reopened.err());
 }
+
+/// A replicated member installing a snapshot replaces its store's contents
+/// in place: a watcher caught up to the old revision receives what the
+/// snapshot's history holds after it, and one that needs compacted
+/// revisions is cancelled as compacted.
+#[test]
+fn a_store_replaced_by_a_snapshot_catches_its_watchers_up_from_the_new_history() {
+    let (store, hub) = setup(WatchConfig::default());
+    // The leader's history: this member has its first three revisions.
+    let leader = Store::in_memory();
+    for (i, k) in ["a", "b", "a"].iter().enumerate() {
+        put(&store, k, &i.to_string());
+        put(&leader, k, &i.to_string());
+    }
+    let (ws, rx) = hub.new_stream();
+    ws.watch(WatchRequest::key("a")).unwrap();
+    ws.watch(WatchRequest::key("b").from_revision(2)).unwrap();
+    assert_eq!(created(&next(&rx)), 4);
+    assert_eq!(created(&next(&rx)), 4);
+    assert_eq!(
+        evs(&next(&rx)),
+        [(3, EventKind::Put, "b".into(), "1".into())]
+    );
+    // The leader moves on: "a" twice more, "b" once, and compacts at 6.
+    put(&leader, "a", "3");
+    put(&leader, "b", "4");
+    let a7 = put(&leader, "a", "5");
+    leader.compact(6, true).unwrap();
+    let (tx, done) = std::sync::mpsc::channel();
+    store.install(leader.clone(), b"position".to_vec(), move |r| {
+        tx.send(r).unwrap()
+    });
+    done.recv_timeout(WAIT).unwrap().unwrap();
+    assert_eq!(store.current_revision(), 7);
+    assert_eq!(
+        store.log_position().unwrap().as_deref(),
+        Some(&b"position"[..])
+    );
+    // The "a" watcher had seen up to 4: it needs 5, which is compacted away.
+    // The "b" watcher too (its next revision is 5): both are cancelled.
+    let mut compacted = 0;
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let r = next(&rx);
+        match r.kind {
+            ResponseKind::Compacted { compact_revision } => {
+                assert_eq!(compact_revision, 6);
+                compacted += 1;
+            }
+            _ => seen.extend(evs(&r)),
+        }
+    }
+    assert_eq!((compacted, seen.len()), (2, 0), "{seen:?}");
+    // A new watcher from the compaction on sees the new history, then live writes.
+    ws.watch(WatchRequest::key("a").from_revision(6)).unwrap();
+    assert_eq!(created(&next(&rx)), 7);
+    assert_eq!(
+        evs(&next(&rx)),
+        [(a7, EventKind::Put, "a".into(), "5".into())]
+    );
+    let a8 = put(&store, "a", "6");
+    assert_eq!(
+        evs(&next(&rx)),
+        [(a8, EventKind::Put, "a".into(), "6".into())]
+    );
+    assert_quiet(&rx);
+}
+
+#[test]
+fn after_a_snapshot_install_without_compaction_synced_watchers_get_every_missed_event() {
+    let (store, hub) = setup(WatchConfig::default());
+    let leader = Store::in_memory();
+    put(&store, "k", "0");
+    put(&leader, "k", "0");
+    let (ws, rx) = hub.new_stream();
+    ws.watch(WatchRequest::range("k", "l")).unwrap();
+    assert_eq!(created(&next(&rx)), 2);
+    let revs: Vec<i64> = (1..=5).map(|i| put(&leader, "k", &i.to_string())).collect();
+    let (tx, done) = std::sync::mpsc::channel();
+    store.install(leader, b"p".to_vec(), move |r| tx.send(r).unwrap());
+    done.recv_timeout(WAIT).unwrap().unwrap();
+    let mut got = Vec::new();
+    while got.len() < 5 {
+        got.extend(evs(&next(&rx)).into_iter().map(|e| e.0));
+    }
+    assert_eq!(got, revs, "every revision once, in order");
+    let after = put(&store, "k", "6");
+    assert_eq!(evs(&next(&rx))[0].0, after);
+    assert_quiet(&rx);
+}
