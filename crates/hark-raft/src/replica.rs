@@ -237,7 +237,11 @@ impl Replica {
             cluster_name: config.cluster_token.clone(),
             heartbeat_interval: millis(config.heartbeat_interval),
             election_timeout_min: millis(config.election_timeout),
-            election_timeout_max: millis(config.election_timeout) * 3 / 2 + 1,
+            // openraft's followers refuse votes for election_timeout_max after
+            // the last heartbeat (its leader lease), so the first candidate after
+            // a leader dies is refused and the second round elects: a narrow
+            // window keeps that second round early (about 2.2 election timeouts).
+            election_timeout_max: millis(config.election_timeout) * 6 / 5 + 1,
             snapshot_policy: SnapshotPolicy::LogsSinceLast(config.snapshot_count.max(1)),
             max_in_snapshot_log_to_keep: config.snapshot_count.min(5000),
             // Entries are batches of proposals already: fewer per append.

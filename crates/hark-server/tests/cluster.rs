@@ -23,6 +23,11 @@ struct Member {
 }
 
 fn start_cluster(cwd: &Path) -> Vec<Member> {
+    start_cluster_with(cwd, &[])
+}
+
+/// Three members with etcd's flags, plus `env` (HARK_* settings) for each.
+fn start_cluster_with(cwd: &Path, env: &[(&str, String)]) -> Vec<Member> {
     let ports: Vec<(u16, u16)> = (0..3).map(|_| (free_port(), free_port())).collect();
     let initial: Vec<String> = ports
         .iter()
@@ -40,6 +45,7 @@ fn start_cluster(cwd: &Path) -> Vec<Member> {
                 *peer,
                 &initial.join(","),
                 "new",
+                env,
             )
         })
         .collect()
@@ -53,6 +59,7 @@ fn start_member(
     peer: u16,
     initial: &str,
     state: &str,
+    env: &[(&str, String)],
 ) -> Member {
     let name = name.to_string();
     let args: Vec<String> = [
@@ -80,7 +87,7 @@ fn start_member(
     .map(String::from)
     .to_vec();
     Member {
-        child: spawn(cwd, &args, &[]),
+        child: spawn(cwd, &args, env),
         name,
         client: format!("http://127.0.0.1:{client}"),
         args,
@@ -139,8 +146,25 @@ async fn member_id_of(endpoint: &str) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_processes_with_etcds_flags_survive_the_leaders_sigkill() {
+    sigkill_the_leader_under_writes(&[]).await;
+}
+
+/// With a snapshot count so small that the log the killed member needs is
+/// purged before it returns: it catches up by snapshot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_killed_member_far_behind_catches_up_by_snapshot() {
+    let logs = sigkill_the_leader_under_writes(&[("HARK_SNAPSHOT_COUNT", "50".to_string())]).await;
+    assert!(
+        logs.contains("installed a snapshot from the leader"),
+        "no snapshot was installed"
+    );
+}
+
+/// Eight writers over all members, a watch on a follower, the leader killed
+/// and restarted; returns the members' logs.
+async fn sigkill_the_leader_under_writes(env: &[(&str, String)]) -> String {
     let cwd = tempfile::tempdir().unwrap();
-    let mut members = start_cluster(cwd.path());
+    let mut members = start_cluster_with(cwd.path(), env);
     for m in &mut members {
         ready(&m.client, &mut m.child).await;
     }
@@ -201,6 +225,41 @@ async fn three_processes_with_etcds_flags_survive_the_leaders_sigkill() {
         }
     }
     let leader_index = leader_index.unwrap();
+    // A watch on a follower for the whole run, from before the first write.
+    let watched = endpoints[(leader_index + 1) % 3].clone();
+    let mut watch_client = Client::connect([&watched], None).await.unwrap();
+    let mut stream = watch_client
+        .watch("w", Some(etcd_client::WatchOptions::new().with_prefix()))
+        .await
+        .unwrap();
+    // etcdctl (Go clientv3) watching through all three endpoints: when its
+    // endpoint dies it reconnects to another and resumes.
+    let etcdctl_watch = find_on_path("etcdctl-3.5").map(|bin| {
+        let mut child = std::process::Command::new(bin)
+            .args([
+                "--endpoints",
+                &endpoints.join(","),
+                "watch",
+                "--prefix",
+                "w",
+                "--rev",
+                "1",
+                "-w",
+                "json",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Read as it prints: a full pipe would stall its watch.
+        let mut stdout = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut out = String::new();
+            let _ = std::io::Read::read_to_string(&mut stdout, &mut out);
+            out
+        });
+        (child, reader)
+    });
     let stop_at = Instant::now() + Duration::from_secs(6);
     let mut writers = Vec::new();
     for w in 0..8 {
@@ -247,6 +306,7 @@ async fn three_processes_with_etcds_flags_survive_the_leaders_sigkill() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     let took = killed_at.elapsed();
+    eprintln!("new leader after {took:?}");
     assert!(
         took <= Duration::from_millis(3 * ELECTION_MS) + Duration::from_millis(300),
         "new leader {new_leader:x} after {took:?} (election timeout {ELECTION_MS} ms)"
@@ -300,10 +360,80 @@ async fn three_processes_with_etcds_flags_survive_the_leaders_sigkill() {
             );
         }
     }
+    // The follower's watch saw every acknowledged write once, in order.
+    let mut seen: Vec<(i64, String)> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while seen.last().map_or(0, |s| s.0) < newest {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let msg = tokio::time::timeout(remaining, stream.message()).await;
+        let Ok(Ok(Some(resp))) = msg else {
+            panic!(
+                "the watch ended or stalled at {:?}\n{}",
+                seen.last(),
+                logs(cwd.path())
+            );
+        };
+        for e in resp.events() {
+            let kv = e.kv().unwrap();
+            seen.push((kv.mod_revision(), kv.key_str().unwrap().to_string()));
+        }
+    }
+    assert!(
+        seen.windows(2).all(|w| w[0].0 < w[1].0),
+        "revisions out of order or repeated"
+    );
+    let seen: std::collections::HashMap<String, i64> =
+        seen.into_iter().map(|(r, k)| (k, r)).collect();
+    for (key, rev) in &acked {
+        assert_eq!(seen.get(key), Some(rev), "the watch missed {key}@{rev}");
+    }
+    if let Some((mut child, reader)) = etcdctl_watch {
+        // Let it drain, then read what it printed.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let _ = child.kill();
+        let _ = child.wait();
+        let printed = reader.join().unwrap();
+        let mut revisions = Vec::new();
+        let mut keys = std::collections::HashMap::new();
+        for line in printed.lines() {
+            let resp: serde_json::Value = serde_json::from_str(line).unwrap();
+            for e in resp["Events"].as_array().into_iter().flatten() {
+                let rev = e["kv"]["mod_revision"].as_i64().unwrap();
+                let key = e["kv"]["key"].as_str().unwrap().to_string();
+                revisions.push(rev);
+                keys.insert(key, rev);
+            }
+        }
+        assert!(
+            revisions.windows(2).all(|w| w[0] < w[1]),
+            "etcdctl's watch saw revisions out of order or twice"
+        );
+        use base64::Engine;
+        for (key, rev) in &acked {
+            let encoded = base64::engine::general_purpose::STANDARD.encode(key);
+            assert_eq!(
+                keys.get(&encoded),
+                Some(rev),
+                "etcdctl's watch missed {key}@{rev}; it saw {:?}",
+                revisions
+                    .iter()
+                    .filter(|r| (*r - rev).abs() < 6)
+                    .collect::<Vec<_>>()
+            );
+        }
+    } else {
+        assert_ne!(
+            std::env::var("HARK_REQUIRE_ETCDCTL").as_deref(),
+            Ok("1"),
+            "etcdctl-3.5 is not on PATH"
+        );
+    }
+    let all_logs = logs(cwd.path());
     for m in &mut members {
         let _ = m.child.kill();
         let _ = m.child.wait();
     }
+    all_logs
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -375,7 +505,7 @@ async fn etcdctl_member_add_promote_update_remove() {
         "{out}"
     );
 
-    let mut added = start_member(cwd.path(), "m3", client, peer, &initial, "existing");
+    let mut added = start_member(cwd.path(), "m3", client, peer, &initial, "existing", &[]);
     ready(&added.client, &mut added.child).await;
     let line = member_line(&bin, &endpoints, &peer_url, |l| l.contains("started, m3,"));
     assert!(
