@@ -41,6 +41,8 @@ Commands:
   codegen           Regenerate crates/hark-proto/src/generated/ from proto/
   codegen --check   Fail if the committed generated code is stale
   run [ARGS]        Build like the tests do, then run the hark server (default data dir ./default.hark)
+  cluster [ARGS]    Build like the tests do, then run a local 3-member cluster with etcd's flags
+                    (clients on 2379, 22379, 32379; data in ./cluster/m1..m3.hark; ARGS go to every member)
   loadtest ARGS     Release-build, then run the load generator (`cargo xtask loadtest help`)
   help              Print this help
 ";
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
         ["codegen"] => codegen(),
         ["codegen", "--check"] => codegen_check(),
         ["run", rest @ ..] => run(rest),
+        ["cluster", rest @ ..] => cluster(rest),
         ["loadtest", rest @ ..] => loadtest(rest),
         [] | ["help" | "--help" | "-h"] => {
             print!("{HELP}");
@@ -110,6 +113,88 @@ fn run(args: &[&str]) -> Result<ExitCode> {
             ExitCode::FAILURE
         })
     }
+}
+
+/// The three members `cluster` starts: (name, client port, peer port), as
+/// etcd's own Procfile lays out a local cluster.
+const CLUSTER: [(&str, u16, u16); 3] = [
+    ("m1", 2379, 2380),
+    ("m2", 22379, 22380),
+    ("m3", 32379, 32380),
+];
+
+/// `cargo xtask cluster`: builds as `run` does, starts three `hark` members
+/// with etcd's cluster flags, and stops them all when any one exits or on
+/// Ctrl-C (their data stays in `./cluster`, so a second run resumes it).
+fn cluster(args: &[&str]) -> Result<ExitCode> {
+    let root = workspace_root();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let status = Command::new(&cargo)
+        .args(["build", "--workspace", "--all-targets", "--locked"])
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("running cargo build: {e}"))?;
+    if !status.success() {
+        return Ok(ExitCode::FAILURE);
+    }
+    let program = target_dir(&cargo, &root)?.join("debug").join(RUN_TARGET);
+    let initial: Vec<String> = CLUSTER
+        .iter()
+        .map(|(name, _, peer)| format!("{name}=http://127.0.0.1:{peer}"))
+        .collect();
+    let mut children = Vec::new();
+    for (name, client, peer) in CLUSTER {
+        let child = Command::new(&program)
+            .args([
+                "--name",
+                name,
+                "--data-dir",
+                &format!("cluster/{name}.hark"),
+                "--listen-client-urls",
+                &format!("http://127.0.0.1:{client}"),
+                "--advertise-client-urls",
+                &format!("http://127.0.0.1:{client}"),
+                "--listen-peer-urls",
+                &format!("http://127.0.0.1:{peer}"),
+                "--initial-advertise-peer-urls",
+                &format!("http://127.0.0.1:{peer}"),
+                "--initial-cluster",
+                &initial.join(","),
+                "--initial-cluster-state",
+                "new",
+            ])
+            .args(args)
+            .current_dir(&root)
+            .spawn()
+            .map_err(|e| format!("starting {}: {e}", program.display()))?;
+        children.push(child);
+    }
+    eprintln!(
+        "xtask: cluster of 3 serving on http://127.0.0.1:2379, :22379, :32379 (Ctrl-C stops all)"
+    );
+    // Ctrl-C reaches the whole process group, members included; otherwise
+    // wait until one member exits, then stop the others.
+    let code = loop {
+        let mut exited = None;
+        for child in &mut children {
+            if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+                exited = Some(status);
+            }
+        }
+        if let Some(status) = exited {
+            break status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    for child in &mut children {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    Ok(if code.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// `cargo xtask loadtest`: the load generator and the server must be optimised

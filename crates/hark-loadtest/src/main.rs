@@ -41,6 +41,8 @@ Options (defaults finish within a minute):
                    maintenance scenario's snapshot and defrag [256]
   --pid PID        server pid for watchers-mem with --endpoints
   --hark PATH      the hark binary for --compare-etcd       [$HARK_BIN]
+  --cluster N      with --compare-etcd: N members each, started with
+                   etcd's cluster flags; clients spread over them   [1]
   --rounds N       run each scenario N times (alternating Hark and etcd
                    with --compare-etcd) and quote each figure's median
                    over the rounds; lost and duplicated events are added
@@ -100,14 +102,9 @@ async fn run(opts: Options) -> Result<(), String> {
                         servers::Kind::Etcd => etcd.clone(),
                     };
                     eprintln!("== {scenario} on {name}, {of}");
-                    let server = servers::Server::start(kind, &binary).await?;
-                    let metrics = scenarios::run(
-                        scenario,
-                        &opts,
-                        std::slice::from_ref(&server.endpoint),
-                        Some(server.pid),
-                    )
-                    .await;
+                    let server = servers::Server::start(kind, &binary, opts.cluster).await?;
+                    let metrics =
+                        scenarios::run(scenario, &opts, &server.endpoints, Some(server.pid)).await;
                     server.stop();
                     record(name, metrics?);
                 }

@@ -89,6 +89,8 @@ pub struct Options {
     pub scenario: String,
     pub endpoints: Option<Vec<String>>,
     pub compare_etcd: Option<String>,
+    /// Members per server with --compare-etcd.
+    pub cluster: usize,
     pub hark: Option<String>,
     pub json: bool,
     pub help: bool,
@@ -114,6 +116,7 @@ impl Options {
             scenario: String::new(),
             endpoints: None,
             compare_etcd: None,
+            cluster: 1,
             hark: None,
             json: false,
             help: false,
@@ -155,6 +158,7 @@ impl Options {
                     o.endpoints = Some(value()?.split(',').map(str::to_string).collect())
                 }
                 "--compare-etcd" => o.compare_etcd = Some(value()?),
+                "--cluster" => o.cluster = (num(value()?)? as usize).max(1),
                 "--hark" => o.hark = Some(value()?),
                 "--clients" => o.clients = num(value()?)? as usize,
                 "--conns" => o.conns = num(value()?)? as usize,
@@ -214,14 +218,14 @@ pub async fn run(
     }
 }
 
+/// `n` clients, the i-th starting on endpoint i (mod their number), so a
+/// cluster's members share the connections.
 pub(crate) async fn clients(endpoints: &[String], n: usize) -> Result<Vec<Client>, String> {
     let mut out = Vec::new();
-    for _ in 0..n {
-        out.push(
-            Client::connect(endpoints)
-                .await
-                .map_err(|e| e.to_string())?,
-        );
+    for i in 0..n {
+        let mut rotated = endpoints.to_vec();
+        rotated.rotate_left(i % endpoints.len().max(1));
+        out.push(Client::connect(&rotated).await.map_err(|e| e.to_string())?);
     }
     Ok(out)
 }

@@ -17,8 +17,10 @@ pub enum Kind {
 const QUOTA: u64 = 8 << 30;
 
 pub struct Server {
-    child: Child,
-    pub endpoint: String,
+    children: Vec<Child>,
+    /// Every member's client URL.
+    pub endpoints: Vec<String>,
+    /// The first member's pid (memory and CPU figures are that member's).
     pub pid: u32,
     dir: PathBuf,
 }
@@ -31,7 +33,10 @@ fn free_port() -> u16 {
 }
 
 impl Server {
-    pub async fn start(kind: Kind, binary: &str) -> Result<Server, String> {
+    /// Starts `members` servers (1: a single member as each runs by
+    /// default; more: a cluster started with etcd's flags, the same for
+    /// Hark and etcd) on fresh data dirs, and waits until each serves.
+    pub async fn start(kind: Kind, binary: &str, members: usize) -> Result<Server, String> {
         let dir = std::env::temp_dir().join(format!(
             "hark-loadtest-{}-{}",
             std::process::id(),
@@ -39,59 +44,71 @@ impl Server {
         ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-        let port = free_port();
-        let endpoint = format!("http://127.0.0.1:{port}");
-        let data = dir.join("data").display().to_string();
-        let args: Vec<String> = match kind {
-            Kind::Hark => vec![
+        let ports: Vec<(u16, u16)> = (0..members).map(|_| (free_port(), free_port())).collect();
+        let initial: Vec<String> = ports
+            .iter()
+            .enumerate()
+            .map(|(i, (_, peer))| format!("m{i}=http://127.0.0.1:{peer}"))
+            .collect();
+        let mut server = Server {
+            children: Vec::new(),
+            endpoints: Vec::new(),
+            pid: 0,
+            dir: dir.clone(),
+        };
+        for (i, (client_port, peer_port)) in ports.iter().enumerate() {
+            let endpoint = format!("http://127.0.0.1:{client_port}");
+            let peer = format!("http://127.0.0.1:{peer_port}");
+            let data = dir.join(format!("m{i}")).display().to_string();
+            let mut args = vec![
                 format!("--data-dir={data}"),
                 format!("--listen-client-urls={endpoint}"),
                 format!("--quota-backend-bytes={QUOTA}"),
                 "--log-level=error".into(),
-            ],
-            Kind::Etcd => {
-                let peer = format!("http://127.0.0.1:{}", free_port());
-                vec![
-                    format!("--data-dir={data}"),
-                    format!("--listen-client-urls={endpoint}"),
+            ];
+            let clustered = members > 1 || matches!(kind, Kind::Etcd);
+            if clustered {
+                args.extend([
+                    format!("--name=m{i}"),
                     format!("--advertise-client-urls={endpoint}"),
                     format!("--listen-peer-urls={peer}"),
                     format!("--initial-advertise-peer-urls={peer}"),
-                    format!("--initial-cluster=default={peer}"),
-                    format!("--quota-backend-bytes={QUOTA}"),
-                    "--log-level=error".into(),
-                ]
+                    format!("--initial-cluster={}", initial.join(",")),
+                    "--initial-cluster-state=new".into(),
+                ]);
             }
-        };
-        let child = Command::new(binary)
-            .args(&args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("starting {binary}: {e}"))?;
-        let pid = child.id();
-        let server = Server {
-            child,
-            endpoint,
-            pid,
-            dir,
-        };
-        let client = hark_client::Client::connect([&server.endpoint])
-            .await
-            .map_err(|e| e.to_string())?;
+            let child = Command::new(binary)
+                .args(&args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .map_err(|e| format!("starting {binary}: {e}"))?;
+            if i == 0 {
+                server.pid = child.id();
+            }
+            server.children.push(child);
+            server.endpoints.push(endpoint);
+        }
         let deadline = Instant::now() + Duration::from_secs(60);
-        while client.status().await.is_err() {
-            if Instant::now() > deadline {
-                return Err(format!("{binary} did not start serving"));
+        for endpoint in &server.endpoints {
+            let client = hark_client::Client::connect([endpoint])
+                .await
+                .map_err(|e| e.to_string())?;
+            while client.status().await.map_or(true, |s| s.leader == 0) {
+                if Instant::now() > deadline {
+                    return Err(format!("{binary} did not start serving"));
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
         }
         Ok(server)
     }
 
     pub fn stop(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        for child in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -221,6 +221,7 @@ pub struct Replica {
     channels: PeerChannels,
     request_timeout: Duration,
     proposals: ProposalQueue,
+    election_timeout: Duration,
     forward_handler: parking_lot::RwLock<Option<Arc<dyn ForwardHandler>>>,
 }
 
@@ -311,6 +312,7 @@ impl Replica {
             channels,
             request_timeout: config.request_timeout,
             proposals,
+            election_timeout: config.election_timeout,
             forward_handler: parking_lot::RwLock::new(None),
         });
         tokio::spawn(run_proposer(Arc::downgrade(&replica), queue));
@@ -362,6 +364,11 @@ impl Replica {
             Some(h) if self.is_leader() => Ok(h.handle(request).await),
             _ => Err(()),
         }
+    }
+
+    /// `--election-timeout`.
+    pub fn election_timeout(&self) -> Duration {
+        self.election_timeout
     }
 
     pub(crate) fn request_timeout(&self) -> Duration {
@@ -788,6 +795,20 @@ impl Replica {
                 is_learner: !voters.contains(id),
             })
             .collect()
+    }
+
+    /// Whether this member has a working leader: another member it follows,
+    /// or itself with a quorum heard from within an election timeout (an
+    /// openraft 0.9 leader cut off from the others does not step down).
+    pub fn has_leader(&self) -> bool {
+        let m = self.raft.metrics().borrow().clone();
+        match m.current_leader {
+            None => false,
+            Some(l) if l == self.member_id => m
+                .millis_since_quorum_ack
+                .is_some_and(|ms| u128::from(ms) <= self.election_timeout.as_millis()),
+            Some(_) => true,
+        }
     }
 
     /// Whether this member is the leader now.

@@ -85,9 +85,19 @@ impl StreamingService<pb::WatchRequest> for WatchMethod {
 
     fn call(&mut self, request: Request<Streaming<pb::WatchRequest>>) -> Self::Future {
         let handle = self.0.clone();
-        Box::pin(async move { open_stream(handle, request.into_inner()) })
+        // clientv3's WithRequireLeader (Kubernetes sets it): the stream is
+        // refused, or ended, while this member has no leader.
+        let require_leader = request
+            .metadata()
+            .get(REQUIRE_LEADER_KEY)
+            .is_some_and(|v| v == "true");
+        Box::pin(async move { open_stream(handle, request.into_inner(), require_leader) })
     }
 }
+
+/// gRPC metadata of clientv3's `WithRequireLeader` (etcd's rpctypes).
+const REQUIRE_LEADER_KEY: &str = "hasleader";
+const NO_LEADER: &str = "etcdserver: no leader";
 
 /// Watch ids of one stream whose events may be split (`fragment`).
 type Fragmented = Arc<Mutex<HashSet<i64>>>;
@@ -95,18 +105,25 @@ type Fragmented = Arc<Mutex<HashSet<i64>>>;
 fn open_stream(
     handle: NodeHandle,
     inbound: Streaming<pb::WatchRequest>,
+    require_leader: bool,
 ) -> Result<Response<FrameStream>, Status> {
     let call = grpc_metrics::bidi_stream(SERVICE, "Watch");
     let node = handle.get()?;
+    let replica = node.replica.clone().filter(|_| require_leader);
+    if replica.as_ref().is_some_and(|r| !r.has_leader()) {
+        return call.finish(Err(Status::unavailable(NO_LEADER)));
+    }
     let (stream, responses) = node.hub.new_stream();
     let fragmented = Fragmented::default();
     let sent = call.sent_counter();
+    let lost_leader = Arc::new(std::sync::atomic::AtomicBool::new(false));
     tokio::spawn(recv_loop(
         node.shutdown.clone(),
         inbound,
         stream,
         fragmented.clone(),
         call,
+        replica.map(|r| (r, lost_leader.clone())),
     ));
     Ok(Response::new(FrameStream {
         node: handle,
@@ -114,7 +131,29 @@ fn open_stream(
         fragmented,
         ready: VecDeque::new(),
         sent,
+        lost_leader,
     }))
+}
+
+/// Resolves once the member has had no leader for two election timeouts in
+/// a row (etcd's monitorLeader); never without a replica to watch.
+async fn leader_lost(replica: Option<&Arc<hark_raft::Replica>>) {
+    let Some(replica) = replica else {
+        return std::future::pending().await;
+    };
+    let period = replica.election_timeout();
+    let mut misses = 0;
+    loop {
+        tokio::time::sleep(period).await;
+        if !replica.has_leader() {
+            misses += 1;
+            if misses >= 2 {
+                return;
+            }
+        } else {
+            misses = 0;
+        }
+    }
 }
 
 async fn recv_loop(
@@ -123,7 +162,9 @@ async fn recv_loop(
     stream: WatchStream,
     fragmented: Fragmented,
     call: Call,
+    require_leader: Option<(Arc<hark_raft::Replica>, Arc<std::sync::atomic::AtomicBool>)>,
 ) {
+    let (replica, lost) = require_leader.unzip();
     let code = loop {
         tokio::select! {
             msg = inbound.message() => match msg {
@@ -137,6 +178,12 @@ async fn recv_loop(
                 Err(status) => break grpc_metrics::client_gone(status.code()),
             },
             _ = crate::server::shutting_down(&mut shutdown) => break Code::Unavailable,
+            _ = leader_lost(replica.as_ref()) => {
+                if let Some(lost) = &lost {
+                    lost.store(true, std::sync::atomic::Ordering::Release);
+                }
+                break Code::Unavailable;
+            }
         }
     };
     // Closing the engine stream ends `Responses`, which ends the response
@@ -191,6 +238,8 @@ struct FrameStream {
     ready: VecDeque<WatchFrame>,
     /// `grpc_server_msg_sent_total` of this call.
     sent: metrics::Counter,
+    /// Set when a `hasleader` stream is ended for want of a leader.
+    lost_leader: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Stream for FrameStream {
@@ -204,6 +253,12 @@ impl Stream for FrameStream {
                 return Poll::Ready(Some(Ok(frame)));
             }
             let Some(reply) = ready!(this.responses.poll_recv(cx)) else {
+                if this
+                    .lost_leader
+                    .swap(false, std::sync::atomic::Ordering::AcqRel)
+                {
+                    return Poll::Ready(Some(Err(Status::unavailable(NO_LEADER))));
+                }
                 return Poll::Ready(None);
             };
             // The node is held only while converting, never while the client is slow.

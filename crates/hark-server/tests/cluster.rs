@@ -683,3 +683,50 @@ async fn leases_live_on_the_leader_and_survive_its_loss() {
         let _ = m.child.wait();
     }
 }
+
+/// clientv3's WithRequireLeader (metadata `hasleader=true`): a watch stream on
+/// a member that lost its leader ends with `etcdserver: no leader`, and a new
+/// one is refused, as etcd does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_watch_requiring_a_leader_ends_when_the_member_loses_it() {
+    let cwd = tempfile::tempdir().unwrap();
+    let mut members = start_cluster(cwd.path());
+    for m in &mut members {
+        ready(&m.client, &mut m.child).await;
+    }
+    let options = etcd_client::ConnectOptions::new().with_require_leader(true);
+    let mut client = Client::connect([&members[0].client], Some(options.clone()))
+        .await
+        .unwrap();
+    let mut stream = client.watch("x", None).await.unwrap();
+    client.put("x", "1", None).await.unwrap();
+    let first = stream.message().await.unwrap().unwrap();
+    assert!(first.created() || !first.events().is_empty());
+    for m in &mut members[1..] {
+        m.child.kill().unwrap();
+        m.child.wait().unwrap();
+    }
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match stream.message().await {
+                Ok(Some(_)) => continue,
+                other => return other,
+            }
+        }
+    })
+    .await
+    .expect("the stream did not end");
+    let status = match ended {
+        Err(etcd_client::Error::GRpcStatus(s)) => s,
+        other => panic!("expected a gRPC error, got {other:?}"),
+    };
+    assert_eq!(status.code(), tonic::Code::Unavailable);
+    assert_eq!(status.message(), "etcdserver: no leader");
+    let refused = client.watch("x", None).await;
+    assert!(
+        matches!(&refused, Err(etcd_client::Error::GRpcStatus(s)) if s.message() == "etcdserver: no leader"),
+        "{refused:?}"
+    );
+    let _ = members[0].child.kill();
+    let _ = members[0].child.wait();
+}
