@@ -36,6 +36,9 @@ pub(crate) enum Proposed {
     Stopped,
 }
 
+/// Batches of one member on their way to the leader's log at once.
+const BATCHES_IN_FLIGHT: usize = 1;
+
 /// Most proposals in one log entry, and roughly most bytes.
 const BATCH_PROPOSALS: usize = 512;
 const BATCH_BYTES: usize = 2 << 20;
@@ -48,7 +51,13 @@ async fn run_proposer(
     replica: std::sync::Weak<Replica>,
     mut queue: mpsc::UnboundedReceiver<(Proposal, oneshot::Sender<Proposed>)>,
 ) {
+    // While this many batches are on their way, proposals wait in the queue
+    // and go out together: the log's fsyncs are shared instead of queued.
+    let slots = Arc::new(tokio::sync::Semaphore::new(BATCHES_IN_FLIGHT));
     while let Some(first) = queue.recv().await {
+        let Ok(slot) = slots.clone().acquire_owned().await else {
+            return;
+        };
         let mut weight = first.0.weight();
         let mut batch = vec![first];
         while batch.len() < BATCH_PROPOSALS && weight < BATCH_BYTES {
@@ -64,9 +73,10 @@ async fn run_proposer(
             return;
         };
         tokio::spawn(async move {
+            let _slot = slot;
             let (proposals, answers): (Vec<Proposal>, Vec<_>) = batch.into_iter().unzip();
-            let outcome = replica.propose_batch(Batch { proposals }).await;
-            for answer in answers {
+            let outcomes = replica.propose_batch(Batch { proposals }).await;
+            for (answer, outcome) in answers.into_iter().zip(outcomes) {
                 let _ = answer.send(outcome);
             }
         });
@@ -371,10 +381,6 @@ impl Replica {
         self.election_timeout
     }
 
-    pub(crate) fn request_timeout(&self) -> Duration {
-        self.request_timeout
-    }
-
     pub fn member_id(&self) -> u64 {
         self.member_id
     }
@@ -437,31 +443,57 @@ impl Replica {
 
     /// Gets one batch of proposals into the leader's log (this member's own
     /// raft when it leads, else the leader's over the peer protocol).
-    async fn propose_batch(&self, batch: Batch) -> Proposed {
+    async fn propose_batch(&self, batch: Batch) -> Vec<Proposed> {
+        let n = batch.proposals.len();
         let deadline = Instant::now() + self.request_timeout;
         let leader = match self.wait_for_leader(deadline).await {
             Ok(l) => l,
-            Err(ReplicaError::Stopped) => return Proposed::Stopped,
-            Err(_) => return Proposed::NotAppended,
+            Err(ReplicaError::Stopped) => return vec![Proposed::Stopped; n],
+            Err(_) => return vec![Proposed::NotAppended; n],
         };
         if leader == self.member_id {
-            return self.append_here(batch, deadline).await;
+            return vec![self.append_here(batch, deadline).await; n];
         }
         let sent = match self
-            .call_leader::<_, Proposed, ()>(leader, Method::Propose, &batch, deadline)
+            .call_leader::<_, Vec<Proposed>, ()>(leader, Method::Propose, &batch, deadline)
             .await
         {
             Ok(sent) => sent,
-            Err(_) => return Proposed::NotAppended,
+            Err(_) => return vec![Proposed::NotAppended; n],
         };
         match sent {
-            Some(Ok(Ok(outcome))) => outcome,
+            Some(Ok(Ok(outcomes))) if outcomes.len() == n => outcomes,
             // The leader's address is unknown, or the call never left.
-            None => Proposed::NotAppended,
-            Some(Err(status)) if never_sent(&status) => Proposed::NotAppended,
+            None => vec![Proposed::NotAppended; n],
+            Some(Err(status)) if never_sent(&status) => vec![Proposed::NotAppended; n],
             // Lost in transit: it may have been appended.
-            Some(Ok(Err(()))) | Some(Err(_)) => Proposed::Unknown,
+            Some(Ok(_)) | Some(Err(_)) => vec![Proposed::Unknown; n],
         }
+    }
+
+    /// A follower's batch, on the leader: its proposals join this member's
+    /// own queue, so they share log entries (and fsyncs) with the others.
+    pub(crate) async fn propose_forwarded(&self, batch: Batch) -> Vec<Proposed> {
+        if !self.is_leader() {
+            return vec![Proposed::NotAppended; batch.proposals.len()];
+        }
+        let mut answers = Vec::with_capacity(batch.proposals.len());
+        for proposal in batch.proposals {
+            let (tx, rx) = oneshot::channel();
+            if self.proposals.send((proposal, tx)).is_err() {
+                answers.push(None);
+            } else {
+                answers.push(Some(rx));
+            }
+        }
+        let mut outcomes = Vec::with_capacity(answers.len());
+        for answer in answers {
+            outcomes.push(match answer {
+                Some(rx) => rx.await.unwrap_or(Proposed::Stopped),
+                None => Proposed::Stopped,
+            });
+        }
+        outcomes
     }
 
     /// The leader's half of proposing: one log entry for the whole batch.

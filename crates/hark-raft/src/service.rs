@@ -49,10 +49,7 @@ impl Peer for PeerService {
 
     async fn propose(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
         let batch: Batch = unpack(req)?;
-        let deadline = tokio::time::Instant::now() + self.replica.request_timeout();
-        pack(&Ok::<_, ()>(
-            self.replica.append_here(batch, deadline).await,
-        ))
+        pack(&Ok::<_, ()>(self.replica.propose_forwarded(batch).await))
     }
 
     async fn read_index(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {

@@ -15,6 +15,11 @@ use common::{find_on_path, free_port, logs, ready, spawn};
 
 const ELECTION_MS: u64 = 500;
 
+/// One cluster at a time: three or four processes per test on a two-core
+/// machine, and some assertions are about time (a new leader within 3x the
+/// election timeout).
+static ONE_CLUSTER_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 struct Member {
     name: String,
     client: String,
@@ -146,6 +151,7 @@ async fn member_id_of(endpoint: &str) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_processes_with_etcds_flags_survive_the_leaders_sigkill() {
+    let _one = ONE_CLUSTER_AT_A_TIME.lock().await;
     sigkill_the_leader_under_writes(&[]).await;
 }
 
@@ -153,7 +159,8 @@ async fn three_processes_with_etcds_flags_survive_the_leaders_sigkill() {
 /// purged before it returns: it catches up by snapshot.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_killed_member_far_behind_catches_up_by_snapshot() {
-    let logs = sigkill_the_leader_under_writes(&[("HARK_SNAPSHOT_COUNT", "50".to_string())]).await;
+    let _one = ONE_CLUSTER_AT_A_TIME.lock().await;
+    let logs = sigkill_the_leader_under_writes(&[("HARK_SNAPSHOT_COUNT", "10".to_string())]).await;
     assert!(
         logs.contains("installed a snapshot from the leader"),
         "no snapshot was installed"
@@ -438,6 +445,7 @@ async fn sigkill_the_leader_under_writes(env: &[(&str, String)]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn etcdctl_member_add_promote_update_remove() {
+    let _one = ONE_CLUSTER_AT_A_TIME.lock().await;
     let Some(bin) = find_on_path("etcdctl-3.5") else {
         assert_ne!(
             std::env::var("HARK_REQUIRE_ETCDCTL").as_deref(),
@@ -573,6 +581,7 @@ async fn leader_index(members: &[Member]) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn leases_live_on_the_leader_and_survive_its_loss() {
+    let _one = ONE_CLUSTER_AT_A_TIME.lock().await;
     let cwd = tempfile::tempdir().unwrap();
     let mut members = start_cluster(cwd.path());
     for m in &mut members {
@@ -689,16 +698,30 @@ async fn leases_live_on_the_leader_and_survive_its_loss() {
 /// one is refused, as etcd does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_watch_requiring_a_leader_ends_when_the_member_loses_it() {
+    let _one = ONE_CLUSTER_AT_A_TIME.lock().await;
     let cwd = tempfile::tempdir().unwrap();
     let mut members = start_cluster(cwd.path());
     for m in &mut members {
         ready(&m.client, &mut m.child).await;
     }
+    // A leader first: until one is elected such a watch is refused too.
+    leader_index(&members).await;
     let options = etcd_client::ConnectOptions::new().with_require_leader(true);
     let mut client = Client::connect([&members[0].client], Some(options.clone()))
         .await
         .unwrap();
-    let mut stream = client.watch("x", None).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut stream = loop {
+        // Member 0 may learn of the leader a heartbeat later than the others.
+        match client.watch("x", None).await {
+            Ok(stream) => break stream,
+            Err(e) if Instant::now() < deadline => {
+                eprintln!("watch refused while electing: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
     client.put("x", "1", None).await.unwrap();
     let first = stream.message().await.unwrap().unwrap();
     assert!(first.created() || !first.events().is_empty());
