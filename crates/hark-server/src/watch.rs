@@ -98,6 +98,8 @@ impl StreamingService<pb::WatchRequest> for WatchMethod {
 /// gRPC metadata of clientv3's `WithRequireLeader` (etcd's rpctypes).
 const REQUIRE_LEADER_KEY: &str = "hasleader";
 const NO_LEADER: &str = "etcdserver: no leader";
+/// etcd's `maxNoLeaderCnt`.
+const MAX_NO_LEADER_CHECKS: u32 = 3;
 
 /// Watch ids of one stream whose events may be split (`fragment`).
 type Fragmented = Arc<Mutex<HashSet<i64>>>;
@@ -135,8 +137,10 @@ fn open_stream(
     }))
 }
 
-/// Resolves once the member has had no leader for two election timeouts in
-/// a row (etcd's monitorLeader); never without a replica to watch.
+/// Resolves once the member has had no leader at more than
+/// [`MAX_NO_LEADER_CHECKS`] checks in a row, one per election timeout (etcd's
+/// monitorLeader): a leader change (a few election timeouts) does not end
+/// the stream; a lost quorum does. Never resolves without a replica.
 async fn leader_lost(replica: Option<&Arc<hark_raft::Replica>>) {
     let Some(replica) = replica else {
         return std::future::pending().await;
@@ -147,7 +151,7 @@ async fn leader_lost(replica: Option<&Arc<hark_raft::Replica>>) {
         tokio::time::sleep(period).await;
         if !replica.has_leader() {
             misses += 1;
-            if misses >= 2 {
+            if misses > MAX_NO_LEADER_CHECKS {
                 return;
             }
         } else {
