@@ -263,6 +263,13 @@ impl Replica {
         .map_err(|e| format!("raft configuration: {e}"))?;
         let log = LogStore::open(&dir.join("log"))?;
         let channels = PeerChannels::default();
+        if log.identity()?.is_none() && store.log_position().map_err(|e| e.to_string())?.is_some() {
+            return Err(format!(
+                "the store in this data dir applied raft entries but its log ({}) is missing; \
+                 restore the member from a snapshot or remove and re-add it",
+                dir.join("log").display()
+            ));
+        }
         let (member_id, cluster_id) = match (log.identity()?, &config.join) {
             (Some(ids), _) => ids,
             (None, Some(join)) => discover_identity(&channels, join).await?,

@@ -571,3 +571,36 @@ async fn a_member_behind_the_purged_log_gets_a_snapshot_and_continues_from_it() 
         assert_eq!(value_at(&m.store, "after-snapshot").map(|v| v.1), Some(rev));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_that_applied_entries_is_refused_without_its_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("store"), StoreOptions::default()).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    store.apply_logged(
+        vec![(None, Box::new(move |_| tx.send(()).unwrap()))],
+        b"x".to_vec(),
+    );
+    rx.recv().unwrap();
+    let url = "http://127.0.0.1:1".to_string();
+    let id = ids::member_id(std::slice::from_ref(&url), "t");
+    let initial = BTreeMap::from([(
+        id,
+        MemberInfo {
+            name: "m".into(),
+            peer_urls: vec![url],
+            client_urls: vec![],
+        },
+    )]);
+    let started = Replica::start(
+        config(id, "t", initial, 100),
+        store,
+        &dir.path().join("raft"),
+    )
+    .await;
+    let err = started.err().expect("refused");
+    assert!(
+        err.contains("its log") && err.contains("is missing"),
+        "{err}"
+    );
+}

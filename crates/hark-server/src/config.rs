@@ -230,6 +230,14 @@ impl Config {
                 ));
             }
         };
+        // Every member must write the same first membership entry whatever
+        // order its flags list a member's URLs in.
+        for (_, urls) in &mut initial {
+            urls.sort();
+            urls.dedup();
+        }
+        let mut peer_urls = peer_urls;
+        peer_urls.sort();
         Ok(Some(ClusterPlan {
             member_id: hark_raft::ids::member_id(&peer_urls, &self.initial_cluster_token),
             peer_urls,
