@@ -83,16 +83,9 @@ const RUN_TARGET: &str = "hark";
 /// time (~20 CPU-minutes); this way the one build serves tests and running.
 fn run(args: &[&str]) -> Result<ExitCode> {
     let root = workspace_root();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let status = Command::new(&cargo)
-        .args(["build", "--workspace", "--all-targets", "--locked"])
-        .current_dir(&root)
-        .status()
-        .map_err(|e| format!("running cargo build: {e}"))?;
-    if !status.success() {
+    let Some(program) = build_server(&root)? else {
         return Ok(ExitCode::FAILURE);
-    }
-    let program = target_dir(&cargo, &root)?.join("debug").join(RUN_TARGET);
+    };
     let mut cmd = Command::new(&program);
     cmd.args(args).current_dir(&root);
     // Become the server, so Ctrl-C and SIGTERM reach it alone and it exits cleanly.
@@ -115,6 +108,23 @@ fn run(args: &[&str]) -> Result<ExitCode> {
     }
 }
 
+/// Builds with exactly the selection the tests use (see [`run`]) and
+/// returns the debug `hark` binary; `None` if the build failed.
+fn build_server(root: &Path) -> Result<Option<PathBuf>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let status = Command::new(&cargo)
+        .args(["build", "--workspace", "--all-targets", "--locked"])
+        .current_dir(root)
+        .status()
+        .map_err(|e| format!("running cargo build: {e}"))?;
+    if !status.success() {
+        return Ok(None);
+    }
+    Ok(Some(
+        target_dir(&cargo, root)?.join("debug").join(RUN_TARGET),
+    ))
+}
+
 /// The three members `cluster` starts: (name, client port, peer port), as
 /// etcd's own Procfile lays out a local cluster.
 const CLUSTER: [(&str, u16, u16); 3] = [
@@ -128,16 +138,9 @@ const CLUSTER: [(&str, u16, u16); 3] = [
 /// Ctrl-C (their data stays in `./cluster`, so a second run resumes it).
 fn cluster(args: &[&str]) -> Result<ExitCode> {
     let root = workspace_root();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let status = Command::new(&cargo)
-        .args(["build", "--workspace", "--all-targets", "--locked"])
-        .current_dir(&root)
-        .status()
-        .map_err(|e| format!("running cargo build: {e}"))?;
-    if !status.success() {
+    let Some(program) = build_server(&root)? else {
         return Ok(ExitCode::FAILURE);
-    }
-    let program = target_dir(&cargo, &root)?.join("debug").join(RUN_TARGET);
+    };
     let initial: Vec<String> = CLUSTER
         .iter()
         .map(|(name, _, peer)| format!("{name}=http://127.0.0.1:{peer}"))

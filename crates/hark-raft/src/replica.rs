@@ -43,13 +43,17 @@ const BATCHES_IN_FLIGHT: usize = 1;
 const BATCH_PROPOSALS: usize = 512;
 const BATCH_BYTES: usize = 2 << 20;
 
-type ProposalQueue = mpsc::UnboundedSender<(Proposal, oneshot::Sender<Proposed>)>;
+/// Proposals waiting for the proposer. When it is full, writers wait to
+/// queue (backpressure up to the gRPC handlers), nothing is dropped.
+const PROPOSAL_QUEUE: usize = 8192;
+
+type ProposalQueue = mpsc::Sender<(Proposal, oneshot::Sender<Proposed>)>;
 
 /// Gathers proposals queued while earlier batches are on their way into one
 /// log entry each: a log fsync then serves many writes.
 async fn run_proposer(
     replica: std::sync::Weak<Replica>,
-    mut queue: mpsc::UnboundedReceiver<(Proposal, oneshot::Sender<Proposed>)>,
+    mut queue: mpsc::Receiver<(Proposal, oneshot::Sender<Proposed>)>,
 ) {
     // While this many batches are on their way, proposals wait in the queue
     // and go out together: the log's fsyncs are shared instead of queued.
@@ -154,8 +158,6 @@ pub enum MembershipError {
     LearnerNotReady,
     #[error("etcdserver: re-configuration failed due to not enough started members")]
     NotEnoughStarted,
-    #[error("etcdserver: unhealthy cluster")]
-    Unhealthy,
     #[error("etcdserver: too many learner members in cluster")]
     TooManyLearners,
     #[error("etcdserver: not leader")]
@@ -312,7 +314,7 @@ impl Replica {
                 .await
                 .map_err(|e| format!("initializing the cluster: {e}"))?;
         }
-        let (proposals, queue) = mpsc::unbounded_channel();
+        let (proposals, queue) = mpsc::channel(PROPOSAL_QUEUE);
         let replica = Arc::new(Replica {
             raft,
             member_id: config.member_id,
@@ -418,7 +420,7 @@ impl Replica {
         let deadline = Instant::now() + self.request_timeout;
         loop {
             let (tx, rx) = oneshot::channel();
-            if self.proposals.send((proposal.clone(), tx)).is_err() {
+            if self.proposals.send((proposal.clone(), tx)).await.is_err() {
                 self.pending.forget(seq);
                 return Err(ReplicaError::Stopped);
             }
@@ -487,7 +489,7 @@ impl Replica {
         let mut answers = Vec::with_capacity(batch.proposals.len());
         for proposal in batch.proposals {
             let (tx, rx) = oneshot::channel();
-            if self.proposals.send((proposal, tx)).is_err() {
+            if self.proposals.send((proposal, tx)).await.is_err() {
                 answers.push(None);
             } else {
                 answers.push(Some(rx));

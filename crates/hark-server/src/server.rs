@@ -339,16 +339,7 @@ fn serve_peers(
 ) -> JoinHandle<()> {
     let service = replica.peer_service();
     tokio::spawn(async move {
-        let incoming = TcpListenerStream::new(listener).filter_map(|accepted| match accepted {
-            Ok(tcp) => {
-                let _ = tcp.set_nodelay(true);
-                Some(Ok::<_, std::io::Error>(tcp))
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "accepting a peer connection failed");
-                None
-            }
-        });
+        let incoming = accepted(listener).map(Ok::<_, std::io::Error>);
         let result = Server::builder()
             .initial_connection_window_size(CONNECTION_WINDOW)
             .initial_stream_window_size(STREAM_WINDOW)
@@ -429,17 +420,9 @@ fn serve(
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         // Every connection goes through AuthorityFix (see authority.rs).
-        let incoming = TcpListenerStream::new(listener).filter_map(|accepted| match accepted {
-            Ok(tcp) => {
-                let _ = tcp.set_nodelay(true);
-                let counted = Counted::new(tcp, traffic == Traffic::Counted);
-                Some(Ok::<_, std::io::Error>(AuthorityFix::new(counted)))
-            }
-            Err(e) => {
-                // Out of file descriptors and the like: keep serving the others.
-                tracing::warn!(error = %e, "accepting a connection failed");
-                None
-            }
+        let incoming = accepted(listener).map(move |tcp| {
+            let counted = Counted::new(tcp, traffic == Traffic::Counted);
+            Ok::<_, std::io::Error>(AuthorityFix::new(counted))
         });
         let result = Server::builder()
             .accept_http1(true)
@@ -452,6 +435,21 @@ fn serve(
             .await;
         if let Err(e) = result {
             tracing::error!(error = %e, "listener failed");
+        }
+    })
+}
+
+/// A listener's connections, Nagle off. A failed accept (out of file
+/// descriptors and the like) is logged and skipped: the others keep being served.
+fn accepted(listener: TcpListener) -> impl tokio_stream::Stream<Item = tokio::net::TcpStream> {
+    TcpListenerStream::new(listener).filter_map(|accepted| match accepted {
+        Ok(tcp) => {
+            let _ = tcp.set_nodelay(true);
+            Some(tcp)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "accepting a connection failed");
+            None
         }
     })
 }
