@@ -293,7 +293,10 @@ impl Lessor {
         let clock = {
             let mut leases = self.inner.leases.lock();
             adopt(&self.inner, &mut leases, id, self.inner.config.clock.now());
-            *leases.get(&id).ok_or(LeaseError::NotFound)?
+            match leases.get(&id) {
+                Some(clock) if self.inner.store.lease_ttl(id).is_some() => *clock,
+                _ => return Err(LeaseError::NotFound),
+            }
         };
         let keys = if with_keys {
             self.inner
@@ -316,7 +319,16 @@ impl Lessor {
 
     /// Ids of every lease, sorted.
     pub fn leases(&self) -> Vec<i64> {
-        let mut ids: Vec<i64> = self.inner.leases.lock().keys().copied().collect();
+        // The store's records decide (a revoke just applied, here or through
+        // another member, counts before its callback has run).
+        let mut ids: Vec<i64> = self
+            .inner
+            .leases
+            .lock()
+            .keys()
+            .copied()
+            .filter(|id| self.inner.store.lease_ttl(*id).is_some())
+            .collect();
         ids.sort_unstable();
         ids
     }

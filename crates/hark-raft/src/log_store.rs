@@ -39,7 +39,9 @@ pub struct LogStore {
 
 struct Inner {
     db: DB,
-    /// Appends waiting for the next fsync, in append order.
+    /// Appends waiting for the next fsync, in append order. Unbounded in
+    /// type, but openraft 0.9 awaits each append's flush before the next,
+    /// so it holds one at a time.
     unsynced: crossbeam_channel::Sender<LogFlushed<TypeConfig>>,
 }
 
