@@ -407,9 +407,13 @@ fn committed_rs_files(dir: &Path) -> Result<Vec<String>> {
     Ok(names)
 }
 
-/// The workspace root: the parent of this crate's directory.
+/// The workspace root: the parent of this crate's directory. `cargo run`
+/// names that directory at run time; the compile-time path is only a fallback,
+/// since checkouts at other paths share one target dir (and one binary).
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    manifest_dir
         .parent()
         .expect("xtask lives in a subdirectory of the workspace")
         .to_path_buf()

@@ -30,6 +30,8 @@ async fn server() -> Server {
     let config = hark_server::Config::try_parse_from([
         "hark".to_string(),
         "--listen-client-urls=http://127.0.0.1:0".into(),
+        "--listen-peer-urls=http://127.0.0.1:0".into(),
+        "--initial-advertise-peer-urls=http://golden.test:2380".into(),
         // The same identity on every test server: equal ids in JSON headers.
         "--name=golden".into(),
         "--advertise-client-urls=http://golden.test:2379".into(),

@@ -30,6 +30,7 @@ fn spawn(dir: &Path, port: u16) -> Child {
     Command::new(hark_binary())
         .args([
             format!("--listen-client-urls=http://127.0.0.1:{port}"),
+            "--listen-peer-urls=http://127.0.0.1:0".into(),
             format!("--data-dir={}", dir.join("data").display()),
         ])
         .stdout(Stdio::null())

@@ -67,6 +67,10 @@ impl Server {
                 "--log-level=error".into(),
             ];
             let clustered = members > 1 || matches!(kind, Kind::Etcd);
+            if !clustered {
+                // Alone, Hark is a cluster of one; not on etcd's default port.
+                args.push(format!("--listen-peer-urls={peer}"));
+            }
             if clustered {
                 args.extend([
                     format!("--name=m{i}"),

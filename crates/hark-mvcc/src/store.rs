@@ -369,7 +369,9 @@ impl Store {
 
     /// etcd's `Hash`: a CRC-32C over every table's name and rows, read from
     /// one consistent view, with the revision that view holds. Stable across
-    /// restarts: opening a store writes nothing.
+    /// restarts: opening a store writes nothing, and the raft log position is
+    /// left out (etcd ignores its consistent index and term the same way: a
+    /// restarted member's new term appends entries that change no key).
     pub fn hash(&self) -> Result<(u32, i64)> {
         let mut hash = 0u32;
         let mut revision = 0;
@@ -379,6 +381,9 @@ impl Store {
             for table in Table::ALL {
                 hash = crc32c::crc32c_append(hash, table.name().as_bytes());
                 view.scan(table, &[], None, &mut |k, v| {
+                    if table == Table::Meta && k == META_LOG_POSITION {
+                        return true;
+                    }
                     hash = crc32c::crc32c_append(hash, k);
                     let tombstone = table == Table::Kv
                         && Revision::from_bytes(k).is_some_and(|(_, tombstone)| tombstone);

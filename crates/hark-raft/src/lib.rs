@@ -11,6 +11,8 @@
 //! * Members talk gRPC (`harkpeerpb.Peer`) on their peer URLs: `network`
 //!   (client) and `service` (server).
 //! * [`ids`] derives member and cluster ids as etcd does.
+//! * `transfer` moves the leadership to another voter (etcd's MoveLeader),
+//!   which openraft 0.9 lacks, by letting the leader's lease run out.
 //!
 //! Consensus itself is openraft's; this crate only adapts it.
 
@@ -20,6 +22,7 @@ mod network;
 mod replica;
 mod service;
 mod state_machine;
+mod transfer;
 mod types;
 
 pub use replica::{
@@ -27,4 +30,5 @@ pub use replica::{
     ReplicaError, ReplicaStatus,
 };
 pub use service::PeerService;
+pub use transfer::TransferStep;
 pub use types::MemberInfo;

@@ -43,11 +43,15 @@ struct Inner {
     /// type, but openraft 0.9 awaits each append's flush before the next,
     /// so it holds one at a time.
     unsynced: crossbeam_channel::Sender<LogFlushed<TypeConfig>>,
+    /// `false` only for `--unsafe-no-fsync` (tests, benchmarks): nothing is
+    /// synced and appends are reported durable at once.
+    fsync: bool,
 }
 
 impl LogStore {
-    /// Opens (or creates) the log database in `path`.
-    pub fn open(path: &Path) -> Result<LogStore, String> {
+    /// Opens (or creates) the log database in `path`; `fsync: false` gives up
+    /// durability (etcd's `--unsafe-no-fsync`).
+    pub fn open(path: &Path, fsync: bool) -> Result<LogStore, String> {
         let mut opts = Options::default();
         opts.create_if_missing(true);
         opts.create_missing_column_families(true);
@@ -56,7 +60,11 @@ impl LogStore {
         let db = DB::open_cf_descriptors(&opts, path, cfs)
             .map_err(|e| format!("opening the raft log in {}: {e}", path.display()))?;
         let (tx, rx) = crossbeam_channel::unbounded::<LogFlushed<TypeConfig>>();
-        let inner = Arc::new(Inner { db, unsynced: tx });
+        let inner = Arc::new(Inner {
+            db,
+            unsynced: tx,
+            fsync,
+        });
         let weak = Arc::downgrade(&inner);
         std::thread::Builder::new()
             .name("hark-raft-log-sync".into())
@@ -101,7 +109,7 @@ impl LogStore {
 
     fn write(&self, batch: WriteBatch, sync: bool) -> Result<(), rocksdb::Error> {
         let mut opts = WriteOptions::default();
-        opts.set_sync(sync);
+        opts.set_sync(sync && self.inner.fsync);
         self.db().write_opt(batch, &opts)
     }
 
@@ -236,6 +244,10 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         }
         self.write(batch, false)
             .map_err(|e| StorageIOError::write_logs(&e))?;
+        if !self.inner.fsync {
+            callback.log_io_completed(Ok(()));
+            return Ok(());
+        }
         // Durable once the sync thread's next fsync covers it.
         if let Err(crossbeam_channel::SendError(callback)) = self.inner.unsynced.send(callback) {
             callback.log_io_completed(Err(std::io::Error::other("raft log closed")));

@@ -92,6 +92,7 @@ where
         Method::ChangeMembership => client.change_membership(req).await,
         Method::Members => client.members(req).await,
         Method::Forward => client.forward(req).await,
+        Method::TransferLeader => client.transfer_leader(req).await,
     }?;
     decode(&resp.into_inner().data)
         .map_err(|e| tonic::Status::internal(format!("undecodable peer response: {e}")))
@@ -107,6 +108,7 @@ pub(crate) enum Method {
     ChangeMembership,
     Members,
     Forward,
+    TransferLeader,
 }
 
 /// Most bytes in one AppendEntries of several entries: openraft gives each

@@ -21,6 +21,7 @@ use crate::log_store::LogStore;
 use crate::network::{Method, Network, PeerChannels, call};
 use crate::service::PeerService;
 use crate::state_machine::{Pending, StateMachine};
+use crate::transfer::TransferState;
 use crate::types::{Batch, Command, MemberInfo, Proposal, Raft};
 
 /// What became of a proposal sent towards the leader's log.
@@ -120,6 +121,9 @@ pub struct ReplicaConfig {
     pub snapshot_count: u64,
     /// How long a write or a linearizable read may wait for the cluster.
     pub request_timeout: Duration,
+    /// Sync the log before reporting appends durable; `false` only for
+    /// `--unsafe-no-fsync` (tests and benchmarks).
+    pub fsync: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -135,6 +139,12 @@ pub enum ReplicaError {
     Timeout,
     #[error("etcdserver: no leader")]
     NoLeader,
+    #[error("etcdserver: not leader")]
+    NotLeader,
+    #[error("etcdserver: bad leader transferee")]
+    BadLeaderTransferee,
+    #[error("etcdserver: request timed out, leader transfer took too long")]
+    LeaderTransferTimeout,
     #[error("etcdserver: server stopped")]
     Stopped,
     #[error(transparent)]
@@ -231,10 +241,11 @@ pub struct Replica {
     pending: Arc<Pending>,
     next_seq: AtomicU64,
     channels: PeerChannels,
-    request_timeout: Duration,
+    pub(crate) request_timeout: Duration,
     proposals: ProposalQueue,
     election_timeout: Duration,
     forward_handler: parking_lot::RwLock<Option<Arc<dyn ForwardHandler>>>,
+    pub(crate) transfer: TransferState,
 }
 
 impl Replica {
@@ -263,7 +274,7 @@ impl Replica {
         }
         .validate()
         .map_err(|e| format!("raft configuration: {e}"))?;
-        let log = LogStore::open(&dir.join("log"))?;
+        let log = LogStore::open(&dir.join("log"), config.fsync)?;
         let channels = PeerChannels::default();
         if log.identity()?.is_none() && store.log_position().map_err(|e| e.to_string())?.is_some() {
             return Err(format!(
@@ -333,6 +344,7 @@ impl Replica {
             proposals,
             election_timeout: config.election_timeout,
             forward_handler: parking_lot::RwLock::new(None),
+            transfer: TransferState::default(),
         });
         tokio::spawn(run_proposer(Arc::downgrade(&replica), queue));
         if replica.voters() == [config.member_id] {
@@ -359,7 +371,7 @@ impl Replica {
                 self.handle_forwarded(request.clone()).await
             } else {
                 match self
-                    .call_leader::<_, Vec<u8>, ()>(leader, Method::Forward, &request, deadline)
+                    .call_member::<_, Vec<u8>, ()>(leader, Method::Forward, &request, deadline)
                     .await?
                 {
                     Some(Ok(answer)) => answer,
@@ -464,7 +476,7 @@ impl Replica {
             return vec![self.append_here(batch, deadline).await; n];
         }
         let sent = match self
-            .call_leader::<_, Vec<Proposed>, ()>(leader, Method::Propose, &batch, deadline)
+            .call_member::<_, Vec<Proposed>, ()>(leader, Method::Propose, &batch, deadline)
             .await
         {
             Ok(sent) => sent,
@@ -507,6 +519,7 @@ impl Replica {
 
     /// The leader's half of proposing: one log entry for the whole batch.
     pub(crate) async fn append_here(&self, batch: Batch, deadline: Instant) -> Proposed {
+        self.until_no_transfer(deadline).await;
         if !self.is_leader() {
             return Proposed::NotAppended;
         }
@@ -520,9 +533,9 @@ impl Replica {
         }
     }
 
-    /// Sends `request` to the leader `leader` with what is left until
-    /// `deadline`. `None` when this member does not know the leader's address.
-    async fn call_leader<T, R, E>(
+    /// Sends `request` to member `leader` with what is left until
+    /// `deadline`. `None` when this member does not know its address.
+    pub(crate) async fn call_member<T, R, E>(
         &self,
         leader: u64,
         method: Method,
@@ -569,6 +582,7 @@ impl Replica {
         loop {
             let leader = self.wait_for_leader(deadline).await?;
             let index = if leader == self.member_id {
+                self.until_no_transfer(deadline).await;
                 match self.raft.get_read_log_id().await {
                     Ok((read, _)) => Some(read.map_or(0, |l| l.index)),
                     Err(RaftError::Fatal(_)) => return Err(ReplicaError::Stopped),
@@ -576,7 +590,7 @@ impl Replica {
                 }
             } else {
                 let asked = self
-                    .call_leader::<_, u64, RaftError<u64, CheckIsLeaderError<u64, MemberInfo>>>(
+                    .call_member::<_, u64, RaftError<u64, CheckIsLeaderError<u64, MemberInfo>>>(
                         leader,
                         Method::ReadIndex,
                         &(),
@@ -618,7 +632,7 @@ impl Replica {
                 self.change_membership_here(change.clone()).await
             } else {
                 let sent = self
-                    .call_leader::<_, (), MembershipError>(
+                    .call_member::<_, (), MembershipError>(
                         leader,
                         Method::ChangeMembership,
                         &change,
@@ -813,7 +827,7 @@ impl Replica {
             .cloned()
     }
 
-    fn voters(&self) -> Vec<u64> {
+    pub(crate) fn voters(&self) -> Vec<u64> {
         self.raft
             .metrics()
             .borrow()

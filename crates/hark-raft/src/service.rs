@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use tonic::{Request, Response, Status};
 
 use crate::replica::{MembershipChange, Replica};
+use crate::transfer::TransferStep;
 use crate::types::{Batch, MemberInfo, TypeConfig, decode, encode};
 
 /// The `Peer` service of one member.
@@ -54,6 +55,9 @@ impl Peer for PeerService {
 
     async fn read_index(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
         let () = unpack(req)?;
+        self.replica
+            .until_no_transfer(tokio::time::Instant::now() + self.replica.request_timeout)
+            .await;
         let result = self
             .replica
             .raft
@@ -85,5 +89,11 @@ impl Peer for PeerService {
     ) -> Result<Response<Envelope>, Status> {
         let change: MembershipChange = unpack(req)?;
         pack(&self.replica.change_membership_here(change).await)
+    }
+
+    async fn transfer_leader(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
+        let step: TransferStep = unpack(req)?;
+        self.replica.clone().take_transfer_step(step);
+        pack(&Ok::<(), ()>(()))
     }
 }

@@ -50,6 +50,7 @@ fn config(
         election_timeout: ELECTION,
         snapshot_count,
         request_timeout: Duration::from_secs(5),
+        fsync: true,
     }
 }
 

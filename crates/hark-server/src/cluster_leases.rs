@@ -51,40 +51,32 @@ const TIME_TO_LIVE: u8 = 2;
 
 /// Renews lease `id`, on the leader's lessor; the TTL, 0 when the lease is
 /// unknown or expired (etcd's answer).
-pub async fn keep_alive(
-    replica: Option<&Arc<Replica>>,
-    lessor: &Lessor,
-    id: i64,
-) -> Result<i64, LeaseError> {
-    match replica {
-        Some(replica) if !lessor.is_primary() => {
-            let mut request = vec![KEEP_ALIVE];
-            request.extend_from_slice(&id.to_be_bytes());
-            let answer = forward(replica, request).await?;
-            Ok(i64::from_be_bytes(
-                answer.try_into().map_err(|_| bad_answer())?,
-            ))
-        }
-        _ => Ok(lessor.keep_alive(id).unwrap_or(0)),
+pub async fn keep_alive(replica: &Replica, lessor: &Lessor, id: i64) -> Result<i64, LeaseError> {
+    if lessor.is_primary() {
+        return Ok(lessor.keep_alive(id).unwrap_or(0));
     }
+    let mut request = vec![KEEP_ALIVE];
+    request.extend_from_slice(&id.to_be_bytes());
+    let answer = forward(replica, request).await?;
+    Ok(i64::from_be_bytes(
+        answer.try_into().map_err(|_| bad_answer())?,
+    ))
 }
 
 /// Lease `id`'s time to live as the leader's lessor knows it.
 pub async fn time_to_live(
-    replica: Option<&Arc<Replica>>,
+    replica: &Replica,
     lessor: &Lessor,
     id: i64,
     keys: bool,
 ) -> Result<Option<TimeToLive>, LeaseError> {
-    match replica {
-        Some(replica) if !lessor.is_primary() => {
-            let mut request = vec![TIME_TO_LIVE, u8::from(keys)];
-            request.extend_from_slice(&id.to_be_bytes());
-            let answer = forward(replica, request).await?;
-            decode_ttl(id, &answer).ok_or_else(bad_answer)
-        }
-        _ => Ok(lessor.time_to_live(id, keys).ok()),
+    if lessor.is_primary() {
+        return Ok(lessor.time_to_live(id, keys).ok());
     }
+    let mut request = vec![TIME_TO_LIVE, u8::from(keys)];
+    request.extend_from_slice(&id.to_be_bytes());
+    let answer = forward(replica, request).await?;
+    decode_ttl(id, &answer).ok_or_else(bad_answer)
 }
 
 async fn forward(replica: &Replica, request: Vec<u8>) -> Result<Vec<u8>, LeaseError> {

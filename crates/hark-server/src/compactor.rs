@@ -103,7 +103,7 @@ async fn compact(node: &Node, revision: i64) {
         return;
     }
     // In a cluster only the leader compacts (through the log), as in etcd.
-    if node.replica.as_ref().is_some_and(|r| !r.is_leader()) {
+    if !node.replica.is_leader() {
         return;
     }
     let req = WriteRequest::Compact(CompactRequest {

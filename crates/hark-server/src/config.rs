@@ -80,9 +80,14 @@ pub struct Config {
     pub watch_progress_notify_interval: Duration,
 
     /// URLs to serve other members on (Hark's peer protocol), comma-separated.
-    /// Setting it (or --initial-cluster) makes this member part of a
-    /// replicated cluster; without it Hark runs alone, unreplicated.
-    #[arg(long, env = "HARK_LISTEN_PEER_URLS", value_delimiter = ',')]
+    /// Every member runs the replicated log; without --initial-cluster it is
+    /// a cluster of one that MemberAdd can grow. Port 0 picks a free port.
+    #[arg(
+        long,
+        env = "HARK_LISTEN_PEER_URLS",
+        value_delimiter = ',',
+        default_value = "http://localhost:2380"
+    )]
     pub listen_peer_urls: Vec<String>,
 
     /// This member's peer URLs as the other members reach them
@@ -183,12 +188,23 @@ impl Config {
             .unwrap_or_else(|| PathBuf::from(format!("{}.hark", self.name)))
     }
 
-    /// The cluster this member belongs to, or `None` to run alone
-    /// (no peer URLs and no --initial-cluster).
-    pub fn cluster_plan(&self) -> Result<Option<ClusterPlan>, String> {
-        if self.listen_peer_urls.is_empty() && self.initial_cluster.is_empty() {
-            return Ok(None);
-        }
+    /// The cluster this member belongs to. `bound_peers` are the addresses
+    /// the --listen-peer-urls were bound to, in order: a URL with port 0
+    /// stands for the port it got.
+    pub fn cluster_plan(&self, bound_peers: &[SocketAddr]) -> Result<ClusterPlan, String> {
+        let listen: Vec<String> = self
+            .listen_peer_urls
+            .iter()
+            .filter(|u| !u.trim().is_empty())
+            .zip(bound_peers)
+            .map(|(url, addr)| {
+                if url.trim_end_matches('/').ends_with(":0") {
+                    format!("http://{addr}")
+                } else {
+                    url.clone()
+                }
+            })
+            .collect();
         let mut initial: Vec<(String, Vec<String>)> = Vec::new();
         for part in self.initial_cluster.split(',').filter(|p| !p.is_empty()) {
             let (name, url) = part
@@ -201,7 +217,7 @@ impl Config {
             }
         }
         let advertised = if self.initial_advertise_peer_urls.is_empty() {
-            self.listen_peer_urls.clone()
+            listen
         } else {
             self.initial_advertise_peer_urls.clone()
         };
@@ -238,13 +254,13 @@ impl Config {
         }
         let mut peer_urls = peer_urls;
         peer_urls.sort();
-        Ok(Some(ClusterPlan {
+        Ok(ClusterPlan {
             member_id: hark_raft::ids::member_id(&peer_urls, &self.initial_cluster_token),
             peer_urls,
             initial,
             state: self.initial_cluster_state,
             token: self.initial_cluster_token.clone(),
-        }))
+        })
     }
 
     /// The backend quota in bytes: `--quota-backend-bytes`, etcd's default

@@ -37,8 +37,12 @@ pub fn mvcc_status(e: Error) -> Status {
 pub fn replica_status(e: ReplicaError) -> Status {
     match e {
         ReplicaError::Store(inner) => mvcc_status(inner),
-        ReplicaError::Timeout | ReplicaError::NoLeader | ReplicaError::Stopped => {
-            Status::unavailable(e.to_string())
+        ReplicaError::Timeout
+        | ReplicaError::NoLeader
+        | ReplicaError::Stopped
+        | ReplicaError::LeaderTransferTimeout => Status::unavailable(e.to_string()),
+        ReplicaError::NotLeader | ReplicaError::BadLeaderTransferee => {
+            Status::failed_precondition(e.to_string())
         }
         ReplicaError::Membership(m) => membership_status(m),
     }

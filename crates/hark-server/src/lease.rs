@@ -70,7 +70,7 @@ impl LeaseService {
         req: pb::LeaseTimeToLiveRequest,
     ) -> Result<pb::LeaseTimeToLiveResponse, Status> {
         let node = self.node.get()?;
-        let asked = time_to_live(node.replica.as_ref(), &node.lessor, req.id, req.keys)
+        let asked = time_to_live(&node.replica, &node.lessor, req.id, req.keys)
             .await
             .map_err(lease_status)?;
         let header = node.header(node.store.current_revision());
@@ -152,7 +152,7 @@ impl Lease for LeaseService {
                 };
                 // etcd answers a keep-alive of an unknown or expired lease with
                 // TTL 0; a follower asks the leader, whose lessor keeps time.
-                let ttl = match keep_alive(node.replica.as_ref(), &node.lessor, req.id).await {
+                let ttl = match keep_alive(&node.replica, &node.lessor, req.id).await {
                     Ok(ttl) => ttl,
                     Err(e) => break lease_status(e).code(),
                 };

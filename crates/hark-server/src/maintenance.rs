@@ -142,37 +142,18 @@ impl MaintenanceService {
     fn do_status(&self) -> Result<pb::StatusResponse, Status> {
         let node = self.node.get()?;
         let revision = node.store.current_revision();
-        let (leader, raft_index, raft_term, raft_applied_index, is_learner) = match &node.replica {
-            Some(replica) => {
-                let s = replica.status();
-                (
-                    s.leader.unwrap_or(0),
-                    s.last_log_index,
-                    s.term,
-                    s.applied_index,
-                    s.is_learner,
-                )
-            }
-            // Alone, each applied revision stands for one log entry.
-            None => (
-                node.member_id,
-                revision as u64,
-                node.raft_term(),
-                revision as u64,
-                false,
-            ),
-        };
+        let raft = node.replica.status();
         Ok(pb::StatusResponse {
             header: node.header(revision),
             version: crate::ETCD_VERSION.to_string(),
             db_size: node.store.db_size() as i64,
-            leader,
-            raft_index,
-            raft_term,
-            raft_applied_index,
+            leader: raft.leader.unwrap_or(0),
+            raft_index: raft.last_log_index,
+            raft_term: raft.term,
+            raft_applied_index: raft.applied_index,
             errors: node.store.alarms().iter().map(alarm_text).collect(),
             db_size_in_use: node.store.db_size_in_use() as i64,
-            is_learner,
+            is_learner: raft.is_learner,
             storage_version: String::new(),
             db_size_quota: node.quota_bytes,
             downgrade_info: None,
@@ -340,11 +321,27 @@ impl Maintenance for MaintenanceService {
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 
+    /// etcd's MoveLeader: sent to the leader, answered once `target_id` leads.
     async fn move_leader(
         &self,
-        _request: Request<pb::MoveLeaderRequest>,
+        request: Request<pb::MoveLeaderRequest>,
     ) -> Result<Response<pb::MoveLeaderResponse>, Status> {
-        grpc_metrics::unary(MAINTENANCE, "MoveLeader").finish(Err(unsupported("MoveLeader")))
+        let call = grpc_metrics::unary(MAINTENANCE, "MoveLeader");
+        let node = match self.node.get() {
+            Ok(node) => node,
+            Err(e) => return call.finish(Err(e)),
+        };
+        let target = request.get_ref().target_id;
+        let moved = node.replica.move_leader(target).await;
+        call.finish(
+            moved
+                .map(|()| {
+                    Response::new(pb::MoveLeaderResponse {
+                        header: node.header(node.store.current_revision()),
+                    })
+                })
+                .map_err(replica_status),
+        )
     }
 
     async fn downgrade(
@@ -374,14 +371,10 @@ impl ClusterService {
         ClusterService { node }
     }
 
-    /// The node and its replica; membership changes need a cluster.
+    /// The node and its replica.
     fn replica(&self) -> Result<(Arc<Node>, Arc<Replica>), Status> {
         let node = self.node.get()?;
-        let replica = node.replica.clone().ok_or_else(|| {
-            Status::failed_precondition(
-                "hark: this member runs alone; start it with --listen-peer-urls to change membership",
-            )
-        })?;
+        let replica = node.replica.clone();
         Ok((node, replica))
     }
 
@@ -502,23 +495,12 @@ impl Cluster for ClusterService {
             Ok(node) => node,
             Err(e) => return call.finish(Err(e)),
         };
-        let members = match &node.replica {
-            Some(replica) => {
-                if request.get_ref().linearizable
-                    && let Err(e) = node.linearizable_barrier().await
-                {
-                    return call.finish(Err(e));
-                }
-                members_pb(replica)
-            }
-            None => vec![pb::Member {
-                id: node.member_id,
-                name: node.name.clone(),
-                peer_ur_ls: Vec::new(),
-                client_ur_ls: node.client_urls.clone(),
-                is_learner: false,
-            }],
-        };
+        if request.get_ref().linearizable
+            && let Err(e) = node.linearizable_barrier().await
+        {
+            return call.finish(Err(e));
+        }
+        let members = members_pb(&node.replica);
         call.finish(Ok(Response::new(pb::MemberListResponse {
             header: node.header(node.store.current_revision()),
             members,

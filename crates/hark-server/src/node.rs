@@ -11,9 +11,6 @@ use hark_watch::WatchHub;
 use tokio::sync::watch;
 use tonic::Status;
 
-/// The raft term a member running alone reports (it never elects).
-pub const SOLO_RAFT_TERM: u64 = 1;
-
 /// One Hark member: its layers and identity. Services hold it in an `Arc`.
 pub struct Node {
     pub store: Store,
@@ -26,9 +23,9 @@ pub struct Node {
     pub max_request_bytes: usize,
     /// `--quota-backend-bytes` (etcd's default when unset; negative: none).
     pub quota_bytes: i64,
-    /// The replicated log, when this member is part of a cluster; `None` when
-    /// it runs alone and writes go to the store directly.
-    pub replica: Option<Arc<Replica>>,
+    /// The replicated log every write goes through (a cluster of one when
+    /// this member runs alone).
+    pub replica: Arc<Replica>,
     /// Flips to `true` at shutdown: long-lived streams end themselves.
     pub shutdown: watch::Receiver<bool>,
 }
@@ -45,36 +42,22 @@ impl Node {
     }
 
     pub fn raft_term(&self) -> u64 {
-        self.replica.as_ref().map_or(SOLO_RAFT_TERM, |r| r.term())
+        self.replica.term()
     }
 
-    /// Applies a write: through the replicated log when in a cluster (answered
-    /// once committed and applied here), else straight to the store's apply
-    /// path. Waits without blocking the runtime.
+    /// Applies a write through the replicated log: answered once committed
+    /// and applied here. Waits without blocking the runtime.
     pub async fn apply(&self, req: WriteRequest) -> Result<WriteResponse, ReplicaError> {
-        if let Some(replica) = &self.replica {
-            return replica.write(req).await;
-        }
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        self.store.apply(
-            req,
-            Box::new(move |r| {
-                let _ = tx.send(r);
-            }),
-        );
-        Ok(rx.await.unwrap_or(Err(hark_mvcc::Error::Closed))?)
+        self.replica.write(req).await
     }
 
     /// Returns once a linearizable read may be served from this member's
     /// store: every write acknowledged before the call is applied here.
     pub async fn linearizable_barrier(&self) -> Result<(), Status> {
-        match &self.replica {
-            Some(replica) => replica
-                .read_barrier()
-                .await
-                .map_err(crate::errors::replica_status),
-            None => Ok(()),
-        }
+        self.replica
+            .read_barrier()
+            .await
+            .map_err(crate::errors::replica_status)
     }
 }
 
@@ -94,17 +77,4 @@ impl NodeHandle {
             .upgrade()
             .ok_or_else(|| Status::unavailable("etcdserver: server stopped"))
     }
-}
-
-/// A stable 64-bit id from text (FNV-1a): the same name and URLs give the same
-/// member id across restarts, as etcd derives its ids from its configuration.
-pub fn stable_id(parts: &[&str]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for p in parts {
-        for b in p.bytes().chain([0]) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    h.max(1)
 }

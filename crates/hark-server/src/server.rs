@@ -27,7 +27,7 @@ use crate::config::{ClusterPlan, ClusterState, Config, socket_addrs};
 use crate::kv::KvService;
 use crate::lease::LeaseService;
 use crate::maintenance::{ClusterService, MaintenanceService};
-use crate::node::{Node, NodeHandle, stable_id};
+use crate::node::{Node, NodeHandle};
 use crate::traffic::Counted;
 use crate::watch::WatchService;
 use crate::{compactor, http};
@@ -72,8 +72,8 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     // threads exist (seen: the process then crashed on its way out).
     let client_listeners = bind_all(&config.listen_client_urls).await?;
     let metrics_listeners = bind_all(&config.listen_metrics_urls).await?;
-    let plan = config.cluster_plan()?;
     let peer_listeners = bind_all(&config.listen_peer_urls).await?;
+    let plan = config.cluster_plan(&local_addrs(&peer_listeners)?)?;
     let data_dir = config.data_dir();
     if config.quota_bytes() > crate::config::MAX_SUGGESTED_QUOTA_BYTES {
         tracing::warn!(
@@ -83,9 +83,9 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         );
     }
     let options = StoreOptions {
-        // In a cluster the raft log's fsync is the durability point; the
-        // store re-applies from its recorded log position after a crash.
-        sync: !config.unsafe_no_fsync && plan.is_none(),
+        // The raft log's fsync is the durability point; the store re-applies
+        // from its recorded log position after a crash.
+        sync: false,
         max_txn_ops: config.max_txn_ops,
         ..StoreOptions::default()
     };
@@ -116,34 +116,18 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     } else {
         config.advertise_client_urls.clone()
     };
-    let (member_id, cluster_id, replica) = match &plan {
-        None => {
-            let mut id_parts = vec![config.name.as_str()];
-            id_parts.extend(client_urls.iter().map(String::as_str));
-            let member_id = stable_id(&id_parts);
-            let cluster_id = stable_id(&["hark-cluster", &member_id.to_string()]);
-            (member_id, cluster_id, None)
-        }
-        Some(plan) => {
-            let replica = start_replica(config, plan, &store, &data_dir).await?;
-            (replica.member_id(), replica.cluster_id(), Some(replica))
-        }
-    };
+    let replica = start_replica(config, &plan, &store, &data_dir).await?;
+    let (member_id, cluster_id) = (replica.member_id(), replica.cluster_id());
     // etcd's minimum lease TTL: 1.5 election timeouts, at least 2 s.
     let lessor_config = LessorConfig {
         min_ttl: (config.election_timeout * 3 / 2).div_ceil(1000).max(2) as i64,
         ..LessorConfig::default()
     };
-    let lessor = match &replica {
-        None => Lessor::start(store.clone(), lessor_config),
-        Some(replica) => {
-            let log = Arc::new(ReplicatedLeases {
-                replica: replica.clone(),
-                runtime: tokio::runtime::Handle::current(),
-            });
-            Lessor::start_with_log(store.clone(), log, lessor_config, false)
-        }
-    };
+    let lease_log = Arc::new(ReplicatedLeases {
+        replica: replica.clone(),
+        runtime: tokio::runtime::Handle::current(),
+    });
+    let lessor = Lessor::start_with_log(store.clone(), lease_log, lessor_config, false);
     let (stop, shutdown) = watch::channel(false);
     let node = Arc::new(Node {
         store,
@@ -204,21 +188,20 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
             Traffic::NotCounted,
         ));
     }
-    if let Some(replica) = &node.replica {
-        replica.set_forward_handler(Arc::new(LeaseForwards {
-            node: handle.clone(),
-        }));
-        follow_leadership(replica.clone(), handle.clone());
-        for listener in peer_listeners {
-            tasks.push(serve_peers(listener, replica, node.shutdown.clone()));
-        }
-        publish(
-            replica.clone(),
-            config.name.clone(),
-            node.client_urls.clone(),
-            node.shutdown.clone(),
-        );
+    let replica = &node.replica;
+    replica.set_forward_handler(Arc::new(LeaseForwards {
+        node: handle.clone(),
+    }));
+    follow_leadership(replica.clone(), handle.clone());
+    for listener in peer_listeners {
+        tasks.push(serve_peers(listener, replica, node.shutdown.clone()));
     }
+    publish(
+        replica.clone(),
+        config.name.clone(),
+        node.client_urls.clone(),
+        node.shutdown.clone(),
+    );
     compactor::spawn(node.clone(), retention);
     tracing::info!(
         name = %config.name,
@@ -284,6 +267,7 @@ async fn start_replica(
         heartbeat_interval: Duration::from_millis(config.heartbeat_interval),
         election_timeout: election,
         snapshot_count: config.snapshot_count,
+        fsync: !config.unsafe_no_fsync,
         // etcd's request timeout: 5 s plus two election timeouts.
         request_timeout: Duration::from_secs(5) + 2 * election,
     };
@@ -490,9 +474,7 @@ impl RunningServer {
                 let _ = task.await;
             }
         }
-        if let Some(replica) = &self.node.replica {
-            replica.shutdown().await;
-        }
+        self.node.replica.shutdown().await;
         tracing::info!("listeners closed; closing the store");
         // Stream tasks finishing may still hold the node for a moment.
         let mut node = self.node;

@@ -111,7 +111,7 @@ fn open_stream(
 ) -> Result<Response<FrameStream>, Status> {
     let call = grpc_metrics::bidi_stream(SERVICE, "Watch");
     let node = handle.get()?;
-    let replica = node.replica.clone().filter(|_| require_leader);
+    let replica = require_leader.then(|| node.replica.clone());
     if replica.as_ref().is_some_and(|r| !r.has_leader()) {
         return call.finish(Err(Status::unavailable(NO_LEADER)));
     }

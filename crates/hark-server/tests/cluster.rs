@@ -767,3 +767,90 @@ async fn a_watch_requiring_a_leader_ends_when_the_member_loses_it() {
     let _ = members[0].child.kill();
     let _ = members[0].child.wait();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn etcdctl_move_leader_hands_the_leadership_to_a_follower() {
+    let _one = ONE_CLUSTER_AT_A_TIME.lock().await;
+    let Some(bin) = find_on_path("etcdctl-3.5") else {
+        assert_ne!(
+            std::env::var("HARK_REQUIRE_ETCDCTL").as_deref(),
+            Ok("1"),
+            "etcdctl-3.5 is not on PATH"
+        );
+        eprintln!("no etcdctl-3.5 on PATH: skipped");
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let mut members = start_cluster(cwd.path());
+    for m in &mut members {
+        ready(&m.client, &mut m.child).await;
+    }
+    let endpoints: Vec<String> = members.iter().map(|m| m.client.clone()).collect();
+    let all = endpoints.join(",");
+    let from = leader_index(&members).await;
+    let to = (from + 1) % 3;
+    let (from_id, to_id) = (
+        member_id_of(&members[from].client).await,
+        member_id_of(&members[to].client).await,
+    );
+
+    // A writer keeps going through the move: no write may fail for long.
+    let mut client = Client::connect(&endpoints, None).await.unwrap();
+    client.put("before", "1", None).await.unwrap();
+
+    let started = Instant::now();
+    let (ok, out) = etcdctl(&bin, &all, &["move-leader", &format!("{to_id:x}")]);
+    assert!(ok, "{out}\n{}", logs(cwd.path()));
+    assert_eq!(
+        out,
+        format!("Leadership transferred from {from_id:x} to {to_id:x}\n")
+    );
+    eprintln!("move-leader took {:?}", started.elapsed());
+    for m in &members {
+        assert_eq!(
+            leader_seen_by(&m.client).await,
+            to_id,
+            "as {} sees it",
+            m.name
+        );
+    }
+    // Writes and linearizable reads go on under the new leader, on every member.
+    for (i, m) in members.iter().enumerate() {
+        let mut c = Client::connect([&m.client], None).await.unwrap();
+        c.put(format!("after{i}"), "1", None).await.unwrap();
+        let got = c
+            .get("after", Some(GetOptions::new().with_prefix()))
+            .await
+            .unwrap();
+        assert_eq!(got.kvs().len(), i + 1);
+    }
+
+    // etcd's refusals: a follower is not the one to ask, and the target
+    // must be a voting member.
+    let mut follower = Client::connect([&members[from].client], None)
+        .await
+        .unwrap();
+    assert_eq!(
+        common::status(follower.move_leader(from_id).await.unwrap_err()),
+        (
+            tonic::Code::FailedPrecondition,
+            "etcdserver: not leader".to_string()
+        )
+    );
+    let mut leader = Client::connect([&members[to].client], None).await.unwrap();
+    assert_eq!(
+        common::status(leader.move_leader(0x1234).await.unwrap_err()),
+        (
+            tonic::Code::FailedPrecondition,
+            "etcdserver: bad leader transferee".to_string()
+        )
+    );
+    // To itself: nothing to do.
+    leader.move_leader(to_id).await.unwrap();
+    assert_eq!(leader_seen_by(&members[to].client).await, to_id);
+
+    for m in &mut members {
+        let _ = m.child.kill();
+        let _ = m.child.wait();
+    }
+}

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use etcd_client::{EventType, GetOptions, WatchOptions};
 use parking_lot::Mutex;
 
-use common::{free_port, logs, ready, spawn};
+use common::{free_port, logs, ready, spawn, spawn_exactly};
 
 /// SIGTERM, then the child must exit with status 0 (its logs if not).
 fn stop_cleanly(child: &mut Child, cwd: &Path) {
@@ -85,10 +85,16 @@ async fn flags_from_the_environment_and_a_clean_exit_on_sigterm() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_no_flags_it_serves_on_2379_from_default_hark() {
     let cwd = tempfile::tempdir().unwrap();
-    let mut child = spawn(cwd.path(), &[], &[]);
+    let mut child = spawn_exactly(cwd.path(), &[], &[]);
     let mut c = ready("http://127.0.0.1:2379", &mut child).await;
     c.put("k", "v", None).await.unwrap();
     assert!(cwd.path().join("default.hark").is_dir());
+    // A cluster of one on etcd's default peer URL, with etcd's default ids.
+    let members = c.member_list().await.unwrap();
+    let header = members.header().unwrap();
+    assert_eq!(format!("{:x}", header.member_id()), "8e9e05c52164694d");
+    assert_eq!(format!("{:x}", header.cluster_id()), "cdf818194e3a8c32");
+    assert_eq!(members.members()[0].peer_urls(), ["http://localhost:2380"]);
     stop_cleanly(&mut child, cwd.path());
 }
 

@@ -7,6 +7,7 @@ pub async fn server(extra: &[&str]) -> (hark_server::RunningServer, tempfile::Te
     let mut args = vec![
         "hark".to_string(),
         "--listen-client-urls=http://127.0.0.1:0".into(),
+        "--listen-peer-urls=http://127.0.0.1:0".into(),
         format!("--data-dir={}", dir.path().display()),
         "--unsafe-no-fsync".into(),
     ];

@@ -216,6 +216,22 @@ pub mod peer_client {
                 .insert(GrpcMethod::new("harkpeerpb.Peer", "Forward"));
             self.inner.unary(req, path, codec).await
         }
+        /// A step of a leader transfer (etcd's MoveLeader) run by the leader: hold
+        /// elections on the other voters, or have the target stand for election.
+        pub async fn transfer_leader(
+            &mut self,
+            request: impl tonic::IntoRequest<super::Envelope>,
+        ) -> std::result::Result<tonic::Response<super::Envelope>, tonic::Status> {
+            self.inner.ready().await.map_err(|e| {
+                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
+            })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static("/harkpeerpb.Peer/TransferLeader");
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("harkpeerpb.Peer", "TransferLeader"));
+            self.inner.unary(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -270,6 +286,12 @@ pub mod peer_server {
         /// A request for the leader's layers above the log (e.g. a lease keep-alive
         /// received by a follower), opaque to the log.
         async fn forward(
+            &self,
+            request: tonic::Request<super::Envelope>,
+        ) -> std::result::Result<tonic::Response<super::Envelope>, tonic::Status>;
+        /// A step of a leader transfer (etcd's MoveLeader) run by the leader: hold
+        /// elections on the other voters, or have the target stand for election.
+        async fn transfer_leader(
             &self,
             request: tonic::Request<super::Envelope>,
         ) -> std::result::Result<tonic::Response<super::Envelope>, tonic::Status>;
@@ -632,6 +654,44 @@ pub mod peer_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ForwardSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/harkpeerpb.Peer/TransferLeader" => {
+                    #[allow(non_camel_case_types)]
+                    struct TransferLeaderSvc<T: Peer>(pub Arc<T>);
+                    impl<T: Peer> tonic::server::UnaryService<super::Envelope> for TransferLeaderSvc<T> {
+                        type Response = super::Envelope;
+                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::Envelope>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut =
+                                async move { <T as Peer>::transfer_leader(&inner, request).await };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = TransferLeaderSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(

@@ -38,6 +38,7 @@ pub async fn start_in(data_dir: &Path, extra: &[&str]) -> RunningServer {
     let mut args = vec![
         "hark".to_string(),
         "--listen-client-urls=http://127.0.0.1:0".to_string(),
+        "--listen-peer-urls=http://127.0.0.1:0".to_string(),
         format!("--data-dir={}", data_dir.display()),
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
@@ -110,7 +111,21 @@ pub fn free_port() -> u16 {
 }
 
 /// Starts `hark` in `cwd` with `args` and `env`, logging to `<cwd>/hark-<n>.log`.
+/// Starts the `hark` binary in `cwd`. Unless the test chose its peer URLs,
+/// the member serves its peers on a free port: etcd's default (2380) would
+/// collide between tests running at once.
 pub fn spawn(cwd: &Path, args: &[String], env: &[(&str, String)]) -> Child {
+    let chosen = args.iter().any(|a| a.starts_with("--listen-peer-urls"))
+        || env.iter().any(|(k, _)| *k == "HARK_LISTEN_PEER_URLS");
+    let mut args = args.to_vec();
+    if !chosen {
+        args.push("--listen-peer-urls=http://127.0.0.1:0".into());
+    }
+    spawn_exactly(cwd, &args, env)
+}
+
+/// Starts the `hark` binary in `cwd` with exactly these flags.
+pub fn spawn_exactly(cwd: &Path, args: &[String], env: &[(&str, String)]) -> Child {
     let n = std::fs::read_dir(cwd).map(|d| d.count()).unwrap_or(0);
     let log = std::fs::File::create(cwd.join(format!("hark-{n}.log"))).unwrap();
     let mut cmd = Command::new(HARK);

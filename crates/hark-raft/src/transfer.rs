@@ -1,0 +1,209 @@
+//! Leader transfer (etcd's MoveLeader) on openraft 0.9, which has no transfer
+//! of its own. A follower refuses votes for a leader lease
+//! (`election_timeout_max`) after the last append it received, so the leader
+//! makes the lease run out on purpose and lets only the target stand:
+//!
+//! 1. the leader stops appending (proposals and read-index rounds wait) and
+//!    waits until the target's log matches its own;
+//! 2. the other voters hold their elections for a while;
+//! 3. the leader stops its heartbeats;
+//! 4. the target stands for election once every lease is over, and wins: its
+//!    log is as long as anyone's and no one else is standing.
+//!
+//! Whatever happens, the leader resumes heartbeats and appends at the end;
+//! held elections resume by themselves.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
+
+use crate::network::Method;
+use crate::replica::{Replica, ReplicaError};
+
+/// A step of a leader transfer, sent by the leader to another voter.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum TransferStep {
+    /// Start no election for this long (the voters other than the target).
+    HoldElections { millis: u64 },
+    /// Stand for election once `after_millis` have passed (every follower's
+    /// lease on the old leader is over then), until leader or `for_millis`.
+    StandForElection { after_millis: u64, for_millis: u64 },
+}
+
+/// A member's side of transfers: whether one is running here (as the leader),
+/// and until when this member holds its elections.
+pub(crate) struct TransferState {
+    /// One transfer at a time.
+    serial: tokio::sync::Mutex<()>,
+    running: tokio::sync::watch::Sender<bool>,
+    held_until: parking_lot::Mutex<Option<Instant>>,
+}
+
+impl Default for TransferState {
+    fn default() -> Self {
+        TransferState {
+            serial: tokio::sync::Mutex::new(()),
+            running: tokio::sync::watch::channel(false).0,
+            held_until: parking_lot::Mutex::new(None),
+        }
+    }
+}
+
+/// Ends a transfer on the leader however it ends: heartbeats and appends resume.
+struct Running<'a>(&'a Replica);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.raft.runtime_config().heartbeat(true);
+        self.0.transfer.running.send_replace(false);
+    }
+}
+
+impl Replica {
+    /// etcd's MoveLeader: makes voter `target` the leader. Only the leader
+    /// runs it; returns once `target` leads (at once when it already does).
+    pub async fn move_leader(&self, target: u64) -> Result<(), ReplicaError> {
+        let deadline = Instant::now() + self.request_timeout;
+        let _serial = self.transfer.serial.lock().await;
+        if !self.is_leader() {
+            return Err(ReplicaError::NotLeader);
+        }
+        if !self.voters().contains(&target) {
+            return Err(ReplicaError::BadLeaderTransferee);
+        }
+        if target == self.member_id() {
+            return Ok(());
+        }
+        self.transfer.running.send_replace(true);
+        let running = Running(self);
+        let transferred = self.run_transfer(target, deadline).await;
+        drop(running);
+        transferred
+    }
+
+    async fn run_transfer(&self, target: u64, deadline: Instant) -> Result<(), ReplicaError> {
+        let config = self.raft.config().clone();
+        let lease = Duration::from_millis(config.election_timeout_max);
+        let heartbeat = Duration::from_millis(config.heartbeat_interval);
+
+        // 1. Nothing new is appended from here on; the target catches up.
+        let mut metrics = self.raft.metrics();
+        loop {
+            let m = metrics.borrow_and_update().clone();
+            if m.current_leader != Some(self.member_id()) {
+                return Err(ReplicaError::NotLeader);
+            }
+            let matched = m
+                .replication
+                .as_ref()
+                .and_then(|r| r.get(&target).cloned().flatten())
+                .map(|l| l.index);
+            if matched.is_some() && matched == m.last_log_index {
+                break;
+            }
+            if tokio::time::timeout_at(deadline, metrics.changed())
+                .await
+                .is_err()
+            {
+                return Err(ReplicaError::LeaderTransferTimeout);
+            }
+        }
+
+        // 2. Only the target may stand: the others hold their elections until
+        // well after it won (or gave up).
+        let stand_after = lease + heartbeat + Duration::from_millis(50);
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let hold = TransferStep::HoldElections {
+            millis: millis(remaining + lease),
+        };
+        for voter in self.voters() {
+            if voter != target && voter != self.member_id() {
+                // Best effort: a voter that misses it may stand too, and the
+                // transfer then takes a second round or times out.
+                let _ = self
+                    .call_member::<_, (), ()>(voter, Method::TransferLeader, &hold, deadline)
+                    .await;
+            }
+        }
+
+        // 3. and 4. Silence, then the target stands once every lease is over.
+        self.raft.runtime_config().heartbeat(false);
+        let stand = TransferStep::StandForElection {
+            after_millis: millis(stand_after),
+            for_millis: millis(remaining),
+        };
+        match self
+            .call_member::<_, (), ()>(target, Method::TransferLeader, &stand, deadline)
+            .await
+        {
+            Ok(Some(Ok(Ok(())))) => {}
+            _ => return Err(ReplicaError::LeaderTransferTimeout),
+        }
+        loop {
+            if metrics.borrow_and_update().current_leader == Some(target) {
+                return Ok(());
+            }
+            if tokio::time::timeout_at(deadline, metrics.changed())
+                .await
+                .is_err()
+            {
+                return Err(ReplicaError::LeaderTransferTimeout);
+            }
+        }
+    }
+
+    /// A transfer step asked of this member by the leader (runs in the
+    /// background; the leader watches the outcome).
+    pub(crate) fn take_transfer_step(self: Arc<Self>, step: TransferStep) {
+        match step {
+            TransferStep::HoldElections { millis } => {
+                let until = Instant::now() + Duration::from_millis(millis);
+                *self.transfer.held_until.lock() = Some(until);
+                self.raft.runtime_config().elect(false);
+                tokio::spawn(async move {
+                    tokio::time::sleep_until(until).await;
+                    let mut held = self.transfer.held_until.lock();
+                    // A later hold extends this one.
+                    if held.is_some_and(|u| u <= Instant::now()) {
+                        *held = None;
+                        self.raft.runtime_config().elect(true);
+                    }
+                });
+            }
+            TransferStep::StandForElection {
+                after_millis,
+                for_millis,
+            } => {
+                tokio::spawn(async move {
+                    let start = Instant::now() + Duration::from_millis(after_millis);
+                    let give_up = Instant::now() + Duration::from_millis(for_millis);
+                    let round = Duration::from_millis(self.raft.config().election_timeout_max);
+                    tokio::time::sleep_until(start).await;
+                    while Instant::now() < give_up && !self.is_leader() {
+                        if self.raft.trigger().elect().await.is_err() {
+                            return;
+                        }
+                        let _ = self
+                            .raft
+                            .wait(Some(round))
+                            .metrics(|m| m.current_leader == Some(m.id), "won the election")
+                            .await;
+                    }
+                });
+            }
+        }
+    }
+
+    /// Waits while this member (as the leader) transfers its leadership:
+    /// appends and read-index rounds would renew the followers' lease on it.
+    pub(crate) async fn until_no_transfer(&self, deadline: Instant) {
+        let mut running = self.transfer.running.subscribe();
+        let _ = tokio::time::timeout_at(deadline, running.wait_for(|r| !*r)).await;
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    d.as_millis().try_into().unwrap_or(u64::MAX)
+}
