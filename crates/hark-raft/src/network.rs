@@ -3,6 +3,7 @@
 //! and kept; each RPC is one unary call, so appends pipeline over HTTP/2.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,9 +29,19 @@ use crate::types::{MemberInfo, TypeConfig, decode, encode};
 #[derive(Clone, Default)]
 pub struct PeerChannels {
     channels: Arc<Mutex<HashMap<String, Channel>>>,
+    /// The address connections to peers leave from (see
+    /// [`crate::ReplicaConfig::peer_source`]).
+    source: Option<IpAddr>,
 }
 
 impl PeerChannels {
+    pub fn leaving_from(source: Option<IpAddr>) -> Self {
+        PeerChannels {
+            channels: Arc::default(),
+            source,
+        }
+    }
+
     /// A client for the member at `node` (its first peer URL).
     pub fn client(&self, node: &MemberInfo) -> Result<PeerClient<Channel>, String> {
         let url = node
@@ -46,6 +57,7 @@ impl PeerChannels {
             .connect_timeout(Duration::from_secs(1))
             .tcp_nodelay(true)
             .http2_keep_alive_interval(Duration::from_secs(5))
+            .local_address(self.source)
             .connect_lazy();
         channels.insert(url.clone(), channel.clone());
         Ok(PeerClient::new(channel).max_decoding_message_size(usize::MAX))

@@ -124,6 +124,10 @@ pub struct ReplicaConfig {
     /// Sync the log before reporting appends durable; `false` only for
     /// `--unsafe-no-fsync` (tests and benchmarks).
     pub fsync: bool,
+    /// Where connections to peers leave from: the address this member
+    /// serves its peers on, when that is one address (not 0.0.0.0), so that
+    /// peers, firewalls and proxies see each member at its own address.
+    pub peer_source: Option<std::net::IpAddr>,
 }
 
 #[derive(Debug, Clone)]
@@ -275,7 +279,7 @@ impl Replica {
         .validate()
         .map_err(|e| format!("raft configuration: {e}"))?;
         let log = LogStore::open(&dir.join("log"), config.fsync)?;
-        let channels = PeerChannels::default();
+        let channels = PeerChannels::leaving_from(config.peer_source);
         if log.identity()?.is_none() && store.log_position().map_err(|e| e.to_string())?.is_some() {
             return Err(format!(
                 "the store in this data dir applied raft entries but its log ({}) is missing; \

@@ -51,6 +51,7 @@ fn config(
         snapshot_count,
         request_timeout: Duration::from_secs(5),
         fsync: true,
+        peer_source: None,
     }
 }
 

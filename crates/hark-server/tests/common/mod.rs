@@ -9,6 +9,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 use std::time::Instant;
 
+pub mod peer_proxy;
+
 use clap::Parser;
 use hark_server::{Config, RunningServer};
 

@@ -1,0 +1,317 @@
+//! A minority partition: three `hark` processes whose peer traffic runs
+//! through a TCP proxy (`common::peer_proxy`), and the leader cut off from
+//! both followers, both ways. The isolated member cannot commit a write nor
+//! serve a linearizable read; the majority elects a leader and keeps
+//! serving; after healing, the old leader catches up. Throughout, no member
+//! serves a linearizable read older than a write acknowledged before the
+//! read began.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use etcd_client::{Client, GetOptions};
+use parking_lot::Mutex;
+
+use common::peer_proxy::PeerProxy;
+use common::{free_port, logs, ready, spawn};
+
+const ELECTION_MS: u64 = 500;
+
+/// A member's own peer address (where it serves peers and its peer
+/// connections leave from) and the proxy's address others reach it at.
+fn member_ip(i: usize) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(127, 0, 0, 20 + i as u8))
+}
+
+fn proxy_ip(i: usize) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(127, 0, 1, 20 + i as u8))
+}
+
+/// An acknowledged write: key `w<writer>` got `value` before `acked`.
+struct Ack {
+    writer: usize,
+    value: u64,
+    acked: Instant,
+}
+
+/// A linearizable read that succeeded on `member`: begun at `began`, it saw
+/// each writer's key at these values.
+struct Read {
+    member: usize,
+    began: Instant,
+    seen: BTreeMap<usize, u64>,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_minority_cannot_commit_and_the_majority_keeps_serving() {
+    let cwd = tempfile::tempdir().unwrap();
+    let proxy = PeerProxy::default();
+    let ports: Vec<(u16, u16)> = (0..3).map(|_| (free_port(), free_port())).collect();
+    for (i, (_, peer)) in ports.iter().enumerate() {
+        proxy
+            .forward(
+                SocketAddr::new(proxy_ip(i), *peer),
+                SocketAddr::new(member_ip(i), *peer),
+            )
+            .await;
+    }
+    let initial: Vec<String> = ports
+        .iter()
+        .enumerate()
+        .map(|(i, (_, peer))| format!("m{i}=http://{}:{peer}", proxy_ip(i)))
+        .collect();
+    let mut children = Vec::new();
+    let mut endpoints = Vec::new();
+    for (i, (client, peer)) in ports.iter().enumerate() {
+        let args: Vec<String> = vec![
+            format!("--name=m{i}"),
+            format!("--data-dir=m{i}.hark"),
+            format!("--listen-client-urls=http://127.0.0.1:{client}"),
+            format!("--listen-peer-urls=http://{}:{peer}", member_ip(i)),
+            format!(
+                "--initial-advertise-peer-urls=http://{}:{peer}",
+                proxy_ip(i)
+            ),
+            format!("--initial-cluster={}", initial.join(",")),
+            "--initial-cluster-token=partition-test".into(),
+            "--heartbeat-interval=50".into(),
+            format!("--election-timeout={ELECTION_MS}"),
+        ];
+        children.push(spawn(cwd.path(), &args, &[]));
+        endpoints.push(format!("http://127.0.0.1:{client}"));
+    }
+    for (child, e) in children.iter_mut().zip(&endpoints) {
+        ready(e, child).await;
+    }
+    let ids = member_ids(&endpoints).await;
+    let old_leader = leader_among(&endpoints, &ids, None).await;
+
+    // Writers on every member, each its own key; readers on every member.
+    let stop = Arc::new(AtomicBool::new(false));
+    let acks = Arc::new(Mutex::new(Vec::<Ack>::new()));
+    let reads = Arc::new(Mutex::new(Vec::<Read>::new()));
+    let mut tasks = Vec::new();
+    for (i, e) in endpoints.iter().enumerate() {
+        let (stopped, acks, writer_endpoint) = (stop.clone(), acks.clone(), e.clone());
+        tasks.push(tokio::spawn(async move {
+            let (stop, e) = (stopped, writer_endpoint);
+            let mut c = Client::connect([&e], None).await.unwrap();
+            let mut value = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                value += 1;
+                if c.put(format!("w{i}"), value.to_string(), None)
+                    .await
+                    .is_ok()
+                {
+                    acks.lock().push(Ack {
+                        writer: i,
+                        value,
+                        acked: Instant::now(),
+                    });
+                }
+            }
+        }));
+        let (stop, reads, e) = (stop.clone(), reads.clone(), e.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut c = Client::connect([&e], None).await.unwrap();
+            while !stop.load(Ordering::Relaxed) {
+                let began = Instant::now();
+                let prefix = GetOptions::new().with_prefix();
+                if let Ok(got) = c.get("w", Some(prefix)).await {
+                    let seen = got
+                        .kvs()
+                        .iter()
+                        .map(|kv| {
+                            let writer = kv.key_str().unwrap()[1..].parse().unwrap();
+                            (writer, kv.value_str().unwrap().parse().unwrap())
+                        })
+                        .collect();
+                    reads.lock().push(Read {
+                        member: i,
+                        began,
+                        seen,
+                    });
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    // The leader alone on one side.
+    for other in (0..3).filter(|&i| i != old_leader) {
+        proxy.cut(member_ip(old_leader), member_ip(other));
+    }
+    let cut_at = Instant::now();
+    let majority: Vec<usize> = (0..3).filter(|&i| i != old_leader).collect();
+    let new_leader = leader_among(&endpoints, &ids, Some(old_leader)).await;
+    eprintln!(
+        "new leader m{new_leader} {:?} after the cut",
+        cut_at.elapsed()
+    );
+    assert!(majority.contains(&new_leader));
+
+    // The isolated member: a write is not acknowledged, a linearizable read
+    // is refused (serializable reads of its own state still work).
+    let mut isolated = Client::connect([&endpoints[old_leader]], None)
+        .await
+        .unwrap();
+    let refused = isolated.put("minority", "1", None).await;
+    assert!(refused.is_err(), "the minority acknowledged a write");
+    eprintln!("minority write: {}", refused.unwrap_err());
+    assert!(isolated.get("w", None).await.is_err());
+    isolated
+        .get("w", Some(GetOptions::new().with_serializable()))
+        .await
+        .unwrap();
+    let acked_while_cut = |acks: &[Ack]| {
+        acks.iter()
+            .filter(|a| a.acked > cut_at && majority.contains(&a.writer))
+            .count()
+    };
+    assert!(
+        acked_while_cut(&acks.lock()) > 10,
+        "the majority stopped serving writes\n{}",
+        logs(cwd.path())
+    );
+
+    // Healed: the old leader follows the new one and catches up.
+    proxy.heal();
+    let healed_at = Instant::now();
+    let mut leader_client = Client::connect([&endpoints[new_leader]], None)
+        .await
+        .unwrap();
+    let target = leader_client
+        .status()
+        .await
+        .unwrap()
+        .header()
+        .unwrap()
+        .revision();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let got = isolated
+            .get("w", Some(GetOptions::new().with_serializable()))
+            .await
+            .unwrap();
+        if got.header().unwrap().revision() >= target {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the old leader did not catch up\n{}",
+            logs(cwd.path())
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    eprintln!(
+        "old leader caught up {:?} after healing",
+        healed_at.elapsed()
+    );
+    assert_eq!(
+        leader_among(&endpoints, &ids, None).await,
+        new_leader,
+        "as every member sees it"
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    stop.store(true, Ordering::Relaxed);
+    for t in tasks {
+        t.await.unwrap();
+    }
+
+    // No read older than a write acknowledged before it began.
+    let acks = acks.lock();
+    let reads = reads.lock();
+    let mut checked = [0usize; 3];
+    for read in reads.iter() {
+        for writer in 0..3 {
+            let newest_before = acks
+                .iter()
+                .filter(|a| a.writer == writer && a.acked < read.began)
+                .map(|a| a.value)
+                .max();
+            if let Some(newest) = newest_before {
+                let seen = read.seen.get(&writer).copied().unwrap_or(0);
+                assert!(
+                    seen >= newest,
+                    "m{} read w{writer}={seen} after w{writer}={newest} was acknowledged",
+                    read.member
+                );
+            }
+        }
+        checked[read.member] += 1;
+    }
+    eprintln!(
+        "{} acknowledged writes ({} while cut), reads checked per member {checked:?}",
+        acks.len(),
+        acked_while_cut(&acks)
+    );
+    assert!(checked.iter().all(|&n| n > 10), "{checked:?}");
+
+    // Every member ends with the same data; the refused write is nowhere.
+    let mut finals = Vec::new();
+    for e in &endpoints {
+        let mut c = Client::connect([e], None).await.unwrap();
+        let all = c
+            .get("", Some(GetOptions::new().with_from_key()))
+            .await
+            .unwrap();
+        let kvs: Vec<(String, String)> = all
+            .kvs()
+            .iter()
+            .map(|kv| (kv.key_str().unwrap().into(), kv.value_str().unwrap().into()))
+            .collect();
+        assert!(!kvs.iter().any(|(k, _)| k == "minority"));
+        finals.push((all.header().unwrap().revision(), kvs));
+    }
+    assert!(finals.windows(2).all(|w| w[0] == w[1]));
+
+    for mut child in children {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// Every member's id, in endpoint order.
+async fn member_ids(endpoints: &[String]) -> Vec<u64> {
+    let mut ids = Vec::new();
+    for e in endpoints {
+        let mut c = Client::connect([e], None).await.unwrap();
+        ids.push(c.status().await.unwrap().header().unwrap().member_id());
+    }
+    ids
+}
+
+/// The index of the member that the members other than `except` agree is
+/// the leader (waits up to 10 s).
+async fn leader_among(endpoints: &[String], ids: &[u64], except: Option<usize>) -> usize {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut seen = Vec::new();
+        for (i, e) in endpoints.iter().enumerate() {
+            if Some(i) == except {
+                continue;
+            }
+            if let Ok(mut c) = Client::connect([e], None).await
+                && let Ok(s) = c.status().await
+            {
+                seen.push(s.leader());
+            }
+        }
+        if let Some(&first) = seen.first()
+            && seen.iter().all(|&l| l == first)
+            && let Some(i) = ids.iter().position(|&id| id == first)
+            && Some(i) != except
+            && seen.len() == endpoints.len() - usize::from(except.is_some())
+        {
+            return i;
+        }
+        assert!(Instant::now() < deadline, "no agreed leader: {seen:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
