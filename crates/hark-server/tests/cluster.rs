@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use etcd_client::{Client, GetOptions};
 
-use common::{find_on_path, free_port, logs, ready, spawn};
+use common::{find_on_path, free_port, go_clientv3_watcher, logs, ready, spawn};
 
 const ELECTION_MS: u64 = 500;
 
@@ -277,6 +277,32 @@ async fn sigkill_the_leader_under_writes(env: &[(&str, String)]) -> String {
         });
         (child, reader)
     });
+    // The same through Go's clientv3 itself (a program of ours built with it).
+    // The leader's endpoint first, which its first connection likely takes.
+    let mut leader_first = endpoints.clone();
+    leader_first.swap(0, leader_index);
+    let go_watch = go_clientv3_watcher().map(|bin| {
+        let mut child = std::process::Command::new(bin)
+            .args([
+                "-endpoints",
+                &leader_first.join(","),
+                "-prefix",
+                "w",
+                "-rev",
+                "1",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut out = String::new();
+            let _ = std::io::Read::read_to_string(&mut stdout, &mut out);
+            out
+        });
+        (child, reader)
+    });
     let stop_at = Instant::now() + Duration::from_secs(6);
     let mut writers = Vec::new();
     for w in 0..8 {
@@ -448,6 +474,38 @@ async fn sigkill_the_leader_under_writes(env: &[(&str, String)]) -> String {
             Ok("1"),
             "etcdctl-3.5 is not on PATH"
         );
+    }
+    if let Some((mut child, reader)) = go_watch {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        // Still watching: it never gave up on the cluster.
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the clientv3 watcher exited"
+        );
+        let _ = child.kill();
+        let _ = child.wait();
+        let printed = reader.join().unwrap();
+        let mut lines = printed.lines();
+        assert_eq!(lines.next(), Some("READY"), "{printed}");
+        let events: Vec<(i64, &str)> = lines
+            .map(|l| {
+                let (rev, key) = l.split_once(' ').unwrap();
+                (rev.parse().unwrap(), key)
+            })
+            .collect();
+        assert!(
+            events.windows(2).all(|w| w[0].0 < w[1].0),
+            "clientv3's watch saw revisions out of order or twice"
+        );
+        let keys: std::collections::HashMap<&str, i64> =
+            events.iter().map(|&(rev, key)| (key, rev)).collect();
+        for (key, rev) in &acked {
+            assert_eq!(
+                keys.get(key.as_str()),
+                Some(rev),
+                "clientv3's watch missed {key}@{rev}"
+            );
+        }
     }
     let all_logs = logs(cwd.path());
     for m in &mut members {

@@ -182,3 +182,36 @@ pub fn logs(cwd: &Path) -> String {
     }
     all
 }
+
+/// Builds the Go clientv3 watcher (`tests/clientv3/watch.go`) against Debian's
+/// etcd Go sources (golang-go, golang-etcd-server-dev). `None` when Go is not
+/// installed, which fails the test where HARK_REQUIRE_GO=1 (CI).
+pub fn go_clientv3_watcher() -> Option<std::path::PathBuf> {
+    let Some(go) = find_on_path("go") else {
+        assert_ne!(
+            std::env::var("HARK_REQUIRE_GO").as_deref(),
+            Ok("1"),
+            "go is not on PATH"
+        );
+        eprintln!("no go on PATH: the clientv3 check is skipped");
+        return None;
+    };
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clientv3/watch.go");
+    let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join("clientv3-watch");
+    let out = Command::new(go)
+        .args(["build", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        // Debian's Go sources, offline: GOPATH mode, no module proxy.
+        .env("GO111MODULE", "off")
+        .env("GOPATH", "/usr/share/gocode")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "go build {}: {}",
+        source.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(binary)
+}
