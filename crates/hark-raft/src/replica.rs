@@ -956,11 +956,45 @@ async fn discover_identity(channels: &PeerChannels, join: &Join) -> Result<(u64,
     }
 }
 
-/// Whether a peer call failed before the request could leave (no connection).
+/// Whether a peer call failed before the request could leave: tonic keeps
+/// the transport error under the status, and a failed connection is a
+/// `ConnectError` there.
 fn never_sent(status: &tonic::Status) -> bool {
-    status.code() == tonic::Code::Unavailable && status.message().contains("connect")
+    let mut cause = std::error::Error::source(status);
+    while let Some(e) = cause {
+        if e.is::<tonic::ConnectError>() {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
 }
 
 fn millis(d: Duration) -> u64 {
     d.as_millis().max(1) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::never_sent;
+
+    #[tokio::test]
+    async fn a_refused_connection_is_never_sent_and_a_servers_answer_is_not() {
+        // A port nothing listens on: the call fails while connecting.
+        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", free.local_addr().unwrap());
+        drop(free);
+        let channel = tonic::transport::Endpoint::from_shared(url)
+            .unwrap()
+            .connect_lazy();
+        let mut client = hark_proto::harkpeerpb::peer_client::PeerClient::new(channel);
+        let refused = client
+            .members(hark_proto::harkpeerpb::Envelope::default())
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::Unavailable);
+        assert!(never_sent(&refused), "{refused:?}");
+        let unavailable = tonic::Status::unavailable("etcdserver: no leader: connect");
+        assert!(!never_sent(&unavailable));
+    }
 }
