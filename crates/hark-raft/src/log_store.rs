@@ -1,11 +1,12 @@
 //! The raft log and vote in their own RocksDB, beside the store's.
 //!
-//! Appends are written without a sync and handed to a sync thread, which
-//! fsyncs the write-ahead log once for every append queued behind it and only
-//! then tells openraft the entries are durable (openraft's `LogFlushed`
-//! contract): one fsync per group of writes on a member. The store applies
-//! committed entries without syncing; a restart re-applies from its recorded
-//! log position.
+//! Each append (a batch of proposals: many writes) is written and fsynced in
+//! one RocksDB write before openraft is told the entries are durable
+//! (openraft's `LogFlushed` contract): one fsync per group of writes on a
+//! member. openraft 0.9 awaits each append's flush before the next, so the
+//! sync runs on the calling task (`block_in_place`): a hand-off to a sync
+//! thread and back only added latency. The store applies committed entries
+//! without syncing; a restart re-applies from its recorded log position.
 
 // openraft's traits return its `StorageError` (large); helpers return it too.
 #![allow(clippy::result_large_err)]
@@ -39,10 +40,6 @@ pub struct LogStore {
 
 struct Inner {
     db: DB,
-    /// Appends waiting for the next fsync, in append order. Unbounded in
-    /// type, but openraft 0.9 awaits each append's flush before the next,
-    /// so it holds one at a time.
-    unsynced: crossbeam_channel::Sender<LogFlushed<TypeConfig>>,
     /// `false` only for `--unsafe-no-fsync` (tests, benchmarks): nothing is
     /// synced and appends are reported durable at once.
     fsync: bool,
@@ -59,17 +56,7 @@ impl LogStore {
         let cfs = [CF_LOGS, CF_STATE].map(|n| ColumnFamilyDescriptor::new(n, Options::default()));
         let db = DB::open_cf_descriptors(&opts, path, cfs)
             .map_err(|e| format!("opening the raft log in {}: {e}", path.display()))?;
-        let (tx, rx) = crossbeam_channel::unbounded::<LogFlushed<TypeConfig>>();
-        let inner = Arc::new(Inner {
-            db,
-            unsynced: tx,
-            fsync,
-        });
-        let weak = Arc::downgrade(&inner);
-        std::thread::Builder::new()
-            .name("hark-raft-log-sync".into())
-            .spawn(move || run_syncer(weak, rx))
-            .map_err(|e| format!("starting the raft log's sync thread: {e}"))?;
+        let inner = Arc::new(Inner { db, fsync });
         Ok(LogStore { inner })
     }
 
@@ -122,34 +109,6 @@ impl LogStore {
                 let entry: Entry = decode(&v).map_err(|e| StorageIOError::read_logs(&e))?;
                 Ok(Some(entry.log_id))
             }
-        }
-    }
-}
-
-/// Fsyncs the WAL for every group of appends queued behind each other, then
-/// reports them durable, in order. Ends when the store is dropped.
-fn run_syncer(
-    inner: std::sync::Weak<Inner>,
-    rx: crossbeam_channel::Receiver<LogFlushed<TypeConfig>>,
-) {
-    while let Ok(first) = rx.recv() {
-        let mut group = vec![first];
-        group.extend(rx.try_iter());
-        let Some(inner) = inner.upgrade() else {
-            return;
-        };
-        let started = Instant::now();
-        let synced = inner.db.flush_wal(true);
-        drop(inner);
-        metrics::histogram!("etcd_disk_wal_fsync_duration_seconds")
-            .record(started.elapsed().as_secs_f64());
-        for flushed in group {
-            flushed.log_io_completed(
-                synced
-                    .as_ref()
-                    .map(|_| ())
-                    .map_err(|e| std::io::Error::other(e.to_string())),
-            );
         }
     }
 }
@@ -242,16 +201,22 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         for entry in entries {
             batch.put_cf(cf, index_key(entry.log_id.index), encode(&entry));
         }
-        self.write(batch, false)
-            .map_err(|e| StorageIOError::write_logs(&e))?;
-        if !self.inner.fsync {
-            callback.log_io_completed(Ok(()));
-            return Ok(());
+        let started = Instant::now();
+        // The fsync blocks this thread; a multi-threaded runtime moves its
+        // other tasks elsewhere meanwhile (tests run single-threaded ones).
+        let multi_threaded = tokio::runtime::Handle::current().runtime_flavor()
+            == tokio::runtime::RuntimeFlavor::MultiThread;
+        let written = if multi_threaded && self.inner.fsync {
+            tokio::task::block_in_place(|| self.write(batch, true))
+        } else {
+            self.write(batch, true)
+        };
+        if self.inner.fsync {
+            metrics::histogram!("etcd_disk_wal_fsync_duration_seconds")
+                .record(started.elapsed().as_secs_f64());
         }
-        // Durable once the sync thread's next fsync covers it.
-        if let Err(crossbeam_channel::SendError(callback)) = self.inner.unsynced.send(callback) {
-            callback.log_io_completed(Err(std::io::Error::other("raft log closed")));
-        }
+        written.map_err(|e| StorageIOError::write_logs(&e))?;
+        callback.log_io_completed(Ok(()));
         Ok(())
     }
 
