@@ -225,8 +225,8 @@ async fn a_minority_cannot_commit_and_the_majority_keeps_serving() {
     }
 
     // No read older than a write acknowledged before it began.
-    let acks = acks.lock();
-    let reads = reads.lock();
+    let acks = std::mem::take(&mut *acks.lock());
+    let reads = std::mem::take(&mut *reads.lock());
     let mut checked = [0usize; 3];
     for read in reads.iter() {
         for writer in 0..3 {
