@@ -907,6 +907,15 @@ async fn etcdctl_move_leader_hands_the_leadership_to_a_follower() {
     leader.move_leader(to_id).await.unwrap();
     assert_eq!(leader_seen_by(&members[to].client).await, to_id);
 
+    // Every member, found through the member list, is healthy.
+    let (ok, out) = etcdctl(&bin, &all, &["endpoint", "health", "--cluster"]);
+    assert!(ok, "{out}");
+    assert_eq!(
+        out.lines().filter(|l| l.contains("is healthy")).count(),
+        3,
+        "{out}"
+    );
+
     for m in &mut members {
         let _ = m.child.kill();
         let _ = m.child.wait();
