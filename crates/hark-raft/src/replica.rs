@@ -115,9 +115,8 @@ pub struct ReplicaConfig {
     /// Sync the log before reporting appends durable; `false` only for
     /// `--unsafe-no-fsync` (tests and benchmarks).
     pub fsync: bool,
-    /// Where connections to peers leave from: the address this member
-    /// serves its peers on, when that is one address (not 0.0.0.0), so that
-    /// peers, firewalls and proxies see each member at its own address.
+    /// The local address connections to peers leave from (`None`: the
+    /// system's choice).
     pub peer_source: Option<std::net::IpAddr>,
 }
 

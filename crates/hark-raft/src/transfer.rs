@@ -14,6 +14,7 @@
 //! held elections resume by themselves.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -30,6 +31,8 @@ pub enum TransferStep {
     /// Stand for election once `after_millis` have passed (every follower's
     /// lease on the old leader is over then), until leader or `for_millis`.
     StandForElection { after_millis: u64, for_millis: u64 },
+    /// The transfer failed: stop standing.
+    Cancel,
 }
 
 /// A member's side of transfers: whether one is running here (as the leader),
@@ -39,6 +42,9 @@ pub(crate) struct TransferState {
     serial: tokio::sync::Mutex<()>,
     running: tokio::sync::watch::Sender<bool>,
     held_until: parking_lot::Mutex<Option<Instant>>,
+    /// Bumped by each StandForElection and Cancel: a standing loop whose
+    /// number is no longer current stops.
+    standing: std::sync::atomic::AtomicU64,
 }
 
 impl Default for TransferState {
@@ -47,6 +53,7 @@ impl Default for TransferState {
             serial: tokio::sync::Mutex::new(()),
             running: tokio::sync::watch::channel(false).0,
             held_until: parking_lot::Mutex::new(None),
+            standing: std::sync::atomic::AtomicU64::new(0),
         }
     }
 }
@@ -65,8 +72,8 @@ impl Replica {
     /// etcd's MoveLeader: makes voter `target` the leader. Only the leader
     /// runs it; returns once `target` leads (at once when it already does).
     pub async fn move_leader(&self, target: u64) -> Result<(), ReplicaError> {
-        let deadline = Instant::now() + self.request_timeout;
         let _serial = self.transfer.serial.lock().await;
+        let deadline = Instant::now() + self.request_timeout;
         if !self.is_leader() {
             return Err(ReplicaError::NotLeader);
         }
@@ -80,6 +87,18 @@ impl Replica {
         let running = Running(self);
         let transferred = self.run_transfer(target, deadline).await;
         drop(running);
+        if transferred.is_err() {
+            // Heartbeats are back: the target must not stand any more.
+            let cancel_by = Instant::now() + Duration::from_millis(500);
+            let _ = self
+                .call_member::<_, (), ()>(
+                    target,
+                    Method::TransferLeader,
+                    &TransferStep::Cancel,
+                    cancel_by,
+                )
+                .await;
+        }
         transferred
     }
 
@@ -88,7 +107,10 @@ impl Replica {
         let lease = Duration::from_millis(config.election_timeout_max);
         let heartbeat = Duration::from_millis(config.heartbeat_interval);
 
-        // 1. Nothing new is appended from here on; the target catches up.
+        // 1. Nothing new is appended from here on; the target catches up,
+        // within an election timeout (as etcd's raft gives a transfer) so
+        // that writes are not held up long for a target that is down.
+        let caught_up_by = deadline.min(Instant::now() + lease);
         let mut metrics = self.raft.metrics();
         loop {
             let m = metrics.borrow_and_update().clone();
@@ -103,7 +125,7 @@ impl Replica {
             if matched.is_some() && matched == m.last_log_index {
                 break;
             }
-            if tokio::time::timeout_at(deadline, metrics.changed())
+            if tokio::time::timeout_at(caught_up_by, metrics.changed())
                 .await
                 .is_err()
             {
@@ -118,12 +140,15 @@ impl Replica {
         let hold = TransferStep::HoldElections {
             millis: millis(remaining + lease),
         };
+        // Each step is answered at once by a live member: one that does not
+        // answer soon is not waited for.
+        let step_deadline = || deadline.min(Instant::now() + lease / 2);
         for voter in self.voters() {
             if voter != target && voter != self.member_id() {
                 // Best effort: a voter that misses it may stand too, and the
                 // transfer then takes a second round or times out.
                 let _ = self
-                    .call_member::<_, (), ()>(voter, Method::TransferLeader, &hold, deadline)
+                    .call_member::<_, (), ()>(voter, Method::TransferLeader, &hold, step_deadline())
                     .await;
             }
         }
@@ -135,15 +160,20 @@ impl Replica {
             for_millis: millis(remaining),
         };
         match self
-            .call_member::<_, (), ()>(target, Method::TransferLeader, &stand, deadline)
+            .call_member::<_, (), ()>(target, Method::TransferLeader, &stand, step_deadline())
             .await
         {
             Ok(Some(Ok(Ok(())))) => {}
             _ => return Err(ReplicaError::LeaderTransferTimeout),
         }
         loop {
-            if metrics.borrow_and_update().current_leader == Some(target) {
-                return Ok(());
+            match metrics.borrow_and_update().current_leader {
+                Some(l) if l == target => return Ok(()),
+                // Someone else won: the transfer did not happen.
+                Some(l) if l != self.member_id() => {
+                    return Err(ReplicaError::LeaderTransferTimeout);
+                }
+                _ => {}
             }
             if tokio::time::timeout_at(deadline, metrics.changed())
                 .await
@@ -165,23 +195,35 @@ impl Replica {
                 tokio::spawn(async move {
                     tokio::time::sleep_until(until).await;
                     let mut held = self.transfer.held_until.lock();
-                    // A later hold extends this one.
+                    // The latest hold decides when elections resume.
                     if held.is_some_and(|u| u <= Instant::now()) {
                         *held = None;
                         self.raft.runtime_config().elect(true);
                     }
                 });
             }
+            TransferStep::Cancel => {
+                self.transfer.standing.fetch_add(1, Ordering::SeqCst);
+            }
             TransferStep::StandForElection {
                 after_millis,
                 for_millis,
             } => {
+                let turn = self.transfer.standing.fetch_add(1, Ordering::SeqCst) + 1;
+                let term = self.term();
                 tokio::spawn(async move {
                     let start = Instant::now() + Duration::from_millis(after_millis);
                     let give_up = Instant::now() + Duration::from_millis(for_millis);
                     let round = Duration::from_millis(self.raft.config().election_timeout_max);
                     tokio::time::sleep_until(start).await;
-                    while Instant::now() < give_up && !self.is_leader() {
+                    // Stands until it leads, the transfer is called off, or
+                    // another member won a later term.
+                    let over = |r: &Replica| {
+                        r.is_leader()
+                            || r.transfer.standing.load(Ordering::SeqCst) != turn
+                            || (r.status().leader.is_some() && r.term() > term)
+                    };
+                    while Instant::now() < give_up && !over(&self) {
                         if self.raft.trigger().elect().await.is_err() {
                             return;
                         }

@@ -126,6 +126,12 @@ pub struct Config {
     #[arg(long, env = "HARK_SNAPSHOT_COUNT", default_value_t = 100_000)]
     pub snapshot_count: u64,
 
+    /// The local address connections to other members leave from (e.g. on a
+    /// host with several addresses, or for a proxy that tells members apart
+    /// by address) [default: the system's choice].
+    #[arg(long, env = "HARK_PEER_LOCAL_ADDR")]
+    pub peer_local_addr: Option<std::net::IpAddr>,
+
     /// Do not fsync: a crash may lose acknowledged writes (tests and benchmarks).
     #[arg(long, env = "HARK_UNSAFE_NO_FSYNC")]
     pub unsafe_no_fsync: bool,

@@ -116,11 +116,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     } else {
         config.advertise_client_urls.clone()
     };
-    let peer_source = local_addrs(&peer_listeners)?
-        .first()
-        .map(|a| a.ip())
-        .filter(|ip| !ip.is_unspecified());
-    let replica = start_replica(config, &plan, peer_source, &store, &data_dir).await?;
+    let replica = start_replica(config, &plan, &store, &data_dir).await?;
     let (member_id, cluster_id) = (replica.member_id(), replica.cluster_id());
     // etcd's minimum lease TTL: 1.5 election timeouts, at least 2 s.
     let lessor_config = LessorConfig {
@@ -228,7 +224,6 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
 async fn start_replica(
     config: &Config,
     plan: &ClusterPlan,
-    peer_source: Option<std::net::IpAddr>,
     store: &Store,
     data_dir: &std::path::Path,
 ) -> Result<Arc<Replica>, String> {
@@ -273,7 +268,7 @@ async fn start_replica(
         election_timeout: election,
         snapshot_count: config.snapshot_count,
         fsync: !config.unsafe_no_fsync,
-        peer_source,
+        peer_source: config.peer_local_addr,
         // etcd's request timeout: 5 s plus two election timeouts.
         request_timeout: Duration::from_secs(5) + 2 * election,
     };

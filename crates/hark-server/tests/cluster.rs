@@ -852,7 +852,6 @@ async fn etcdctl_move_leader_hands_the_leadership_to_a_follower() {
         member_id_of(&members[to].client).await,
     );
 
-    // A writer keeps going through the move: no write may fail for long.
     let mut client = Client::connect(&endpoints, None).await.unwrap();
     client.put("before", "1", None).await.unwrap();
 
@@ -915,6 +914,25 @@ async fn etcdctl_move_leader_hands_the_leadership_to_a_follower() {
         3,
         "{out}"
     );
+
+    // A target that is down: refused soon, and writes go on meanwhile.
+    members[from].child.kill().unwrap();
+    members[from].child.wait().unwrap();
+    let started = Instant::now();
+    assert_eq!(
+        common::status(leader.move_leader(from_id).await.unwrap_err()),
+        (
+            tonic::Code::Unavailable,
+            "etcdserver: request timed out, leader transfer took too long".to_string()
+        )
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    leader.put("after-failed-move", "1", None).await.unwrap();
+    assert_eq!(leader_seen_by(&members[to].client).await, to_id);
 
     for m in &mut members {
         let _ = m.child.kill();

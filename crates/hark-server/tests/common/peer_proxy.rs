@@ -1,9 +1,10 @@
 //! A TCP proxy between cluster members that a test cuts pair by pair.
 //!
 //! Each member serves its peers on its own loopback address (127.0.0.N) and
-//! advertises the proxy's address instead; a member's connections to peers
-//! leave from its own address, so the proxy knows both ends of every
-//! connection and can refuse or break the ones crossing a cut, both ways.
+//! advertises the proxy's address instead; its connections to peers leave
+//! from its own address (`--peer-local-addr`), so the proxy knows both ends
+//! of every connection and can refuse or break the ones crossing a cut,
+//! both ways.
 
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
@@ -14,10 +15,15 @@ use tokio::task::AbortHandle;
 
 #[derive(Clone, Default)]
 pub struct PeerProxy {
+    state: Arc<Mutex<State>>,
+}
+
+#[derive(Default)]
+struct State {
     /// Pairs (from, to) that may not talk.
-    cuts: Arc<Mutex<HashSet<(IpAddr, IpAddr)>>>,
+    cuts: HashSet<(IpAddr, IpAddr)>,
     /// Live connections: their ends and the task piping them.
-    live: Arc<Mutex<Vec<(IpAddr, IpAddr, AbortHandle)>>>,
+    live: Vec<(IpAddr, IpAddr, AbortHandle)>,
 }
 
 impl PeerProxy {
@@ -29,8 +35,11 @@ impl PeerProxy {
         tokio::spawn(async move {
             while let Ok((inbound, from)) = listener.accept().await {
                 let pair = (from.ip(), target.ip());
-                if proxy.cuts.lock().unwrap().contains(&pair) {
-                    continue; // dropped: the connection is reset
+                // One lock over the check and the record: a cut cannot slip
+                // between them and miss this connection.
+                let mut state = proxy.state.lock().unwrap();
+                if state.cuts.contains(&pair) {
+                    continue; // dropped: the connection is closed
                 }
                 let task = tokio::spawn(async move {
                     let mut inbound = inbound;
@@ -40,9 +49,8 @@ impl PeerProxy {
                         let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
                     }
                 });
-                let mut live = proxy.live.lock().unwrap();
-                live.retain(|(_, _, t)| !t.is_finished());
-                live.push((pair.0, pair.1, task.abort_handle()));
+                state.live.retain(|(_, _, t)| !t.is_finished());
+                state.live.push((pair.0, pair.1, task.abort_handle()));
             }
         });
     }
@@ -50,12 +58,11 @@ impl PeerProxy {
     /// No traffic between `a` and `b` from now on, either way; connections
     /// between them break at once.
     pub fn cut(&self, a: IpAddr, b: IpAddr) {
-        let mut cuts = self.cuts.lock().unwrap();
-        cuts.insert((a, b));
-        cuts.insert((b, a));
-        let live = self.live.lock().unwrap();
-        for (from, to, task) in live.iter() {
-            if cuts.contains(&(*from, *to)) {
+        let mut state = self.state.lock().unwrap();
+        state.cuts.insert((a, b));
+        state.cuts.insert((b, a));
+        for (from, to, task) in &state.live {
+            if state.cuts.contains(&(*from, *to)) {
                 task.abort();
             }
         }
@@ -63,6 +70,6 @@ impl PeerProxy {
 
     /// Every pair may talk again.
     pub fn heal(&self) {
-        self.cuts.lock().unwrap().clear();
+        self.state.lock().unwrap().cuts.clear();
     }
 }
