@@ -24,6 +24,15 @@ use crate::state_machine::{Pending, StateMachine};
 use crate::transfer::TransferState;
 use crate::types::{Batch, Command, MemberInfo, Proposal, Raft};
 
+/// Drops the waiter for a proposal's apply when its writer is done.
+struct Forget<'a>(&'a Pending, u64);
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.0.forget(self.1);
+    }
+}
+
 /// What became of a proposal sent towards the leader's log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Proposed {
@@ -414,24 +423,31 @@ impl Replica {
     }
 
     /// Proposes `req` and answers with this member's own apply of it, once the
-    /// cluster committed it.
+    /// cluster committed it; `Timeout` after the request timeout, whatever
+    /// held it up.
     pub async fn write(&self, req: WriteRequest) -> Result<WriteResponse, ReplicaError> {
         let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
-        let applied = self.pending.register(seq);
+        let mut applied = self.pending.register(seq);
+        // However this ends (an answer, an error, the caller gone), nobody
+        // waits for `seq` any more.
+        let _forget = Forget(&self.pending, seq);
         let proposal = Proposal {
             origin: self.member_id,
             seq,
             command: Command::Write(req),
         };
         let deadline = Instant::now() + self.request_timeout;
-        let mut applied = applied;
+        let timed_out = |_| ReplicaError::Timeout;
         // The answer is this member's own apply, which may come before the
         // batch's outcome (openraft answers the batch after its whole apply).
         loop {
             let (tx, rx) = oneshot::channel();
-            if self.proposals.send((proposal.clone(), tx)).await.is_err() {
-                self.pending.forget(seq);
-                return Err(ReplicaError::Stopped);
+            match tokio::time::timeout_at(deadline, self.proposals.send((proposal.clone(), tx)))
+                .await
+            {
+                Err(_) => return Err(ReplicaError::Timeout),
+                Ok(Err(_)) => return Err(ReplicaError::Stopped),
+                Ok(Ok(())) => {}
             }
             let outcome = tokio::select! {
                 biased;
@@ -442,7 +458,9 @@ impl Replica {
                         Err(_) => Err(ReplicaError::Stopped),
                     };
                 }
-                outcome = rx => outcome.unwrap_or(Proposed::Stopped),
+                outcome = tokio::time::timeout_at(deadline, rx) => {
+                    outcome.map_err(timed_out)?.unwrap_or(Proposed::Stopped)
+                }
             };
             match outcome {
                 Proposed::Appended | Proposed::Unknown => break,
@@ -450,23 +468,14 @@ impl Replica {
                 Proposed::NotAppended if Instant::now() < deadline => {
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
-                Proposed::NotAppended => {
-                    self.pending.forget(seq);
-                    return Err(ReplicaError::Timeout);
-                }
-                Proposed::Stopped => {
-                    self.pending.forget(seq);
-                    return Err(ReplicaError::Stopped);
-                }
+                Proposed::NotAppended => return Err(ReplicaError::Timeout),
+                Proposed::Stopped => return Err(ReplicaError::Stopped),
             }
         }
         match tokio::time::timeout_at(deadline, applied).await {
             Ok(Ok(result)) => result.map_err(ReplicaError::Store),
             Ok(Err(_)) => Err(ReplicaError::Stopped),
-            Err(_) => {
-                self.pending.forget(seq);
-                Err(ReplicaError::Timeout)
-            }
+            Err(_) => Err(ReplicaError::Timeout),
         }
     }
 
