@@ -66,12 +66,10 @@ impl Server {
                 format!("--quota-backend-bytes={QUOTA}"),
                 "--log-level=error".into(),
             ];
-            let clustered = members > 1 || matches!(kind, Kind::Etcd);
-            if !clustered {
+            if members == 1 && matches!(kind, Kind::Hark) {
                 // Alone, Hark is a cluster of one; not on etcd's default port.
                 args.push(format!("--listen-peer-urls={peer}"));
-            }
-            if clustered {
+            } else {
                 args.extend([
                     format!("--name=m{i}"),
                     format!("--advertise-client-urls={endpoint}"),

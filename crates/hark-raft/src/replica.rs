@@ -592,6 +592,17 @@ impl Replica {
         }
     }
 
+    /// The leader's read index, once a quorum confirmed its leadership (for
+    /// its own reads and those its followers ask for).
+    pub(crate) async fn read_index_here(
+        &self,
+        deadline: Instant,
+    ) -> Result<u64, RaftError<u64, CheckIsLeaderError<u64, MemberInfo>>> {
+        self.until_no_transfer(deadline).await;
+        let (read, _applied) = self.raft.get_read_log_id().await?;
+        Ok(read.map_or(0, |l| l.index))
+    }
+
     /// Returns once this member has applied every write acknowledged before
     /// the call (a linearizable read may then be served from its store).
     pub async fn read_barrier(&self) -> Result<(), ReplicaError> {
@@ -599,9 +610,8 @@ impl Replica {
         loop {
             let leader = self.wait_for_leader(deadline).await?;
             let index = if leader == self.member_id {
-                self.until_no_transfer(deadline).await;
-                match self.raft.get_read_log_id().await {
-                    Ok((read, _)) => Some(read.map_or(0, |l| l.index)),
+                match self.read_index_here(deadline).await {
+                    Ok(index) => Some(index),
                     Err(RaftError::Fatal(_)) => return Err(ReplicaError::Stopped),
                     Err(RaftError::APIError(_)) => None,
                 }
@@ -983,7 +993,7 @@ fn never_sent(status: &tonic::Status) -> bool {
     false
 }
 
-fn millis(d: Duration) -> u64 {
+pub(crate) fn millis(d: Duration) -> u64 {
     d.as_millis().max(1) as u64
 }
 

@@ -55,16 +55,8 @@ impl Peer for PeerService {
 
     async fn read_index(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
         let () = unpack(req)?;
-        self.replica
-            .until_no_transfer(tokio::time::Instant::now() + self.replica.request_timeout)
-            .await;
-        let result = self
-            .replica
-            .raft
-            .get_read_log_id()
-            .await
-            .map(|(read, _applied)| read.map_or(0, |l| l.index));
-        pack(&result)
+        let deadline = tokio::time::Instant::now() + self.replica.request_timeout;
+        pack(&self.replica.read_index_here(deadline).await)
     }
 
     async fn members(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use crate::network::Method;
-use crate::replica::{Replica, ReplicaError};
+use crate::replica::{Replica, ReplicaError, millis};
 
 /// A step of a leader transfer, sent by the leader to another voter.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -241,11 +241,11 @@ impl Replica {
     /// Waits while this member (as the leader) transfers its leadership:
     /// appends and read-index rounds would renew the followers' lease on it.
     pub(crate) async fn until_no_transfer(&self, deadline: Instant) {
+        // Every batch passes here: no timer nor subscription when idle.
+        if !*self.transfer.running.borrow() {
+            return;
+        }
         let mut running = self.transfer.running.subscribe();
         let _ = tokio::time::timeout_at(deadline, running.wait_for(|r| !*r)).await;
     }
-}
-
-fn millis(d: Duration) -> u64 {
-    d.as_millis().try_into().unwrap_or(u64::MAX)
 }

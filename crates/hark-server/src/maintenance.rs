@@ -1,9 +1,7 @@
 //! Maintenance (Status, Alarm, Defragment, Hash, HashKV, Snapshot) and Cluster
 //! (MemberList, MemberAdd, MemberRemove, MemberUpdate, MemberPromote): what
 //! etcd's clients and etcdctl call to look after a member and its cluster.
-//! Membership changes need a cluster (a member started with peer URLs).
-
-use std::sync::Arc;
+//! Membership changes go through the replicated log, run by the leader.
 
 use hark_mvcc as mvcc;
 use hark_proto::etcdserverpb::{
@@ -15,7 +13,7 @@ use tonic::{Request, Response, Status};
 
 use crate::errors::{mvcc_status, replica_status};
 use crate::grpc_metrics;
-use crate::node::{Node, NodeHandle};
+use crate::node::NodeHandle;
 
 const MAINTENANCE: &str = "etcdserverpb.Maintenance";
 const CLUSTER: &str = "etcdserverpb.Cluster";
@@ -297,7 +295,7 @@ impl Maintenance for MaintenanceService {
             Err(e) => return call.finish(Err(e)),
         };
         let member = hark_snapshot::Member {
-            id: node.member_id,
+            id: node.member_id(),
             name: node.name.clone(),
             peer_urls: Vec::new(),
             client_urls: node.client_urls.clone(),
@@ -371,26 +369,20 @@ impl ClusterService {
         ClusterService { node }
     }
 
-    /// The node and its replica.
-    fn replica(&self) -> Result<(Arc<Node>, Arc<Replica>), Status> {
-        let node = self.node.get()?;
-        let replica = node.replica.clone();
-        Ok((node, replica))
-    }
-
     /// Runs `change` and answers with the header and the members after it.
     async fn change(
         &self,
         change: MembershipChange,
     ) -> Result<(Option<pb::ResponseHeader>, Vec<pb::Member>), Status> {
-        let (node, replica) = self.replica()?;
+        let node = self.node.get()?;
+        let replica = &node.replica;
         replica
             .change_membership(change)
             .await
             .map_err(replica_status)?;
         Ok((
             node.header(node.store.current_revision()),
-            members_pb(&replica),
+            members_pb(replica),
         ))
     }
 }
@@ -413,7 +405,8 @@ impl Cluster for ClusterService {
         let call = grpc_metrics::unary(CLUSTER, "MemberAdd");
         let req = request.into_inner();
         let result = async {
-            let (node, replica) = self.replica()?;
+            let node = self.node.get()?;
+            let replica = &node.replica;
             for url in &req.peer_ur_ls {
                 crate::config::socket_addrs(url).map_err(|_| bad_urls())?;
             }
@@ -442,7 +435,7 @@ impl Cluster for ClusterService {
                     info,
                     is_learner: req.is_learner,
                 })),
-                members: members_pb(&replica),
+                members: members_pb(replica),
             })
         }
         .await;

@@ -17,8 +17,6 @@ pub struct Node {
     pub hub: WatchHub,
     pub lessor: Lessor,
     pub name: String,
-    pub member_id: u64,
-    pub cluster_id: u64,
     pub client_urls: Vec<String>,
     pub max_request_bytes: usize,
     /// `--quota-backend-bytes` (etcd's default when unset; negative: none).
@@ -34,11 +32,16 @@ impl Node {
     /// A response header as etcd fills it: cluster, member, revision, term.
     pub fn header(&self, revision: i64) -> Option<ResponseHeader> {
         Some(ResponseHeader {
-            cluster_id: self.cluster_id,
-            member_id: self.member_id,
+            cluster_id: self.replica.cluster_id(),
+            member_id: self.member_id(),
             revision,
             raft_term: self.raft_term(),
         })
+    }
+
+    /// This member's id (etcd's derivation, kept in the raft log).
+    pub fn member_id(&self) -> u64 {
+        self.replica.member_id()
     }
 
     pub fn raft_term(&self) -> u64 {

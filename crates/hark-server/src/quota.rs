@@ -62,7 +62,7 @@ pub async fn check(node: &Node, req: &WriteRequest) -> Result<(), Status> {
     );
     let raise = WriteRequest::Alarm(AlarmRequest {
         action: AlarmAction::Activate,
-        member_id: node.member_id,
+        member_id: node.member_id(),
         kind: Some(AlarmKind::NoSpace),
     });
     node.apply(raise).await.map_err(replica_status)?;

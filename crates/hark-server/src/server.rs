@@ -117,7 +117,6 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         config.advertise_client_urls.clone()
     };
     let replica = start_replica(config, &plan, &store, &data_dir).await?;
-    let (member_id, cluster_id) = (replica.member_id(), replica.cluster_id());
     // etcd's minimum lease TTL: 1.5 election timeouts, at least 2 s.
     let lessor_config = LessorConfig {
         min_ttl: (config.election_timeout * 3 / 2).div_ceil(1000).max(2) as i64,
@@ -134,8 +133,6 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         hub,
         lessor,
         name: config.name.clone(),
-        member_id,
-        cluster_id,
         client_urls,
         max_request_bytes: config.max_request_bytes,
         quota_bytes: config.quota_bytes(),

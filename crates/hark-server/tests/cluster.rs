@@ -252,56 +252,39 @@ async fn sigkill_the_leader_under_writes(env: &[(&str, String)]) -> String {
     // endpoint dies it reconnects to another and resumes.
     let etcdctl_bin = find_on_path("etcdctl-3.5");
     let etcdctl_watch = etcdctl_bin.clone().map(|bin| {
-        let mut child = std::process::Command::new(bin)
-            .args([
-                "--endpoints",
-                &endpoints.join(","),
-                "watch",
-                "--prefix",
-                "w",
-                "--rev",
-                "1",
-                "-w",
-                "json",
-            ])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        // Read as it prints: a full pipe would stall its watch.
-        let mut stdout = child.stdout.take().unwrap();
-        let reader = std::thread::spawn(move || {
-            let mut out = String::new();
-            let _ = std::io::Read::read_to_string(&mut stdout, &mut out);
-            out
-        });
-        (child, reader)
+        spawn_printing(
+            std::process::Command::new(bin)
+                .args([
+                    "--endpoints",
+                    &endpoints.join(","),
+                    "watch",
+                    "--prefix",
+                    "w",
+                    "--rev",
+                    "1",
+                    "-w",
+                    "json",
+                ])
+                .stderr(std::process::Stdio::null()),
+        )
     });
     // The same through Go's clientv3 itself (a program of ours built with it).
     // The leader's endpoint first, which its first connection likely takes.
     let mut leader_first = endpoints.clone();
     leader_first.swap(0, leader_index);
     let go_watch = go_clientv3_watcher().map(|bin| {
-        let mut child = std::process::Command::new(bin)
-            .args([
-                "-endpoints",
-                &leader_first.join(","),
-                "-prefix",
-                "w",
-                "-rev",
-                "1",
-            ])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut stdout = child.stdout.take().unwrap();
-        let reader = std::thread::spawn(move || {
-            let mut out = String::new();
-            let _ = std::io::Read::read_to_string(&mut stdout, &mut out);
-            out
-        });
-        (child, reader)
+        spawn_printing(
+            std::process::Command::new(bin)
+                .args([
+                    "-endpoints",
+                    &leader_first.join(","),
+                    "-prefix",
+                    "w",
+                    "-rev",
+                    "1",
+                ])
+                .stderr(std::process::Stdio::inherit()),
+        )
     });
     let stop_at = Instant::now() + Duration::from_secs(6);
     let mut writers = Vec::new();
@@ -425,49 +408,26 @@ async fn sigkill_the_leader_under_writes(env: &[(&str, String)]) -> String {
             seen.push((kv.mod_revision(), kv.key_str().unwrap().to_string()));
         }
     }
-    assert!(
-        seen.windows(2).all(|w| w[0].0 < w[1].0),
-        "revisions out of order or repeated"
-    );
-    let seen: std::collections::HashMap<String, i64> =
-        seen.into_iter().map(|(r, k)| (k, r)).collect();
-    for (key, rev) in &acked {
-        assert_eq!(seen.get(key), Some(rev), "the watch missed {key}@{rev}");
-    }
+    assert_saw_every_write("the follower's watch", &seen, &acked);
     if let Some((mut child, reader)) = etcdctl_watch {
         // Let it drain, then read what it printed.
         tokio::time::sleep(Duration::from_secs(2)).await;
         let _ = child.kill();
         let _ = child.wait();
         let printed = reader.join().unwrap();
-        let mut revisions = Vec::new();
-        let mut keys = std::collections::HashMap::new();
+        use base64::Engine;
+        let mut events = Vec::new();
         for line in printed.lines() {
             let resp: serde_json::Value = serde_json::from_str(line).unwrap();
             for e in resp["Events"].as_array().into_iter().flatten() {
                 let rev = e["kv"]["mod_revision"].as_i64().unwrap();
-                let key = e["kv"]["key"].as_str().unwrap().to_string();
-                revisions.push(rev);
-                keys.insert(key, rev);
+                let key = base64::engine::general_purpose::STANDARD
+                    .decode(e["kv"]["key"].as_str().unwrap())
+                    .unwrap();
+                events.push((rev, String::from_utf8(key).unwrap()));
             }
         }
-        assert!(
-            revisions.windows(2).all(|w| w[0] < w[1]),
-            "etcdctl's watch saw revisions out of order or twice"
-        );
-        use base64::Engine;
-        for (key, rev) in &acked {
-            let encoded = base64::engine::general_purpose::STANDARD.encode(key);
-            assert_eq!(
-                keys.get(&encoded),
-                Some(rev),
-                "etcdctl's watch missed {key}@{rev}; it saw {:?}",
-                revisions
-                    .iter()
-                    .filter(|r| (*r - rev).abs() < 6)
-                    .collect::<Vec<_>>()
-            );
-        }
+        assert_saw_every_write("etcdctl's watch", &events, &acked);
     } else if etcdctl_bin.is_none() {
         assert_ne!(
             std::env::var("HARK_REQUIRE_ETCDCTL").as_deref(),
@@ -487,25 +447,13 @@ async fn sigkill_the_leader_under_writes(env: &[(&str, String)]) -> String {
         let printed = reader.join().unwrap();
         let mut lines = printed.lines();
         assert_eq!(lines.next(), Some("READY"), "{printed}");
-        let events: Vec<(i64, &str)> = lines
+        let events: Vec<(i64, String)> = lines
             .map(|l| {
                 let (rev, key) = l.split_once(' ').unwrap();
-                (rev.parse().unwrap(), key)
+                (rev.parse().unwrap(), key.to_string())
             })
             .collect();
-        assert!(
-            events.windows(2).all(|w| w[0].0 < w[1].0),
-            "clientv3's watch saw revisions out of order or twice"
-        );
-        let keys: std::collections::HashMap<&str, i64> =
-            events.iter().map(|&(rev, key)| (key, rev)).collect();
-        for (key, rev) in &acked {
-            assert_eq!(
-                keys.get(key.as_str()),
-                Some(rev),
-                "clientv3's watch missed {key}@{rev}"
-            );
-        }
+        assert_saw_every_write("clientv3's watch", &events, &acked);
     }
     let all_logs = logs(cwd.path());
     for m in &mut members {
@@ -513,6 +461,43 @@ async fn sigkill_the_leader_under_writes(env: &[(&str, String)]) -> String {
         let _ = m.child.wait();
     }
     all_logs
+}
+
+/// Starts `command` with its stdout read as it prints (a full pipe would
+/// stall a watcher): the child, and what it printed once it ends.
+fn spawn_printing(command: &mut std::process::Command) -> (Child, std::thread::JoinHandle<String>) {
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut out = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut out);
+        out
+    });
+    (child, reader)
+}
+
+/// `who` saw events (revision, key) in strictly increasing revisions, and
+/// every acknowledged write among them at its revision.
+fn assert_saw_every_write(who: &str, seen: &[(i64, String)], acked: &[(String, i64)]) {
+    assert!(
+        seen.windows(2).all(|w| w[0].0 < w[1].0),
+        "{who} saw revisions out of order or twice"
+    );
+    let keys: std::collections::HashMap<&str, i64> =
+        seen.iter().map(|(rev, key)| (key.as_str(), *rev)).collect();
+    for (key, rev) in acked {
+        assert_eq!(
+            keys.get(key.as_str()),
+            Some(rev),
+            "{who} missed {key}@{rev}; it saw {:?}",
+            seen.iter()
+                .filter(|(r, _)| (r - rev).abs() < 6)
+                .collect::<Vec<_>>()
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -19,7 +19,7 @@ fn member(id: u64) -> Option<AlarmOptions> {
 async fn alarm_rpc_raises_lists_and_clears_and_nospace_blocks_growth() {
     let srv = start(&[]).await;
     let mut c = srv.client().await;
-    let id = srv.server.node().member_id;
+    let id = srv.server.node().member_id();
     c.put("a", "1", None).await.unwrap();
 
     let raised = c
@@ -115,7 +115,7 @@ async fn quota_raises_nospace_and_the_runbook_recovers() {
     assert_eq!(alarms.alarms().len(), 1);
     assert_eq!(
         alarms.alarms()[0].member_id(),
-        srv.server.node().member_id,
+        srv.server.node().member_id(),
         "the member that hit the quota raised the alarm"
     );
     // The alarm itself refuses writes now, whatever their size.
@@ -135,7 +135,7 @@ async fn quota_raises_nospace_and_the_runbook_recovers() {
     c.alarm(
         AlarmAction::Deactivate,
         AlarmType::Nospace,
-        member(srv.server.node().member_id),
+        member(srv.server.node().member_id()),
     )
     .await
     .unwrap();
