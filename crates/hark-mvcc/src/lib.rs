@@ -32,4 +32,6 @@ pub use kv::{CommittedRevision, Event, EventKind, KeyValue};
 pub use request::*;
 pub use restore::{RestoredStore, Restorer};
 pub use revision::Revision;
-pub use store::{Done, HistoryChunk, KvHash, LoggedDone, Store, StoreImage, StoreOptions};
+pub use store::{
+    BackendClosed, Done, HistoryChunk, KvHash, LoggedDone, Store, StoreImage, StoreOptions,
+};

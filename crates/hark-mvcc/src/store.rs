@@ -150,6 +150,17 @@ pub struct Store {
     inner: Arc<StoreInner>,
 }
 
+/// Tells whether a store's backend has closed: clones may outlive the one a
+/// caller drops (in tasks still finishing), and reopening the same directory
+/// must wait for the last of them.
+pub struct BackendClosed(std::sync::Weak<Shared>);
+
+impl BackendClosed {
+    pub fn is_closed(&self) -> bool {
+        self.0.strong_count() == 0
+    }
+}
+
 struct StoreInner {
     shared: Arc<Shared>,
     jobs: Option<Sender<Job>>,
@@ -166,6 +177,12 @@ impl Drop for StoreInner {
 }
 
 impl Store {
+    /// A probe that turns true once every clone of this store is gone and
+    /// the backend is closed.
+    pub fn backend_closed(&self) -> BackendClosed {
+        BackendClosed(Arc::downgrade(&self.inner.shared))
+    }
+
     /// Opens (or creates) a RocksDB-backed store in directory `path`.
     pub fn open(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
         Store::with_backend(Box::new(RocksBackend::open(path)?), options)
@@ -527,6 +544,13 @@ impl Store {
             parts: vec![(Work::Nothing, Box::new(move |_| done()))],
             position: None,
         });
+    }
+
+    /// Puts every write the store made so far on stable storage. Under a
+    /// replicated log the store's writes are not synced (the log is), so
+    /// this comes before the log is purged up to what the store holds.
+    pub fn sync_to_disk(&self) -> Result<()> {
+        self.shared().backend.sync()
     }
 
     /// The position recorded by the last [`Store::apply_logged`] whose write

@@ -540,6 +540,9 @@ impl Backend for SlowSyncBackend {
         }
         self.inner.write(batch, sync)
     }
+    fn sync(&self) -> Result<()> {
+        self.inner.sync()
+    }
     fn size_bytes(&self) -> u64 {
         self.inner.size_bytes()
     }

@@ -60,6 +60,13 @@ impl LogStore {
         Ok(LogStore { inner })
     }
 
+    /// Turns true once every clone (openraft hands them to its tasks) is
+    /// dropped and the database is closed.
+    pub fn closed_probe(&self) -> impl Fn() -> bool + Send + Sync + 'static {
+        let weak = Arc::downgrade(&self.inner);
+        move || weak.strong_count() == 0
+    }
+
     /// The `(member id, cluster id)` this log belongs to, once recorded.
     pub fn identity(&self) -> Result<Option<(u64, u64)>, String> {
         self.get_state(KEY_IDENTITY).map_err(|e| e.to_string())

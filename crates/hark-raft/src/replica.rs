@@ -249,6 +249,8 @@ pub struct Replica {
     election_timeout: Duration,
     forward_handler: parking_lot::RwLock<Option<Arc<dyn ForwardHandler>>>,
     pub(crate) transfer: TransferState,
+    /// True once openraft's tasks have let go of the log (see `shutdown`).
+    log_closed: Box<dyn Fn() -> bool + Send + Sync>,
 }
 
 impl Replica {
@@ -304,6 +306,7 @@ impl Replica {
             pending.clone(),
             dir.join("snapshots"),
         )?;
+        let log_closed = Box::new(log.closed_probe());
         let network = Network {
             channels: channels.clone(),
             heartbeat: config.heartbeat_interval,
@@ -346,6 +349,7 @@ impl Replica {
             request_timeout: config.request_timeout,
             proposals,
             election_timeout: config.election_timeout,
+            log_closed,
             forward_handler: parking_lot::RwLock::new(None),
             transfer: TransferState::default(),
         });
@@ -536,7 +540,7 @@ impl Replica {
 
     /// The leader's half of proposing: one log entry for the whole batch.
     pub(crate) async fn append_here(&self, batch: Batch, deadline: Instant) -> Proposed {
-        self.until_no_transfer(deadline).await;
+        let _no_transfer = self.until_no_transfer(deadline).await;
         if !self.is_leader() {
             return Proposed::NotAppended;
         }
@@ -598,7 +602,7 @@ impl Replica {
         &self,
         deadline: Instant,
     ) -> Result<u64, RaftError<u64, CheckIsLeaderError<u64, MemberInfo>>> {
-        self.until_no_transfer(deadline).await;
+        let _no_transfer = self.until_no_transfer(deadline).await;
         let (read, _applied) = self.raft.get_read_log_id().await?;
         Ok(read.map_or(0, |l| l.index))
     }
@@ -924,9 +928,19 @@ impl Replica {
         self.wait_for_leader(Instant::now() + timeout).await.ok()
     }
 
-    /// Stops taking part in the cluster.
+    /// Stops taking part in the cluster. Returns once the log is closed:
+    /// openraft's state machine and replication tasks end after its core
+    /// does, and the same data dir may be opened again right after.
     pub async fn shutdown(&self) {
         let _ = self.raft.shutdown().await;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !(self.log_closed)() {
+            if Instant::now() >= deadline {
+                tracing::warn!("raft tasks still hold the log; it closes when they end");
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 }
 

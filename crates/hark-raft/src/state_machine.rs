@@ -333,6 +333,9 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
                 client_urls: Vec::new(),
             };
             let written = hark_snapshot::save(&store, &member, &building).map_err(|e| e.to_string())?;
+            // openraft purges the log up to the snapshot once it is built:
+            // the store must hold what the snapshot holds after a power loss.
+            store.sync_to_disk().map_err(|e| e.to_string())?;
             let position = written.log_position.ok_or("the store has applied no log entry yet")?;
             let (last, membership) = decode_position(&position).map_err(|e| e.to_string())?;
             let meta = SnapshotMeta {

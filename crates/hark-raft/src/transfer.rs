@@ -41,6 +41,10 @@ pub(crate) struct TransferState {
     /// One transfer at a time.
     serial: tokio::sync::Mutex<()>,
     running: tokio::sync::watch::Sender<bool>,
+    /// Held (shared) by each append and read-index round from the check that
+    /// no transfer runs until raft has it; a transfer takes it alone to
+    /// start, so none of them slips in after the transfer began.
+    gate: tokio::sync::RwLock<()>,
     held_until: parking_lot::Mutex<Option<Instant>>,
     /// Bumped by each StandForElection and Cancel: a standing loop whose
     /// number is no longer current stops.
@@ -52,6 +56,7 @@ impl Default for TransferState {
         TransferState {
             serial: tokio::sync::Mutex::new(()),
             running: tokio::sync::watch::channel(false).0,
+            gate: tokio::sync::RwLock::new(()),
             held_until: parking_lot::Mutex::new(None),
             standing: std::sync::atomic::AtomicU64::new(0),
         }
@@ -83,7 +88,13 @@ impl Replica {
         if target == self.member_id() {
             return Ok(());
         }
+        // Appends already past the gate finish first (bounded by their deadline).
+        let Ok(started) = tokio::time::timeout_at(deadline, self.transfer.gate.write()).await
+        else {
+            return Err(ReplicaError::LeaderTransferTimeout);
+        };
         self.transfer.running.send_replace(true);
+        drop(started);
         let running = Running(self);
         let transferred = self.run_transfer(target, deadline).await;
         drop(running);
@@ -240,12 +251,22 @@ impl Replica {
 
     /// Waits while this member (as the leader) transfers its leadership:
     /// appends and read-index rounds would renew the followers' lease on it.
-    pub(crate) async fn until_no_transfer(&self, deadline: Instant) {
-        // Every batch passes here: no timer nor subscription when idle.
-        if !*self.transfer.running.borrow() {
-            return;
+    /// The guard returned is held until raft has the append or round.
+    pub(crate) async fn until_no_transfer(
+        &self,
+        deadline: Instant,
+    ) -> tokio::sync::RwLockReadGuard<'_, ()> {
+        loop {
+            // Every batch passes here: no timer nor subscription when idle.
+            if *self.transfer.running.borrow() {
+                let mut running = self.transfer.running.subscribe();
+                let _ = tokio::time::timeout_at(deadline, running.wait_for(|r| !*r)).await;
+            }
+            let pass = self.transfer.gate.read().await;
+            // A transfer that outlasts the deadline no longer holds anyone up.
+            if !*self.transfer.running.borrow() || Instant::now() >= deadline {
+                return pass;
+            }
         }
-        let mut running = self.transfer.running.subscribe();
-        let _ = tokio::time::timeout_at(deadline, running.wait_for(|r| !*r)).await;
     }
 }

@@ -474,7 +474,9 @@ impl RunningServer {
         }
         self.node.replica.shutdown().await;
         tracing::info!("listeners closed; closing the store");
-        // Stream tasks finishing may still hold the node for a moment.
+        // Stream tasks finishing may still hold the node for a moment, and
+        // openraft's state machine task a clone of the store.
+        let store_closed = self.node.store.backend_closed();
         let mut node = self.node;
         let deadline = tokio::time::Instant::now() + DRAIN_TIMEOUT;
         loop {
@@ -490,6 +492,13 @@ impl RunningServer {
                         drop(store);
                     })
                     .await;
+                    while !store_closed.is_closed() {
+                        if tokio::time::Instant::now() >= deadline {
+                            tracing::warn!("tasks still hold the store; it closes when they end");
+                            break;
+                        }
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
                     break;
                 }
                 Err(shared) if tokio::time::Instant::now() < deadline => {

@@ -43,6 +43,10 @@ impl Backend for MemoryBackend {
         Ok(())
     }
 
+    fn sync(&self) -> Result<()> {
+        Ok(())
+    }
+
     fn write(&self, batch: WriteBatch, _sync: bool) -> Result<()> {
         let mut tables = self.tables.write();
         for op in batch.ops {

@@ -86,6 +86,9 @@ pub trait Backend: Send + Sync + 'static {
     /// storage; concurrent synced writes may share one sync.
     fn write(&self, batch: WriteBatch, sync: bool) -> Result<()>;
 
+    /// Puts every write made so far (synced or not) on stable storage.
+    fn sync(&self) -> Result<()>;
+
     /// Bytes the backend occupies (on disk, or in memory for the memory backend).
     fn size_bytes(&self) -> u64;
 
@@ -135,6 +138,10 @@ impl<B: Backend> Backend for std::sync::Arc<B> {
 
     fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
         (**self).write(batch, sync)
+    }
+
+    fn sync(&self) -> Result<()> {
+        (**self).sync()
     }
 
     fn size_bytes(&self) -> u64 {

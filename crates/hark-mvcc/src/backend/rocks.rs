@@ -114,6 +114,10 @@ impl Backend for RocksBackend {
             .map_err(backend_err)
     }
 
+    fn sync(&self) -> Result<()> {
+        self.db.flush_wal(true).map_err(backend_err)
+    }
+
     /// The database's files: the live table files (those of the current
     /// version; a compaction's inputs and outputs are not counted twice while
     /// it runs), plus the write-ahead log and manifest.
