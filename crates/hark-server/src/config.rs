@@ -335,6 +335,23 @@ pub fn socket_addrs(url: &str) -> Result<Vec<SocketAddr>, String> {
     Ok(addrs)
 }
 
+/// Whether `url` is a peer URL MemberAdd and MemberUpdate take: etcd checks
+/// its form only (`http://host:port`, no path), not that the host resolves,
+/// so a member may be added before its DNS name exists.
+pub fn is_peer_url(url: &str) -> bool {
+    let Some(host_port) = url.trim().strip_prefix("http://") else {
+        return false;
+    };
+    let Some((host, port)) = host_port.rsplit_once(':') else {
+        return false;
+    };
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    !host.is_empty() && !host.contains(['/', '[', ']']) && port.parse::<u16>().is_ok()
+}
+
 /// Go's `time.ParseDuration` format: e.g. `500ms`, `10m`, `1h30m`, `1.5s`.
 pub fn parse_go_duration(s: &str) -> Result<Duration, String> {
     let bad = || format!("invalid duration {s:?}");
@@ -443,5 +460,17 @@ mod tests {
         );
         assert!(socket_addrs("https://127.0.0.1:2379").is_err());
         assert!(socket_addrs("http://127.0.0.1").is_err());
+        assert!(is_peer_url("http://not-yet-in-dns.test:2380"));
+        assert!(is_peer_url("http://[::1]:2380"));
+        for bad in [
+            "https://a:2380",
+            "http://a",
+            "http://a:2380/path",
+            "http://:2380",
+            "http://a:port",
+            "a:2380",
+        ] {
+            assert!(!is_peer_url(bad), "{bad}");
+        }
     }
 }

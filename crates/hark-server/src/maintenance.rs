@@ -407,10 +407,9 @@ impl Cluster for ClusterService {
         let result = async {
             let node = self.node.get()?;
             let replica = &node.replica;
-            for url in &req.peer_ur_ls {
-                crate::config::socket_addrs(url).map_err(|_| bad_urls())?;
-            }
-            if req.peer_ur_ls.is_empty() {
+            if req.peer_ur_ls.is_empty()
+                || !req.peer_ur_ls.iter().all(|u| crate::config::is_peer_url(u))
+            {
                 return Err(bad_urls());
             }
             let id = replica.new_member_id(&req.peer_ur_ls);
@@ -462,10 +461,7 @@ impl Cluster for ClusterService {
         let call = grpc_metrics::unary(CLUSTER, "MemberUpdate");
         let req = request.into_inner();
         let valid = !req.peer_ur_ls.is_empty()
-            && req
-                .peer_ur_ls
-                .iter()
-                .all(|u| crate::config::socket_addrs(u).is_ok());
+            && req.peer_ur_ls.iter().all(|u| crate::config::is_peer_url(u));
         let result = if valid {
             self.change(MembershipChange::UpdatePeerUrls {
                 id: req.id,
