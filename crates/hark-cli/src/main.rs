@@ -2,6 +2,7 @@
 //! byte as etcdctl 3.5 prints them), error messages and exit codes, over
 //! `hark-client`. Works against Hark and etcd.
 
+mod cluster;
 mod json;
 mod print;
 mod snapshot;
@@ -101,6 +102,11 @@ enum Command {
     /// Alarm related commands
     #[command(subcommand)]
     Alarm(AlarmCommand),
+    /// Membership related commands
+    #[command(subcommand)]
+    Member(cluster::MemberCommand),
+    /// Transfers leadership to another etcd cluster member.
+    MoveLeader { args: Vec<String> },
 }
 
 #[derive(Subcommand)]
@@ -235,9 +241,17 @@ enum LeaseCommand {
 #[derive(Subcommand)]
 enum EndpointCommand {
     /// Checks the healthiness of endpoints specified in `--endpoints` flag
-    Health,
+    Health {
+        /// use all endpoints from the cluster member list
+        #[arg(long)]
+        cluster: bool,
+    },
     /// Prints out the status of endpoints specified in `--endpoints` flag
-    Status,
+    Status {
+        /// use all endpoints from the cluster member list
+        #[arg(long)]
+        cluster: bool,
+    },
 }
 
 /// A failure that ends the command: `Error: <message>` on stderr, then `code`.
@@ -308,6 +322,8 @@ pub struct Ctx {
     endpoints: Vec<String>,
     command_timeout: Duration,
     format: Format,
+    /// `--hex` (etcdctl's JSON member list prints ids in hex with it).
+    hex: bool,
 }
 
 impl Ctx {
@@ -315,6 +331,36 @@ impl Ctx {
         Client::connect(&self.endpoints)
             .await
             .map_err(|e| Exit::new(EXIT_BAD_CONNECTION, e.to_string()))
+    }
+
+    /// With `--cluster`: every member's client URLs from the member list
+    /// instead of `--endpoints` (etcdctl's `endpoint --cluster`).
+    async fn with_cluster_endpoints(&self, cluster: bool) -> Result<Ctx, Exit> {
+        let endpoints = if cluster {
+            let c = self.client().await?;
+            let members = self.timed(c.member_list(true)).await.map_err(|e| {
+                Exit::new(
+                    EXIT_ERROR,
+                    format!(
+                        "failed to fetch endpoints from etcd cluster member list: {}",
+                        e.message.unwrap_or_default()
+                    ),
+                )
+            })?;
+            members
+                .members
+                .into_iter()
+                .flat_map(|m| m.client_ur_ls)
+                .collect()
+        } else {
+            self.endpoints.clone()
+        };
+        Ok(Ctx {
+            endpoints,
+            command_timeout: self.command_timeout,
+            format: self.format,
+            hex: self.hex,
+        })
     }
 
     /// Runs a call under `--command-timeout`.
@@ -353,6 +399,7 @@ async fn run(cli: Cli) -> Outcome {
         endpoints: cli.endpoints.iter().map(|e| e.trim().to_string()).collect(),
         command_timeout,
         format,
+        hex: cli.hex,
     };
     match cli.command {
         Command::Put(a) => {
@@ -394,11 +441,17 @@ async fn run(cli: Cli) -> Outcome {
         Command::Txn(a) => txn::run(&ctx, a.args, a.interactive).await,
         Command::Watch(a) => watch(&ctx, a).await,
         Command::Lease(l) => lease(&ctx, l).await,
-        Command::Endpoint(EndpointCommand::Status) => endpoint_status(&ctx).await,
-        Command::Endpoint(EndpointCommand::Health) => endpoint_health(&ctx).await,
+        Command::Endpoint(EndpointCommand::Status { cluster }) => {
+            endpoint_status(&ctx.with_cluster_endpoints(cluster).await?).await
+        }
+        Command::Endpoint(EndpointCommand::Health { cluster }) => {
+            endpoint_health(&ctx.with_cluster_endpoints(cluster).await?).await
+        }
         Command::Snapshot(c) => snapshot::run(&ctx, c).await,
         Command::Defrag => defrag(&ctx).await,
         Command::Alarm(a) => alarm(&ctx, a).await,
+        Command::Member(m) => cluster::member(&ctx, m).await,
+        Command::MoveLeader { args } => cluster::move_leader(&ctx, &args).await,
     }
 }
 
@@ -465,7 +518,7 @@ pub fn put_request(a: &PutArgs, stdin_value: bool) -> Result<pb::PutRequest, Exi
             EXIT_BAD_ARGS,
             format!(
                 "bad lease ID ({}), expecting ID in Hex",
-                go_parse_error(&a.lease, &e)
+                go_parse_error("ParseInt", &a.lease, &e)
             ),
         )
     })?;
@@ -479,15 +532,15 @@ pub fn put_request(a: &PutArgs, stdin_value: bool) -> Result<pb::PutRequest, Exi
     })
 }
 
-/// How Go's strconv reports a parse failure.
-fn go_parse_error(input: &str, e: &std::num::ParseIntError) -> String {
+/// How Go's strconv reports a parse failure (`func`: ParseInt or ParseUint).
+fn go_parse_error(func: &str, input: &str, e: &std::num::ParseIntError) -> String {
     let why = match e.kind() {
         std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
             "value out of range"
         }
         _ => "invalid syntax",
     };
-    format!("strconv.ParseInt: parsing {input:?}: {why}")
+    format!("strconv.{func}: parsing {input:?}: {why}")
 }
 
 fn range_end_for(key: &str, prefix: bool, from_key: bool) -> (Bytes, Bytes) {
@@ -779,7 +832,7 @@ fn lease_id_arg(args: &[String], usage: &str) -> Result<i64, Exit> {
             EXIT_BAD_ARGS,
             format!(
                 "bad lease ID arg ({}), expecting ID in Hex",
-                go_parse_error(arg, &e)
+                go_parse_error("ParseInt", arg, &e)
             ),
         )
     })
@@ -794,7 +847,7 @@ async fn lease(ctx: &Ctx, cmd: LeaseCommand) -> Outcome {
             let ttl: i64 = arg.parse().map_err(|e: std::num::ParseIntError| {
                 Exit::new(
                     EXIT_BAD_ARGS,
-                    format!("bad TTL ({})", go_parse_error(arg, &e)),
+                    format!("bad TTL ({})", go_parse_error("ParseInt", arg, &e)),
                 )
             })?;
             let c = ctx.client().await?;

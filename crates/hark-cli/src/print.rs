@@ -24,7 +24,7 @@ pub struct Health {
     pub error: String,
 }
 
-fn unsupported(what: &str) -> Exit {
+pub(crate) fn unsupported(what: &str) -> Exit {
     Exit::new(
         EXIT_BAD_FEATURE,
         format!("{what} not supported as output format"),
@@ -674,7 +674,7 @@ pub fn print_kv(hex: bool, value_only: bool, kv: &KeyValue) {
     let _ = out.write_all(b"\n");
 }
 
-fn fields_header(h: &Option<pb::ResponseHeader>) {
+pub(crate) fn fields_header(h: &Option<pb::ResponseHeader>) {
     let h = h.unwrap_or_default();
     println!("\"ClusterID\" : {}", h.cluster_id);
     println!("\"MemberID\" : {}", h.member_id);
@@ -714,7 +714,7 @@ pub fn go_quote(b: &[u8]) -> String {
 
 /// tablewriter's default look: `+---+` borders, upper-cased centred headers,
 /// right-aligned cells, one space of padding.
-fn print_table(headers: &[&str], rows: &[Vec<String>]) {
+pub(crate) fn print_table(headers: &[&str], rows: &[Vec<String>]) {
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (i, cell) in row.iter().enumerate() {

@@ -217,6 +217,50 @@ fn script() -> Vec<(Vec<String>, String)> {
         s(&["alarm", "list"]),
         s(&["alarm", "list", "-w", "json"]),
         s(&["alarm", "disarm"]),
+        s(&["member", "list"]),
+        s(&["member", "list", "-w", "json"]),
+        s(&["member", "list", "-w", "json", "--hex"]),
+        s(&["member", "list", "-w", "fields"]),
+        s(&["member", "list", "-w", "table"]),
+        s(&["member", "add"]),
+        s(&["member", "add", "new"]),
+        s(&["member", "add", "new", "http://new.test:2380"]),
+        // Two voters with one started: etcd refuses (strict reconfig check).
+        s(&["member", "add", "new", "--peer-urls=http://new.test:2380"]),
+        s(&["member", "remove"]),
+        s(&["member", "remove", "zz"]),
+        s(&["member", "remove", "1234"]),
+        s(&["member", "update", "1234"]),
+        s(&["member", "update", "1234", "--peer-urls=http://x.test:2380"]),
+        s(&["member", "promote", "1234"]),
+        s(&["move-leader"]),
+        s(&["move-leader", "zz"]),
+        s(&["move-leader", "1234"]),
+    ]
+}
+
+/// A learner's life, with the id each tool's server gave it masked.
+fn learner_script(own: &str, learner: &str) -> Vec<Vec<String>> {
+    let v = |args: &[&str]| args.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    vec![
+        v(&["member", "list"]),
+        v(&["member", "list", "-w", "json"]),
+        v(&[
+            "member",
+            "update",
+            learner,
+            "--peer-urls=http://moved.test:2380",
+        ]),
+        v(&["member", "list", "-w", "table"]),
+        // Never started, so never in sync with the leader.
+        v(&["member", "promote", learner]),
+        v(&["member", "promote", learner, "-w", "json"]),
+        v(&["move-leader", learner]),
+        v(&["move-leader", own]),
+        v(&["move-leader", own, "-w", "json"]),
+        v(&["member", "remove", learner, "-w", "json"]),
+        v(&["member", "remove", learner]),
+        v(&["member", "list"]),
     ]
 }
 
@@ -305,6 +349,79 @@ fn etcdctl_3_5_is_the_golden_output() {
             run(&etcdctl, &ge, &ga, ""),
             run(HARKCTL, &oe, &oa, ""),
         );
+    }
+    // Members: each tool adds a learner, then works with the id it got.
+    let own = run(&etcdctl, &ge, &["member", "list"], "")
+        .stdout
+        .split(',')
+        .next()
+        .unwrap()
+        .to_string();
+    let add_learner = |bin: &str, ep: &str, json: bool| {
+        let mut args = vec![
+            "member",
+            "add",
+            "learner",
+            "--learner",
+            "--peer-urls=http://learner.test:2380",
+        ];
+        if json {
+            args.extend(["-w", "json"]);
+        }
+        let out = Command::new(bin)
+            .arg(format!("--endpoints={ep}"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let id: u64 = if json {
+            let member = regex::Regex::new(r#""member":\{"ID":(\d+)"#).unwrap();
+            member.captures(&stdout).unwrap()[1].parse().unwrap()
+        } else {
+            let hex = stdout.split_whitespace().nth(1).unwrap();
+            u64::from_str_radix(hex, 16).unwrap()
+        };
+        let masked = stdout
+            .replace(&format!("{id:16x}"), "<learner>")
+            .replace(&id.to_string(), "<learner>");
+        (masked, id)
+    };
+    for json in [false, true] {
+        let (want, gid) = add_learner(&etcdctl, &ge, json);
+        let (got, oid) = add_learner(HARKCTL, &oe, json);
+        assert!(!want.is_empty(), "etcdctl added no learner");
+        let printed = |stdout: String| Run {
+            stdout,
+            error: Vec::new(),
+            code: 0,
+        };
+        compare(
+            format!("member add --learner (json: {json})"),
+            printed(want),
+            printed(got),
+        );
+        let (g, o) = (format!("{gid:x}"), format!("{oid:x}"));
+        for (ga, oa) in learner_script(&own, &g)
+            .into_iter()
+            .zip(learner_script(&own, &o))
+        {
+            let ga: Vec<&str> = ga.iter().map(String::as_str).collect();
+            let oa: Vec<&str> = oa.iter().map(String::as_str).collect();
+            let masked = |r: Run, id: u64| Run {
+                stdout: r
+                    .stdout
+                    .replace(&format!("{id:16x}"), "<learner>")
+                    .replace(&format!("{id:x}"), "<learner>")
+                    .replace(&id.to_string(), "<learner>"),
+                error: r.error,
+                code: r.code,
+            };
+            compare(
+                format!("{ga:?}"),
+                masked(run(&etcdctl, &ge, &ga, ""), gid),
+                masked(run(HARKCTL, &oe, &oa, ""), oid),
+            );
+        }
     }
     // Watches: history with prev_kv, in simple and json.
     let revision = regex::Regex::new(r#""revision":(\d+)"#).unwrap();

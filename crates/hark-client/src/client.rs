@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use hark_proto::etcdserverpb::{
-    self as pb, kv_client::KvClient, lease_client::LeaseClient,
+    self as pb, cluster_client::ClusterClient, kv_client::KvClient, lease_client::LeaseClient,
     maintenance_client::MaintenanceClient,
 };
 use tokio::sync::{mpsc, watch};
@@ -347,6 +347,79 @@ impl Client {
         self.call(|ch| async move {
             MaintenanceClient::new(ch)
                 .status(pb::StatusRequest {})
+                .await
+        })
+        .await
+    }
+
+    /// Makes member `target` the leader (etcd's MoveLeader). Only the leader
+    /// takes it: the client must be connected to the leader's endpoint.
+    pub async fn move_leader(&self, target: u64) -> Result<pb::MoveLeaderResponse, Error> {
+        self.call(|ch| async move {
+            MaintenanceClient::new(ch)
+                .move_leader(pb::MoveLeaderRequest { target_id: target })
+                .await
+        })
+        .await
+    }
+
+    /// The cluster's members; `linearizable` asks for the list as of a read
+    /// the leader confirmed (etcd 3.5's default for clientv3 is `false`).
+    pub async fn member_list(&self, linearizable: bool) -> Result<pb::MemberListResponse, Error> {
+        self.call(|ch| async move {
+            ClusterClient::new(ch)
+                .member_list(pb::MemberListRequest { linearizable })
+                .await
+        })
+        .await
+    }
+
+    /// Adds a member (a voter, or a learner) that will serve peers on `peer_urls`.
+    pub async fn member_add(
+        &self,
+        peer_urls: Vec<String>,
+        is_learner: bool,
+    ) -> Result<pb::MemberAddResponse, Error> {
+        self.call(|ch| {
+            let req = pb::MemberAddRequest {
+                peer_ur_ls: peer_urls.clone(),
+                is_learner,
+            };
+            async move { ClusterClient::new(ch).member_add(req).await }
+        })
+        .await
+    }
+
+    pub async fn member_remove(&self, id: u64) -> Result<pb::MemberRemoveResponse, Error> {
+        self.call(|ch| async move {
+            ClusterClient::new(ch)
+                .member_remove(pb::MemberRemoveRequest { id })
+                .await
+        })
+        .await
+    }
+
+    /// Replaces member `id`'s peer URLs.
+    pub async fn member_update(
+        &self,
+        id: u64,
+        peer_urls: Vec<String>,
+    ) -> Result<pb::MemberUpdateResponse, Error> {
+        self.call(|ch| {
+            let req = pb::MemberUpdateRequest {
+                id,
+                peer_ur_ls: peer_urls.clone(),
+            };
+            async move { ClusterClient::new(ch).member_update(req).await }
+        })
+        .await
+    }
+
+    /// Makes learner `id` a voter (once its log is close to the leader's).
+    pub async fn member_promote(&self, id: u64) -> Result<pb::MemberPromoteResponse, Error> {
+        self.call(|ch| async move {
+            ClusterClient::new(ch)
+                .member_promote(pb::MemberPromoteRequest { id })
                 .await
         })
         .await
