@@ -10,6 +10,8 @@
 //!   default data dir (see `run` for why it is not a plain `cargo run`).
 //! - `loadtest SCENARIO [ARGS]`: build Hark and the load generator in release
 //!   mode, then run `hark-loadtest` (see `crates/hark-loadtest`).
+//! - `chaos [ARGS]`: build like the tests do, then run the fault suite
+//!   `hark-chaos` (see `crates/hark-chaos`) against the debug `hark`.
 
 use std::ffi::OsStr;
 use std::fmt::Write as _;
@@ -44,6 +46,8 @@ Commands:
   cluster [ARGS]    Build like the tests do, then run a local 3-member cluster with etcd's flags
                     (clients on 2379, 22379, 32379; data in ./cluster/m1..m3.hark; ARGS go to every member)
   loadtest ARGS     Release-build, then run the load generator (`cargo xtask loadtest help`)
+  chaos [ARGS]      Build like the tests do, then run the fault suite on a 3-member cluster
+                    (`cargo xtask chaos --help`; e.g. --seed 7 --duration 60 --compare-etcd PATH)
   help              Print this help
 ";
 
@@ -58,6 +62,7 @@ fn main() -> ExitCode {
         ["run", rest @ ..] => run(rest),
         ["cluster", rest @ ..] => cluster(rest),
         ["loadtest", rest @ ..] => loadtest(rest),
+        ["chaos", rest @ ..] => chaos(rest),
         [] | ["help" | "--help" | "-h"] => {
             print!("{HELP}");
             Ok(ExitCode::SUCCESS)
@@ -123,6 +128,26 @@ fn build_server(root: &Path) -> Result<Option<PathBuf>> {
     Ok(Some(
         target_dir(&cargo, root)?.join("debug").join(RUN_TARGET),
     ))
+}
+
+/// `cargo xtask chaos`: the fault suite checks correctness, not speed, so
+/// it runs the debug binaries the tests build (no third RocksDB build).
+fn chaos(args: &[&str]) -> Result<ExitCode> {
+    let root = workspace_root();
+    let Some(hark) = build_server(&root)? else {
+        return Ok(ExitCode::FAILURE);
+    };
+    let status = Command::new(hark.with_file_name("hark-chaos"))
+        .args(args)
+        .arg(format!("--hark={}", hark.display()))
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("running hark-chaos: {e}"))?;
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// The three members `cluster` starts: (name, client port, peer port), as

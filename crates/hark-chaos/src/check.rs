@@ -1,0 +1,593 @@
+//! The checkers. Each returns the anomalies it found, in words.
+//!
+//! - The revision log: every event any watcher received, by revision. Two
+//!   watchers (on different members) disagreeing on a revision is an anomaly.
+//! - Watch guarantees, as etcd's robustness suite names them: ordered,
+//!   unique, atomic, reliable, resumable, bookmarkable, `prev_kv`.
+//! - Writes: every acknowledged write is in the log at its revision; the
+//!   members' final states are equal and equal the log's.
+//! - Reads and CAS against the log, and real-time order of revisions.
+//! - Linearizability of each key's register history with stateright's
+//!   tester (see [`crate::linearizable`]).
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::history::{Call, Event, History, Op, Outcome, WatchResponse};
+
+/// Every event by revision, then key.
+pub type RevisionLog = BTreeMap<i64, BTreeMap<String, Event>>;
+
+#[derive(Default)]
+pub struct Report {
+    pub anomalies: Vec<String>,
+    /// What was checked, for the summary.
+    pub facts: Vec<String>,
+}
+
+impl Report {
+    fn anomaly(&mut self, what: String) {
+        // A broken guarantee tends to repeat: the first few say enough.
+        if self.anomalies.len() < 200 {
+            self.anomalies.push(what);
+        }
+    }
+}
+
+pub fn check(history: &History) -> Report {
+    let mut report = Report::default();
+    let log = revision_log(history, &mut report);
+    check_watches(history, &log, &mut report);
+    check_writes_and_reads(history, &log, &mut report);
+    check_final_state(history, &log, &mut report);
+    crate::linearizable::check(history, &log, &mut report.anomalies, &mut report.facts);
+    report
+}
+
+/// The union of what every watcher saw.
+pub fn revision_log(history: &History, report: &mut Report) -> RevisionLog {
+    let mut log = RevisionLog::new();
+    for w in &history.watches {
+        for r in &w.responses {
+            let WatchResponse::Events { events, .. } = r else {
+                continue;
+            };
+            for e in events {
+                // prev_kv is not part of what happened; compare without it.
+                let plain = Event {
+                    prev_value: None,
+                    ..e.clone()
+                };
+                match log.entry(e.revision).or_default().get(&e.key) {
+                    Some(known) if *known != plain => report.anomaly(format!(
+                        "members disagree on revision {} of {}: {known:?} and (watcher {} on {}) {plain:?}",
+                        e.revision, e.key, w.watcher, w.endpoint
+                    )),
+                    Some(_) => {}
+                    None => {
+                        log.get_mut(&e.revision)
+                            .expect("just inserted")
+                            .insert(e.key.clone(), plain);
+                    }
+                }
+            }
+        }
+    }
+    report.facts.push(format!(
+        "{} revisions in the log, seen by {} watchers",
+        log.len(),
+        history.watches.len()
+    ));
+    log
+}
+
+fn check_watches(history: &History, log: &RevisionLog, report: &mut Report) {
+    let last_revision = log.keys().next_back().copied().unwrap_or(0);
+    let mut events_seen = 0usize;
+    for w in &history.watches {
+        let who = format!("watcher {} on {}", w.watcher, w.endpoint);
+        // The revision the stream must deliver next (or later, if nothing
+        // happened in between).
+        let mut expected_from = 1i64;
+        let mut last: Option<(i64, String)> = None;
+        let mut delivered_to = 0i64;
+        for r in &w.responses {
+            match r {
+                WatchResponse::Started { start_revision } => {
+                    // Resumable: a watcher resumes right after what it saw.
+                    if *start_revision != expected_from {
+                        report.anomaly(format!(
+                            "{who}: resumed from {start_revision}, expected {expected_from}"
+                        ));
+                    }
+                    expected_from = *start_revision;
+                }
+                WatchResponse::Progress { revision } => {
+                    // Bookmarkable: nothing up to the bookmark is still owed.
+                    if expected_from <= *revision
+                        && let Some((owed, _)) = log.range(expected_from..=*revision).next()
+                    {
+                        report.anomaly(format!(
+                            "{who}: progress at {revision} while revision {owed} was not delivered"
+                        ));
+                    }
+                    delivered_to = delivered_to.max(*revision);
+                    expected_from = expected_from.max(revision + 1);
+                }
+                WatchResponse::Events { events, .. } => {
+                    let mut revisions: Vec<i64> = events.iter().map(|e| e.revision).collect();
+                    revisions.dedup();
+                    for e in events {
+                        events_seen += 1;
+                        // Ordered and unique.
+                        let here = (e.revision, e.key.clone());
+                        if let Some(prev) = &last
+                            && *prev >= here
+                        {
+                            report.anomaly(format!(
+                                "{who}: event {here:?} after {prev:?} (out of order or repeated)"
+                            ));
+                        }
+                        last = Some(here);
+                        // Reliable: no revision skipped.
+                        if expected_from < e.revision
+                            && let Some((skipped, _)) = log.range(expected_from..e.revision).next()
+                        {
+                            report.anomaly(format!(
+                                "{who}: revision {skipped} skipped (next delivered: {})",
+                                e.revision
+                            ));
+                        }
+                        expected_from = expected_from.max(e.revision + 1);
+                        if w.prev_kv {
+                            check_prev_kv(log, e, &who, report);
+                        }
+                    }
+                    // Atomic: a revision's events arrive in one response.
+                    for rev in revisions {
+                        let got = events.iter().filter(|e| e.revision == rev).count();
+                        let all = log.get(&rev).map_or(0, BTreeMap::len);
+                        if got != all {
+                            report.anomaly(format!(
+                                "{who}: revision {rev} split: {got} of its {all} events in one response"
+                            ));
+                        }
+                        expected_from = rev + 1;
+                        delivered_to = delivered_to.max(rev);
+                    }
+                }
+                WatchResponse::Broken { .. } => {}
+            }
+        }
+        // Reliable to the end: the watcher drained the whole log.
+        if delivered_to < last_revision {
+            report.anomaly(format!(
+                "{who}: delivered up to revision {delivered_to}, the log goes to {last_revision}"
+            ));
+        }
+    }
+    report.facts.push(format!(
+        "{events_seen} watch events checked (ordered, unique, atomic, reliable, resumable, bookmarkable, prev_kv)"
+    ));
+}
+
+/// The value `key` held just before `revision` (None: absent).
+fn value_before(log: &RevisionLog, key: &str, revision: i64) -> Option<String> {
+    log.range(..revision)
+        .rev()
+        .find_map(|(_, events)| events.get(key))
+        .and_then(|e| e.value.clone())
+}
+
+/// The value and mod_revision of `key` as of `revision`.
+fn value_at(log: &RevisionLog, key: &str, revision: i64) -> Option<(String, i64)> {
+    log.range(..=revision)
+        .rev()
+        .find_map(|(rev, events)| events.get(key).map(|e| (e.value.clone(), *rev)))
+        .and_then(|(v, rev)| v.map(|v| (v, rev)))
+}
+
+fn check_prev_kv(log: &RevisionLog, e: &Event, who: &str, report: &mut Report) {
+    let want = value_before(log, &e.key, e.revision);
+    if e.prev_value != want {
+        report.anomaly(format!(
+            "{who}: prev_kv of {} at {} is {:?}, the history says {want:?}",
+            e.key, e.revision, e.prev_value
+        ));
+    }
+}
+
+fn check_writes_and_reads(history: &History, log: &RevisionLog, report: &mut Report) {
+    let last_revision = log.keys().next_back().copied().unwrap_or(0);
+    let mut acked = 0;
+    for op in &history.ops {
+        let who = || format!("client {} {:?} on {}", op.client, op.call, op.key);
+        match (&op.call, &op.outcome) {
+            (Call::Put { value } | Call::Cas { value, .. }, Outcome::Written { revision }) => {
+                acked += 1;
+                // Nothing acknowledged is lost.
+                let logged = log.get(revision).and_then(|events| events.get(&op.key));
+                if logged.and_then(|e| e.value.as_ref()) != Some(value) {
+                    report.anomaly(format!(
+                        "{}: acknowledged at revision {revision}, the log has {logged:?}",
+                        who()
+                    ));
+                }
+            }
+            (Call::Cas { expect, .. }, Outcome::NotWritten { revision }) => {
+                let current = value_at(log, &op.key, *revision).map_or(0, |(_, m)| m);
+                if current == *expect {
+                    report.anomaly(format!(
+                        "{}: compare failed at revision {revision}, but the key's mod_revision was {expect} then",
+                        who()
+                    ));
+                }
+            }
+            (Call::Get { .. }, Outcome::Read { revision, value }) => {
+                if *revision > last_revision {
+                    report.anomaly(format!(
+                        "{}: read at revision {revision}, past the last ({last_revision})",
+                        who()
+                    ));
+                }
+                let want = value_at(log, &op.key, *revision);
+                if *value != want {
+                    report.anomaly(format!(
+                        "{}: read {value:?} at revision {revision}, the log has {want:?}",
+                        who()
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    check_real_time(&history.ops, report);
+    report.facts.push(format!(
+        "{} operations ({acked} acknowledged writes) checked against the log",
+        history.ops.len()
+    ));
+}
+
+/// Revisions respect real time: an operation that began after a write was
+/// acknowledged sees that write's revision or a later one. Serializable
+/// reads may be stale and are left out.
+fn check_real_time(ops: &[Op], report: &mut Report) {
+    let mut acked: Vec<(u64, i64)> = ops
+        .iter()
+        .filter_map(|op| match (&op.outcome, op.returned_us) {
+            (Outcome::Written { revision }, Some(at)) => Some((at, *revision)),
+            _ => None,
+        })
+        .collect();
+    acked.sort();
+    // The highest revision acknowledged by each moment.
+    let mut highest = Vec::with_capacity(acked.len());
+    let mut max = 0;
+    for (at, rev) in &acked {
+        max = max.max(*rev);
+        highest.push((*at, max));
+    }
+    for op in ops {
+        let revision = match (&op.call, &op.outcome) {
+            (Call::Get { serializable: true }, _) => continue,
+            (_, Outcome::Written { revision })
+            | (_, Outcome::NotWritten { revision })
+            | (_, Outcome::Read { revision, .. }) => *revision,
+            _ => continue,
+        };
+        let before = highest.partition_point(|(at, _)| *at < op.invoked_us);
+        if before > 0 {
+            let (at, floor) = highest[before - 1];
+            let stale = match op.outcome {
+                // A write takes a revision after every acknowledged one.
+                Outcome::Written { .. } => revision <= floor,
+                _ => revision < floor,
+            };
+            if stale {
+                report.anomaly(format!(
+                    "client {} {:?} on {} began at {}µs and got revision {revision}, but revision {floor} was acknowledged at {at}µs",
+                    op.client, op.call, op.key, op.invoked_us
+                ));
+            }
+        }
+    }
+}
+
+fn check_final_state(history: &History, log: &RevisionLog, report: &mut Report) {
+    let last_revision = log.keys().next_back().copied().unwrap_or(0);
+    let mut want: HashMap<&str, &str> = HashMap::new();
+    for events in log.values() {
+        for e in events.values() {
+            match &e.value {
+                Some(v) => want.insert(&e.key, v),
+                None => want.remove(e.key.as_str()),
+            };
+        }
+    }
+    for read in &history.final_reads {
+        let (endpoint, revision) = (&read.endpoint, &read.revision);
+        if *revision != last_revision {
+            report.anomaly(format!(
+                "{endpoint} ended at revision {revision}, the log at {last_revision}"
+            ));
+        }
+        let got: HashMap<&str, &str> = read
+            .kvs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        if got != want {
+            let differ = want
+                .iter()
+                .filter(|(k, v)| got.get(*k) != Some(*v))
+                .take(3)
+                .collect::<Vec<_>>();
+            report.anomaly(format!(
+                "{endpoint}'s final state differs from the log ({} keys vs {}; e.g. {differ:?})",
+                got.len(),
+                want.len()
+            ));
+        }
+    }
+    report.facts.push(format!(
+        "final state of {} members compared at revision {last_revision}",
+        history.final_reads.len()
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each guarantee broken on purpose in an otherwise good history must be
+    //! reported; the good history must pass.
+    use super::*;
+    use crate::history::{FinalRead, Op, WatchLog};
+
+    fn event(revision: i64, key: &str, value: &str, prev: Option<&str>) -> Event {
+        Event {
+            revision,
+            key: key.into(),
+            value: Some(value.into()),
+            prev_value: prev.map(String::from),
+        }
+    }
+
+    fn op(client: usize, key: &str, call: Call, at: (u64, u64), outcome: Outcome) -> Op {
+        Op {
+            client,
+            key: key.into(),
+            call,
+            invoked_us: at.0,
+            returned_us: Some(at.1),
+            outcome,
+        }
+    }
+
+    fn put(value: &str) -> Call {
+        Call::Put {
+            value: value.into(),
+        }
+    }
+
+    const LINEARIZABLE: Call = Call::Get {
+        serializable: false,
+    };
+
+    /// Revisions 2..=4: a=1, b=1, a=2; two watchers (one with prev_kv).
+    fn good() -> History {
+        let events = [
+            event(2, "a", "1", None),
+            event(3, "b", "1", None),
+            event(4, "a", "2", Some("1")),
+        ];
+        let watch = |watcher: usize, prev_kv: bool| WatchLog {
+            watcher,
+            endpoint: format!("m{watcher}"),
+            prev_kv,
+            responses: vec![
+                WatchResponse::Started { start_revision: 1 },
+                WatchResponse::Events {
+                    header_revision: 3,
+                    events: events[..2]
+                        .iter()
+                        .map(|e| Event {
+                            prev_value: if prev_kv { e.prev_value.clone() } else { None },
+                            ..e.clone()
+                        })
+                        .collect(),
+                },
+                WatchResponse::Progress { revision: 3 },
+                WatchResponse::Broken {
+                    reason: "member killed".into(),
+                    compact_revision: 0,
+                },
+                WatchResponse::Started { start_revision: 4 },
+                WatchResponse::Events {
+                    header_revision: 4,
+                    events: vec![Event {
+                        prev_value: if prev_kv { Some("1".into()) } else { None },
+                        ..events[2].clone()
+                    }],
+                },
+            ],
+        };
+        History {
+            ops: vec![
+                op(0, "a", put("1"), (0, 10), Outcome::Written { revision: 2 }),
+                op(1, "b", put("1"), (5, 20), Outcome::Written { revision: 3 }),
+                op(0, "a", put("2"), (30, 40), Outcome::Written { revision: 4 }),
+                op(
+                    1,
+                    "a",
+                    LINEARIZABLE,
+                    (25, 35),
+                    Outcome::Read {
+                        revision: 3,
+                        value: Some(("1".into(), 2)),
+                    },
+                ),
+                op(
+                    2,
+                    "a",
+                    Call::Cas {
+                        expect: 2,
+                        value: "x".into(),
+                    },
+                    (50, 60),
+                    Outcome::NotWritten { revision: 4 },
+                ),
+            ],
+            watches: vec![watch(0, true), watch(1, false)],
+            final_reads: vec![FinalRead {
+                endpoint: "m0".into(),
+                revision: 4,
+                kvs: vec![("a".into(), "2".into()), ("b".into(), "1".into())],
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn anomalies(h: &History) -> Vec<String> {
+        check(h).anomalies
+    }
+
+    fn events_of(h: &mut History, watcher: usize, response: usize) -> &mut Vec<Event> {
+        match &mut h.watches[watcher].responses[response] {
+            WatchResponse::Events { events, .. } => events,
+            other => panic!("response {response} is {other:?}"),
+        }
+    }
+
+    fn assert_caught(h: &History, words: &str) {
+        let found = anomalies(h);
+        assert!(
+            found.iter().any(|a| a.contains(words)),
+            "expected an anomaly saying {words:?}, got {found:#?}"
+        );
+    }
+
+    #[test]
+    fn a_good_history_has_no_anomaly() {
+        assert_eq!(anomalies(&good()), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_lost_event_is_unreliable() {
+        let mut h = good();
+        events_of(&mut h, 1, 1).remove(0);
+        assert_caught(&h, "revision 2 skipped");
+    }
+
+    #[test]
+    fn a_repeated_or_reordered_event_is_caught() {
+        let mut h = good();
+        let again = events_of(&mut h, 1, 1)[0].clone();
+        events_of(&mut h, 1, 5).insert(0, again);
+        assert_caught(&h, "out of order or repeated");
+        let mut h = good();
+        events_of(&mut h, 1, 1).swap(0, 1);
+        assert_caught(&h, "out of order or repeated");
+    }
+
+    #[test]
+    fn a_split_revision_is_not_atomic() {
+        let mut h = good();
+        // Revision 3 wrote two keys, but watcher 1 got only one of them in
+        // that response.
+        for w in 0..2 {
+            events_of(&mut h, w, 1).push(event(3, "c", "1", None));
+        }
+        events_of(&mut h, 1, 1).pop();
+        assert_caught(&h, "revision 3 split");
+    }
+
+    #[test]
+    fn a_wrong_prev_kv_is_caught() {
+        let mut h = good();
+        events_of(&mut h, 0, 5)[0].prev_value = Some("0".into());
+        assert_caught(&h, "prev_kv of a at 4");
+    }
+
+    #[test]
+    fn an_early_bookmark_is_caught() {
+        let mut h = good();
+        h.watches[1].responses[2] = WatchResponse::Progress { revision: 4 };
+        // Revision 4 still came later: the bookmark promised it was sent.
+        h.watches[1].responses[4] = WatchResponse::Started { start_revision: 5 };
+        assert_caught(&h, "progress at 4 while revision 4 was not delivered");
+    }
+
+    #[test]
+    fn a_resume_from_the_wrong_revision_is_caught() {
+        let mut h = good();
+        h.watches[0].responses[4] = WatchResponse::Started { start_revision: 2 };
+        assert_caught(&h, "resumed from 2, expected 4");
+    }
+
+    #[test]
+    fn members_disagreeing_on_a_revision_is_caught() {
+        let mut h = good();
+        events_of(&mut h, 1, 1)[1].value = Some("other".into());
+        assert_caught(&h, "members disagree on revision 3");
+    }
+
+    #[test]
+    fn a_lost_acknowledged_write_is_caught() {
+        let mut h = good();
+        // Acknowledged, but no member has it.
+        h.ops.push(op(
+            3,
+            "d",
+            put("9"),
+            (70, 80),
+            Outcome::Written { revision: 5 },
+        ));
+        assert_caught(&h, "acknowledged at revision 5");
+    }
+
+    #[test]
+    fn a_stale_linearizable_read_is_caught() {
+        let mut h = good();
+        // Began after revision 4 was acknowledged, read at 3.
+        h.ops.push(op(
+            3,
+            "a",
+            LINEARIZABLE,
+            (45, 48),
+            Outcome::Read {
+                revision: 3,
+                value: Some(("1".into(), 2)),
+            },
+        ));
+        assert_caught(&h, "got revision 3, but revision 4 was acknowledged");
+        assert_caught(&h, "a: not linearizable");
+    }
+
+    #[test]
+    fn a_read_that_does_not_match_the_log_is_caught() {
+        let mut h = good();
+        h.ops[3].outcome = Outcome::Read {
+            revision: 3,
+            value: Some(("2".into(), 4)),
+        };
+        assert_caught(&h, "the log has Some((\"1\", 2))");
+    }
+
+    #[test]
+    fn a_wrong_cas_answer_is_caught() {
+        let mut h = good();
+        h.ops[4].call = Call::Cas {
+            expect: 4,
+            value: "x".into(),
+        };
+        assert_caught(&h, "compare failed at revision 4");
+    }
+
+    #[test]
+    fn a_diverged_final_state_is_caught() {
+        let mut h = good();
+        h.final_reads[0].kvs[1].1 = "stale".into();
+        assert_caught(&h, "final state differs");
+        let mut h = good();
+        h.final_reads[0].revision = 3;
+        assert_caught(&h, "ended at revision 3");
+    }
+}

@@ -1,0 +1,253 @@
+//! Three members as processes, Hark or etcd, started with etcd's flags and
+//! their peer links through [`PeerProxy`]. Members are killed with SIGKILL,
+//! paused with SIGSTOP and restarted with the flags they started with.
+
+use std::fs::File;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::proxy::PeerProxy;
+
+/// Which server runs the cluster.
+#[derive(Clone, Debug)]
+pub enum Flavor {
+    Hark(PathBuf),
+    Etcd(PathBuf),
+}
+
+impl Flavor {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Flavor::Hark(_) => "hark",
+            Flavor::Etcd(_) => "etcd",
+        }
+    }
+}
+
+/// Heartbeat and election timeout of every member (ms), as etcd's e2e tests
+/// shorten them: faults resolve in about a second.
+pub const HEARTBEAT_MS: u64 = 50;
+pub const ELECTION_MS: u64 = 500;
+
+pub struct Member {
+    pub client_url: String,
+    args: Vec<String>,
+    child: Option<Child>,
+    paused: bool,
+}
+
+pub struct Cluster {
+    flavor: Flavor,
+    dir: PathBuf,
+    pub members: Vec<Member>,
+    pub proxy: PeerProxy,
+}
+
+fn free_listener(ip: IpAddr) -> TcpListener {
+    TcpListener::bind(SocketAddr::new(ip, 0)).expect("a free loopback port")
+}
+
+impl Cluster {
+    /// Starts `size` members in `dir` (one data dir and log each). Must run
+    /// inside a tokio runtime (the proxies are tasks).
+    pub fn start(flavor: Flavor, dir: &Path, size: usize, snapshot_count: u64) -> Cluster {
+        let proxy = PeerProxy::default();
+        let localhost = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        // Hark members each dial their peers from their own address.
+        let own_ip = |i: usize| match flavor {
+            Flavor::Hark(_) => IpAddr::V4(Ipv4Addr::new(127, 0, 0, 10 + i as u8)),
+            Flavor::Etcd(_) => localhost,
+        };
+        let fronts: Vec<TcpListener> = (0..size).map(|_| free_listener(localhost)).collect();
+        let front_url =
+            |i: usize| format!("http://{}", fronts[i].local_addr().expect("bound address"));
+        let initial: Vec<String> = (0..size)
+            .map(|i| format!("m{i}={}", front_url(i)))
+            .collect();
+        let mut members = Vec::new();
+        for (i, front) in fronts.iter().enumerate() {
+            // The real peer port: taken now and freed just before the member
+            // binds it.
+            let peer = free_listener(own_ip(i))
+                .local_addr()
+                .expect("bound address");
+            let client = free_listener(localhost)
+                .local_addr()
+                .expect("bound address");
+            let client_url = format!("http://{client}");
+            let mut args: Vec<String> = vec![
+                format!("--name=m{i}"),
+                format!(
+                    "--data-dir={}",
+                    dir.join("data").join(format!("m{i}")).display()
+                ),
+                format!("--listen-client-urls={client_url}"),
+                format!("--advertise-client-urls={client_url}"),
+                format!("--listen-peer-urls=http://{peer}"),
+                format!("--initial-advertise-peer-urls={}", front_url(i)),
+                format!("--initial-cluster={}", initial.join(",")),
+                "--initial-cluster-state=new".into(),
+                "--initial-cluster-token=chaos".into(),
+                format!("--heartbeat-interval={HEARTBEAT_MS}"),
+                format!("--election-timeout={ELECTION_MS}"),
+                format!("--snapshot-count={snapshot_count}"),
+            ];
+            if let Flavor::Hark(_) = flavor {
+                args.push(format!("--peer-local-addr={}", own_ip(i)));
+                proxy.know_ip(own_ip(i), i);
+            }
+            members.push(Member {
+                client_url,
+                args,
+                child: None,
+                paused: false,
+            });
+            let front = front.try_clone().expect("a listener handle");
+            proxy.forward(front, i, peer);
+        }
+        let mut cluster = Cluster {
+            flavor,
+            dir: dir.to_path_buf(),
+            members,
+            proxy,
+        };
+        for i in 0..size {
+            cluster.spawn(i);
+        }
+        cluster
+    }
+
+    fn spawn(&mut self, i: usize) {
+        let bin = match &self.flavor {
+            Flavor::Hark(p) | Flavor::Etcd(p) => p.clone(),
+        };
+        let log = File::options()
+            .create(true)
+            .append(true)
+            .open(self.dir.join(format!("m{i}.log")))
+            .expect("a member log file");
+        let member = &mut self.members[i];
+        let child = Command::new(bin)
+            .args(&member.args)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("a log handle"))
+            .stderr(log)
+            .spawn()
+            .expect("the server starts");
+        member.child = Some(child);
+        member.paused = false;
+    }
+
+    pub fn endpoints(&self) -> Vec<String> {
+        self.members.iter().map(|m| m.client_url.clone()).collect()
+    }
+
+    pub fn is_running(&self, i: usize) -> bool {
+        self.members[i].child.is_some()
+    }
+
+    /// SIGKILL: the member stops at once, mid-write.
+    pub fn kill(&mut self, i: usize) {
+        if let Some(mut child) = self.members[i].child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.members[i].paused = false;
+    }
+
+    pub fn restart(&mut self, i: usize) {
+        if self.members[i].child.is_none() {
+            self.spawn(i);
+        }
+    }
+
+    /// SIGSTOP, or SIGCONT when `pause` is false.
+    pub fn pause(&mut self, i: usize, pause: bool) {
+        let member = &mut self.members[i];
+        if let Some(child) = &member.child
+            && member.paused != pause
+        {
+            let signal = if pause { libc::SIGSTOP } else { libc::SIGCONT };
+            // SAFETY: signals the child this struct owns and has not reaped.
+            unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+            member.paused = pause;
+        }
+    }
+
+    /// Every member resumed and running, every link healed.
+    pub fn recover_all(&mut self) {
+        self.proxy.heal();
+        for i in 0..self.members.len() {
+            self.pause(i, false);
+            self.restart(i);
+        }
+    }
+
+    pub fn stop(&mut self) {
+        for i in 0..self.members.len() {
+            self.pause(i, false);
+            self.kill(i);
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Member status: (member id, leader id) as `Status` reports them.
+pub async fn status(endpoint: &str) -> Option<(u64, u64)> {
+    let options = etcd_client::ConnectOptions::new()
+        .with_connect_timeout(Duration::from_millis(500))
+        .with_timeout(Duration::from_secs(1));
+    let mut c = etcd_client::Client::connect([endpoint], Some(options))
+        .await
+        .ok()?;
+    let s = tokio::time::timeout(Duration::from_secs(1), c.status())
+        .await
+        .ok()?
+        .ok()?;
+    Some((s.header()?.member_id(), s.leader()))
+}
+
+/// Waits until every running member answers and names the same leader; its
+/// index. Records each member's raft id with the proxy on the way.
+pub async fn wait_for_leader(cluster: &Cluster, within: Duration) -> Result<usize, String> {
+    let deadline = Instant::now() + within;
+    loop {
+        let mut ids = Vec::new();
+        let mut leaders = Vec::new();
+        for (i, m) in cluster.members.iter().enumerate() {
+            if !cluster.is_running(i) {
+                ids.push(None);
+                continue;
+            }
+            let s = status(&m.client_url).await;
+            if let Some((id, leader)) = s {
+                cluster.proxy.know_id(id, i);
+                leaders.push(leader);
+            }
+            ids.push(s.map(|(id, _)| id));
+        }
+        let running = (0..cluster.members.len())
+            .filter(|i| cluster.is_running(*i))
+            .count();
+        if leaders.len() == running
+            && leaders.first().is_some_and(|l| *l != 0)
+            && leaders.iter().all(|l| *l == leaders[0])
+            && let Some(i) = ids.iter().position(|id| *id == Some(leaders[0]))
+        {
+            return Ok(i);
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "no leader all members agree on within {within:?} (ids {ids:?}, leaders {leaders:?})"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -1,0 +1,106 @@
+//! The fault schedule: a seeded sequence of faults, each held for a while
+//! and then undone, with a leader awaited between them.
+
+use std::time::Duration;
+
+use rand::rngs::StdRng;
+use rand::seq::IndexedRandom;
+use rand::{Rng, SeedableRng};
+use tokio::time::Instant;
+
+use crate::cluster::{Cluster, ELECTION_MS, wait_for_leader};
+use crate::history::FaultRecord;
+use crate::workload::Clock;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Fault {
+    /// SIGKILL a random member, restart it a little later.
+    Kill,
+    /// SIGKILL the leader.
+    KillLeader,
+    /// SIGSTOP a random member (the leader half the time) for two to four
+    /// election timeouts, then SIGCONT.
+    Pause,
+    /// One random member cut off from the others, both ways.
+    Partition,
+    /// The leader cut off from the others, both ways.
+    IsolateLeader,
+    /// One member's connections to another refused (one way only).
+    OneWay,
+}
+
+pub async fn run(
+    cluster: &mut Cluster,
+    faults: &[Fault],
+    seed: u64,
+    clock: Clock,
+    until: Instant,
+) -> Vec<FaultRecord> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut records = Vec::new();
+    let mut note = |what: String| {
+        eprintln!("  [{:>7.3}s] {what}", clock.now_us() as f64 / 1e6);
+        records.push(FaultRecord {
+            at_us: clock.now_us(),
+            what,
+        });
+    };
+    let n = cluster.members.len();
+    while Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(rng.random_range(500..1500))).await;
+        if Instant::now() >= until || faults.is_empty() {
+            break;
+        }
+        let leader = match wait_for_leader(cluster, Duration::from_secs(15)).await {
+            Ok(l) => l,
+            Err(e) => {
+                note(format!("no leader before the next fault: {e}"));
+                cluster.recover_all();
+                continue;
+            }
+        };
+        let fault = *faults.choose(&mut rng).expect("a fault kind");
+        let hold = Duration::from_millis(rng.random_range(ELECTION_MS * 2..ELECTION_MS * 5));
+        let random = rng.random_range(0..n);
+        match fault {
+            Fault::Kill | Fault::KillLeader => {
+                let i = if fault == Fault::Kill { random } else { leader };
+                note(format!("kill m{i} (leader: m{leader})"));
+                cluster.kill(i);
+                tokio::time::sleep(hold).await;
+                note(format!("restart m{i}"));
+                cluster.restart(i);
+            }
+            Fault::Pause => {
+                let i = if rng.random_bool(0.5) { leader } else { random };
+                note(format!("pause m{i} (leader: m{leader})"));
+                cluster.pause(i, true);
+                tokio::time::sleep(hold).await;
+                note(format!("resume m{i}"));
+                cluster.pause(i, false);
+            }
+            Fault::Partition | Fault::IsolateLeader => {
+                let i = if fault == Fault::Partition {
+                    random
+                } else {
+                    leader
+                };
+                note(format!("partition m{i} from the rest (leader: m{leader})"));
+                cluster.proxy.partition(&[i], n);
+                tokio::time::sleep(hold).await;
+                note("heal".into());
+                cluster.proxy.heal();
+            }
+            Fault::OneWay => {
+                let from = random;
+                let to = (from + rng.random_range(1..n)) % n;
+                note(format!("cut m{from} -> m{to} (leader: m{leader})"));
+                cluster.proxy.cut(from, to);
+                tokio::time::sleep(hold).await;
+                note("heal".into());
+                cluster.proxy.heal();
+            }
+        }
+    }
+    records
+}

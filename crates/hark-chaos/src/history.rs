@@ -1,0 +1,112 @@
+//! What the clients did and saw, as the checkers read it (and as a failing
+//! run keeps it, in JSON).
+
+use serde::{Deserialize, Serialize};
+
+/// One request of the register workload: when it was sent and answered
+/// (microseconds since the run began) and the answer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Op {
+    pub client: usize,
+    pub key: String,
+    pub call: Call,
+    pub invoked_us: u64,
+    /// `None` when no answer came (a timeout, a broken connection): a write
+    /// may then have happened or not.
+    pub returned_us: Option<u64>,
+    pub outcome: Outcome,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Call {
+    Put {
+        value: String,
+    },
+    /// A read; `serializable` ones are served from the member's own state.
+    Get {
+        serializable: bool,
+    },
+    /// Txn: if the key's mod_revision is `expect` (0: the key is absent),
+    /// put `value`.
+    Cas {
+        expect: i64,
+        value: String,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Outcome {
+    /// A put, or a CAS that succeeded, at `revision`.
+    Written { revision: i64 },
+    /// A CAS whose compare failed, answered at header `revision`.
+    NotWritten { revision: i64 },
+    /// A read at header `revision`: the value and its mod_revision.
+    Read {
+        revision: i64,
+        value: Option<(String, i64)>,
+    },
+    /// An error: the request had no effect when `definite`, else unknown.
+    Failed { definite: bool, error: String },
+}
+
+/// One watch event as a watcher received it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    pub revision: i64,
+    pub key: String,
+    /// `None` for a delete.
+    pub value: Option<String>,
+    pub prev_value: Option<String>,
+}
+
+/// What one watch stream delivered, response by response.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct WatchLog {
+    pub watcher: usize,
+    pub endpoint: String,
+    pub prev_kv: bool,
+    pub responses: Vec<WatchResponse>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum WatchResponse {
+    /// A watch was (re)created from `start_revision`.
+    Started { start_revision: i64 },
+    Events {
+        header_revision: i64,
+        events: Vec<Event>,
+    },
+    /// A progress notification: every event up to `revision` was sent.
+    Progress { revision: i64 },
+    /// The watch ended (error, cancel, compaction); it resumes with `Started`.
+    Broken {
+        reason: String,
+        compact_revision: i64,
+    },
+}
+
+/// A fault as the schedule injected it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FaultRecord {
+    pub at_us: u64,
+    pub what: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct History {
+    pub flavor: String,
+    pub seed: u64,
+    pub ops: Vec<Op>,
+    pub watches: Vec<WatchLog>,
+    pub faults: Vec<FaultRecord>,
+    /// Each member's answer to a final serializable range of every key.
+    pub final_reads: Vec<FinalRead>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FinalRead {
+    pub endpoint: String,
+    pub revision: i64,
+    /// Every key and value, in key order.
+    pub kvs: Vec<(String, String)>,
+}

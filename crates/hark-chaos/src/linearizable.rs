@@ -1,0 +1,387 @@
+//! Linearizability of each key as a register, with stateright's
+//! `LinearizabilityTester`. A put or CAS that was never answered may or may
+//! not have happened: the revision log says which, and at what revision; one
+//! that happened is answered (with that revision) after everything else, so
+//! the tester may place it anywhere after its invocation where its revision
+//! fits; one that did not is left out. Serializable reads
+//! are not linearizable by design and are checked against the log instead.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use stateright::semantics::{ConsistencyTester, LinearizabilityTester, SequentialSpec};
+
+use crate::check::RevisionLog;
+use crate::history::{Call, History, Outcome};
+
+/// A key: its value and mod_revision.
+#[derive(Clone, Debug, Default)]
+pub struct Register {
+    value: Option<(String, i64)>,
+}
+
+impl Register {
+    fn mod_revision(&self) -> i64 {
+        self.value.as_ref().map_or(0, |(_, m)| *m)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum RegisterOp {
+    /// `revision`: where the log put a write that was never answered.
+    Put {
+        value: String,
+        revision: i64,
+    },
+    Get,
+    Cas {
+        expect: i64,
+        value: String,
+        revision: i64,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum RegisterRet {
+    Written(i64),
+    NotWritten,
+    Read(Option<(String, i64)>),
+}
+
+impl SequentialSpec for Register {
+    type Op = RegisterOp;
+    type Ret = RegisterRet;
+
+    /// The sequential semantics (the tester calls it only for operations
+    /// still in flight at the end, which `timelines` never leaves).
+    fn invoke(&mut self, op: &RegisterOp) -> RegisterRet {
+        match op {
+            RegisterOp::Put { value, revision } => {
+                self.value = Some((value.clone(), *revision));
+                RegisterRet::Written(*revision)
+            }
+            RegisterOp::Get => RegisterRet::Read(self.value.clone()),
+            RegisterOp::Cas {
+                expect,
+                value,
+                revision,
+            } => {
+                if self.mod_revision() == *expect {
+                    self.value = Some((value.clone(), *revision));
+                    RegisterRet::Written(*revision)
+                } else {
+                    RegisterRet::NotWritten
+                }
+            }
+        }
+    }
+
+    /// Revisions come from the server, so an answered write is valid at any
+    /// revision after the key's current one.
+    fn is_valid_step(&mut self, op: &RegisterOp, ret: &RegisterRet) -> bool {
+        let current = self.mod_revision();
+        match (op, ret) {
+            (RegisterOp::Put { value, .. }, RegisterRet::Written(r)) if *r > current => {
+                self.value = Some((value.clone(), *r));
+                true
+            }
+            (RegisterOp::Get, RegisterRet::Read(read)) => *read == self.value,
+            (RegisterOp::Cas { expect, value, .. }, RegisterRet::Written(r))
+                if *expect == current && *r > current =>
+            {
+                self.value = Some((value.clone(), *r));
+                true
+            }
+            (RegisterOp::Cas { expect, .. }, RegisterRet::NotWritten) => *expect != current,
+            _ => false,
+        }
+    }
+}
+
+/// One key's history in real-time order: (time, thread, invocation or return).
+pub type Timeline = Vec<(u64, u64, Step)>;
+
+#[derive(Clone, Debug)]
+pub enum Step {
+    Invoke(RegisterOp),
+    Return(RegisterRet),
+}
+
+/// Builds each key's timeline from the history.
+fn timelines(history: &History, log: &RevisionLog) -> BTreeMap<String, Timeline> {
+    // Where the log put each value (values are unique per run).
+    let mut written_at: BTreeMap<(&str, &str), i64> = BTreeMap::new();
+    for (rev, events) in log {
+        for e in events.values() {
+            if let Some(v) = &e.value {
+                written_at.insert((e.key.as_str(), v.as_str()), *rev);
+            }
+        }
+    }
+    let mut by_key: BTreeMap<String, Timeline> = BTreeMap::new();
+    // Unanswered writes get a thread of their own: they never return.
+    let mut orphan_thread = 1u64 << 32;
+    for op in &history.ops {
+        let logged = |value: &str| written_at.get(&(op.key.as_str(), value)).copied();
+        let (register_op, ret) = match (&op.call, &op.outcome) {
+            (Call::Get { serializable: true }, _) => continue,
+            (Call::Get { .. }, Outcome::Read { value, .. }) => {
+                (RegisterOp::Get, Some(RegisterRet::Read(value.clone())))
+            }
+            (Call::Put { value }, Outcome::Written { revision }) => (
+                RegisterOp::Put {
+                    value: value.clone(),
+                    revision: *revision,
+                },
+                Some(RegisterRet::Written(*revision)),
+            ),
+            (Call::Cas { expect, value }, Outcome::Written { revision }) => (
+                RegisterOp::Cas {
+                    expect: *expect,
+                    value: value.clone(),
+                    revision: *revision,
+                },
+                Some(RegisterRet::Written(*revision)),
+            ),
+            (Call::Cas { expect, value }, Outcome::NotWritten { .. }) => (
+                RegisterOp::Cas {
+                    expect: *expect,
+                    value: value.clone(),
+                    revision: 0,
+                },
+                Some(RegisterRet::NotWritten),
+            ),
+            (
+                Call::Put { value },
+                Outcome::Failed {
+                    definite: false, ..
+                },
+            ) => match logged(value) {
+                Some(revision) => (
+                    RegisterOp::Put {
+                        value: value.clone(),
+                        revision,
+                    },
+                    None,
+                ),
+                None => continue,
+            },
+            (
+                Call::Cas { expect, value },
+                Outcome::Failed {
+                    definite: false, ..
+                },
+            ) => match logged(value) {
+                Some(revision) => (
+                    RegisterOp::Cas {
+                        expect: *expect,
+                        value: value.clone(),
+                        revision,
+                    },
+                    None,
+                ),
+                None => continue,
+            },
+            _ => continue,
+        };
+        let timeline = by_key.entry(op.key.clone()).or_default();
+        match (ret, op.returned_us) {
+            (Some(ret), Some(returned)) => {
+                let thread = op.client as u64;
+                timeline.push((op.invoked_us, thread, Step::Invoke(register_op)));
+                timeline.push((returned, thread, Step::Return(ret)));
+            }
+            _ => {
+                // It happened, at the revision the log gives: as if answered
+                // after everything else, so it may take effect any time after
+                // it was sent, but only where its revision fits.
+                orphan_thread += 1;
+                let revision = match &register_op {
+                    RegisterOp::Put { revision, .. } | RegisterOp::Cas { revision, .. } => {
+                        *revision
+                    }
+                    RegisterOp::Get => unreachable!("only writes go unanswered here"),
+                };
+                timeline.push((op.invoked_us, orphan_thread, Step::Invoke(register_op)));
+                timeline.push((
+                    u64::MAX,
+                    orphan_thread,
+                    Step::Return(RegisterRet::Written(revision)),
+                ));
+            }
+        }
+    }
+    for timeline in by_key.values_mut() {
+        // Stable: an operation's invocation stays before its own return.
+        timeline.sort_by_key(|(at, _, _)| *at);
+    }
+    by_key
+}
+
+/// How long one key's search may take before it is reported undecided.
+const SEARCH_BUDGET: Duration = Duration::from_secs(20);
+
+/// Tests every key; anomalies name the key, facts count what was decided.
+pub fn check(
+    history: &History,
+    log: &RevisionLog,
+    anomalies: &mut Vec<String>,
+    facts: &mut Vec<String>,
+) {
+    let mut keys = 0;
+    let mut ops = 0;
+    let mut undecided = Vec::new();
+    for (key, timeline) in timelines(history, log) {
+        keys += 1;
+        ops += timeline
+            .iter()
+            .filter(|(_, _, s)| matches!(s, Step::Invoke(_)))
+            .count();
+        match linearizable(timeline) {
+            Some(Ok(())) => {}
+            Some(Err(why)) => anomalies.push(format!("{key}: not linearizable: {why}")),
+            None => undecided.push(key),
+        }
+    }
+    facts.push(format!(
+        "linearizability: {ops} register operations over {keys} keys (stateright), {} undecided within {SEARCH_BUDGET:?}{}",
+        undecided.len(),
+        if undecided.is_empty() {
+            String::new()
+        } else {
+            format!(": {undecided:?}")
+        }
+    ));
+}
+
+/// `None` when the search ran out of time.
+pub fn linearizable(timeline: Timeline) -> Option<Result<(), String>> {
+    let (tx, rx) = mpsc::channel();
+    // The search recurses once per operation: a deep stack.
+    std::thread::Builder::new()
+        .stack_size(512 << 20)
+        .spawn(move || {
+            let mut tester = LinearizabilityTester::new(Register::default());
+            for (_, thread, step) in timeline {
+                let recorded = match step {
+                    Step::Invoke(op) => tester.on_invoke(thread, op).map(|_| ()),
+                    Step::Return(ret) => tester.on_return(thread, ret).map(|_| ()),
+                };
+                if let Err(e) = recorded {
+                    let _ = tx.send(Err(format!("malformed history: {e}")));
+                    return;
+                }
+            }
+            let verdict = if tester.is_consistent() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "no linearization of its {} operations",
+                    tester.len()
+                ))
+            };
+            let _ = tx.send(verdict);
+        })
+        .expect("a checker thread");
+    rx.recv_timeout(SEARCH_BUDGET).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put(value: &str, revision: i64) -> RegisterOp {
+        RegisterOp::Put {
+            value: value.into(),
+            revision,
+        }
+    }
+
+    fn read(value: Option<(&str, i64)>) -> RegisterRet {
+        RegisterRet::Read(value.map(|(v, m)| (v.to_string(), m)))
+    }
+
+    /// Two clients: 1 writes a then b; 2 reads during and after.
+    fn timeline(late_read: RegisterRet) -> Timeline {
+        vec![
+            (0, 1, Step::Invoke(put("a", 2))),
+            (10, 1, Step::Return(RegisterRet::Written(2))),
+            (20, 1, Step::Invoke(put("b", 3))),
+            (25, 2, Step::Invoke(RegisterOp::Get)),
+            (28, 2, Step::Return(read(Some(("a", 2))))),
+            (30, 1, Step::Return(RegisterRet::Written(3))),
+            (40, 2, Step::Invoke(RegisterOp::Get)),
+            (50, 2, Step::Return(late_read)),
+        ]
+    }
+
+    #[test]
+    fn a_read_overlapping_a_write_may_see_the_old_value_a_later_one_may_not() {
+        assert_eq!(linearizable(timeline(read(Some(("b", 3))))), Some(Ok(())));
+        assert!(matches!(
+            linearizable(timeline(read(Some(("a", 2))))),
+            Some(Err(_))
+        ));
+    }
+
+    #[test]
+    fn an_unanswered_write_may_take_effect_any_time_after_it_was_sent() {
+        // As `timelines` builds it: answered after everything else.
+        let unanswered = |mut t: Timeline| {
+            t.insert(0, (0, 1 << 33, Step::Invoke(put("x", 5))));
+            t.push((u64::MAX, 1 << 33, Step::Return(RegisterRet::Written(5))));
+            t
+        };
+        let t = unanswered(vec![
+            (10, 2, Step::Invoke(RegisterOp::Get)),
+            (20, 2, Step::Return(read(None))),
+            (30, 2, Step::Invoke(RegisterOp::Get)),
+            (40, 2, Step::Return(read(Some(("x", 5))))),
+        ]);
+        assert_eq!(linearizable(t), Some(Ok(())));
+        // But a read that began after another read saw it cannot go back.
+        let t = unanswered(vec![
+            (10, 2, Step::Invoke(RegisterOp::Get)),
+            (20, 2, Step::Return(read(Some(("x", 5))))),
+            (30, 3, Step::Invoke(RegisterOp::Get)),
+            (40, 3, Step::Return(read(None))),
+        ]);
+        assert!(matches!(linearizable(t), Some(Err(_))));
+        // Nor may it take effect before a write of a lower revision.
+        let t = unanswered(vec![
+            (10, 2, Step::Invoke(put("y", 7))),
+            (20, 2, Step::Return(RegisterRet::Written(7))),
+            (30, 2, Step::Invoke(RegisterOp::Get)),
+            (40, 2, Step::Return(read(Some(("x", 5))))),
+        ]);
+        assert!(matches!(linearizable(t), Some(Err(_))));
+    }
+
+    #[test]
+    fn a_cas_succeeds_only_on_the_revision_it_expects() {
+        let cas = |expect| RegisterOp::Cas {
+            expect,
+            value: "c".into(),
+            revision: 0,
+        };
+        let base = vec![
+            (0, 1, Step::Invoke(put("a", 2))),
+            (10, 1, Step::Return(RegisterRet::Written(2))),
+        ];
+        let mut good = base.clone();
+        good.extend([
+            (20, 2, Step::Invoke(cas(2))),
+            (30, 2, Step::Return(RegisterRet::Written(3))),
+            (40, 2, Step::Invoke(cas(2))),
+            (50, 2, Step::Return(RegisterRet::NotWritten)),
+        ]);
+        assert_eq!(linearizable(good), Some(Ok(())));
+        let mut bad = base;
+        bad.extend([
+            (20, 2, Step::Invoke(cas(1))),
+            (30, 2, Step::Return(RegisterRet::Written(3))),
+        ]);
+        assert!(matches!(linearizable(bad), Some(Err(_))));
+    }
+}

@@ -1,0 +1,285 @@
+//! `hark-chaos` (run by `cargo xtask chaos`): a 3-member cluster of Hark, or
+//! of etcd with the same flags, under seeded faults while clients write,
+//! read and watch; then the recorded history is checked. A run that finds
+//! an anomaly prints its seed and keeps its history and member logs.
+//!
+//! Layout: `cluster.rs` (member processes), `proxy.rs` (peer links that can
+//! be cut), `faults.rs` (the schedule), `workload.rs` (clients and
+//! watchers), `history.rs` (what was recorded), `check.rs` and
+//! `linearizable.rs` (the checkers).
+
+mod check;
+mod cluster;
+mod faults;
+mod history;
+mod linearizable;
+mod proxy;
+mod workload;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use clap::Parser;
+use etcd_client::GetOptions;
+use tokio::time::Instant;
+
+use cluster::{Cluster, Flavor, wait_for_leader};
+use faults::Fault;
+use history::History;
+use workload::{Clock, PREFIX};
+
+#[derive(Parser)]
+#[command(
+    name = "hark-chaos",
+    about = "Fault injection and history checking for Hark (and etcd)"
+)]
+struct Args {
+    /// Seeds the fault schedule and the clients' choices (default: the time).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Seconds of workload and faults.
+    #[arg(long, default_value_t = 30)]
+    duration: u64,
+    /// Faults to inject, comma separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "kill,kill-leader,pause,partition,isolate-leader,one-way"
+    )]
+    faults: Vec<Fault>,
+    /// Register clients (puts, linearizable and serializable reads, CAS).
+    #[arg(long, default_value_t = 6)]
+    clients: usize,
+    /// The `hark` binary (default: beside this one).
+    #[arg(long)]
+    hark: Option<PathBuf>,
+    /// Also run etcd (this binary, 3.5.1) with the same seed and flags.
+    #[arg(long)]
+    compare_etcd: Option<PathBuf>,
+    /// Run only etcd (no Hark): to check the checkers against etcd.
+    #[arg(long)]
+    etcd_only: bool,
+    /// `--snapshot-count` of every member: small, so that restarted members
+    /// also catch up from snapshots.
+    #[arg(long, default_value_t = 300)]
+    snapshot_count: u64,
+    /// Where runs keep their data dirs, logs and histories.
+    #[arg(long, default_value = "target/chaos")]
+    out: PathBuf,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_millis() as u64)
+    });
+    let mut flavors = Vec::new();
+    if !args.etcd_only {
+        let hark = args.hark.clone().unwrap_or_else(|| {
+            std::env::current_exe()
+                .expect("the running binary's path")
+                .with_file_name("hark")
+        });
+        flavors.push(Flavor::Hark(hark));
+    }
+    if let Some(etcd) = &args.compare_etcd {
+        flavors.push(Flavor::Etcd(etcd.clone()));
+    }
+    if flavors.is_empty() {
+        eprintln!("nothing to run: --etcd-only needs --compare-etcd");
+        return ExitCode::from(2);
+    }
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    let mut failed = false;
+    for flavor in flavors {
+        let name = flavor.name();
+        let dir = args.out.join(format!("{name}-{seed}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("the run's directory");
+        eprintln!(
+            "== {name}: seed {seed}, {} s, faults {:?}",
+            args.duration, args.faults
+        );
+        let history = match runtime.block_on(run(&args, flavor, seed, &dir)) {
+            Ok(h) => h,
+            Err(e) => {
+                eprintln!(
+                    "{name}: the run failed: {e} (seed {seed}, logs in {})",
+                    dir.display()
+                );
+                failed = true;
+                continue;
+            }
+        };
+        let path = dir.join("history.json");
+        std::fs::write(&path, serde_json::to_vec(&history).expect("JSON"))
+            .expect("history written");
+        let report = check::check(&history);
+        for fact in &report.facts {
+            eprintln!("{name}: {fact}");
+        }
+        if report.anomalies.is_empty() {
+            eprintln!(
+                "{name}: no anomaly ({} faults injected)",
+                history.faults.len()
+            );
+            let _ = std::fs::remove_dir_all(dir.join("data"));
+        } else {
+            failed = true;
+            for a in &report.anomalies {
+                eprintln!("{name}: ANOMALY: {a}");
+            }
+            eprintln!(
+                "{name}: {} anomalies; replay with --seed {seed}; history and logs in {}",
+                report.anomalies.len(),
+                dir.display()
+            );
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+async fn run(
+    args: &Args,
+    flavor: Flavor,
+    seed: u64,
+    dir: &std::path::Path,
+) -> Result<History, String> {
+    let mut cluster = Cluster::start(flavor.clone(), dir, 3, args.snapshot_count);
+    wait_for_leader(&cluster, Duration::from_secs(30)).await?;
+    let endpoints = cluster.endpoints();
+    let clock = Clock(Instant::now());
+    let until = clock.0 + Duration::from_secs(args.duration);
+    let drain_to = Arc::new(AtomicI64::new(0));
+
+    // A watcher on each member, so each member's sequence of revisions is
+    // seen; every other one asks for prev_kv.
+    let watchers: Vec<_> = endpoints
+        .iter()
+        .enumerate()
+        .map(|(i, ep)| {
+            tokio::spawn(workload::watcher(
+                i,
+                ep.clone(),
+                i % 2 == 0,
+                drain_to.clone(),
+                until + Duration::from_secs(90),
+            ))
+        })
+        .collect();
+    let ops = Arc::new(Mutex::new(Vec::new()));
+    let clients: Vec<_> = (0..args.clients)
+        .map(|c| {
+            tokio::spawn(workload::register_client(
+                c,
+                endpoints.clone(),
+                seed,
+                clock,
+                until,
+                ops.clone(),
+            ))
+        })
+        .collect();
+
+    let faults = faults::run(&mut cluster, &args.faults, seed, clock, until).await;
+    tokio::time::sleep_until(until).await;
+    cluster.recover_all();
+    for c in clients {
+        c.await.map_err(|e| format!("a client panicked: {e}"))?;
+    }
+    wait_for_leader(&cluster, Duration::from_secs(30)).await?;
+
+    // The last revision, read linearizably; every watcher drains to it and
+    // every member reaches it.
+    let last = final_revision(&endpoints).await?;
+    drain_to.store(last.max(1), Ordering::SeqCst);
+    let mut watches = Vec::new();
+    for w in watchers {
+        watches.push(w.await.map_err(|e| format!("a watcher panicked: {e}"))?);
+    }
+    let mut final_reads = Vec::new();
+    for ep in &endpoints {
+        final_reads.push(final_state(ep, last).await?);
+    }
+    cluster.stop();
+    let ops = std::mem::take(&mut *ops.lock().unwrap());
+    Ok(History {
+        flavor: flavor.name().into(),
+        seed,
+        ops,
+        watches,
+        faults,
+        final_reads,
+    })
+}
+
+async fn final_revision(endpoints: &[String]) -> Result<i64, String> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        for ep in endpoints {
+            if let Some(mut c) = workload::connect(ep).await
+                && let Ok(Ok(r)) = tokio::time::timeout(
+                    workload::REQUEST_TIMEOUT,
+                    c.get(
+                        PREFIX,
+                        Some(GetOptions::new().with_prefix().with_count_only()),
+                    ),
+                )
+                .await
+            {
+                return Ok(r.header().map_or(0, |h| h.revision()));
+            }
+        }
+        if Instant::now() >= deadline {
+            return Err("no member answered a linearizable read after the run".into());
+        }
+    }
+}
+
+/// A member's whole prefix, served from its own state once it applied `last`.
+async fn final_state(endpoint: &str, last: i64) -> Result<history::FinalRead, String> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen = 0;
+    loop {
+        if let Some(mut c) = workload::connect(endpoint).await {
+            let options = GetOptions::new().with_prefix().with_serializable();
+            if let Ok(Ok(r)) =
+                tokio::time::timeout(workload::REQUEST_TIMEOUT, c.get(PREFIX, Some(options))).await
+            {
+                seen = r.header().map_or(0, |h| h.revision());
+                if seen >= last {
+                    let kvs = r
+                        .kvs()
+                        .iter()
+                        .map(|kv| {
+                            (
+                                String::from_utf8_lossy(kv.key()).into_owned(),
+                                String::from_utf8_lossy(kv.value()).into_owned(),
+                            )
+                        })
+                        .collect();
+                    return Ok(history::FinalRead {
+                        endpoint: endpoint.to_string(),
+                        revision: seen,
+                        kvs,
+                    });
+                }
+            }
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "{endpoint} did not reach revision {last} (at {seen})"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
