@@ -172,12 +172,24 @@ impl Connection {
         {
             Ok(Ok(r)) => Ok(r),
             Ok(Err(remote)) => Err(RPCError::RemoteError(RemoteError::new(self.target, remote))),
-            Err(status) if status.code() == tonic::Code::Unavailable => {
+            Err(status) if peer_unreachable(&status) => {
                 Err(RPCError::Unreachable(Unreachable::new(&status)))
             }
             Err(status) => Err(RPCError::Network(NetworkError::new(&status))),
         }
     }
+}
+
+/// The call got no answer from the peer's raft: the connection was refused,
+/// broken or reset. openraft backs off after `Unreachable` (see `backoff`);
+/// after a `NetworkError` it retries at once, which against a partitioned
+/// peer is a busy loop of connection attempts and log lines. A timeout
+/// stays a `NetworkError`: it has already waited.
+fn peer_unreachable(status: &tonic::Status) -> bool {
+    matches!(
+        status.code(),
+        tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled
+    )
 }
 
 impl RaftNetwork<TypeConfig> for Connection {
