@@ -47,7 +47,8 @@ Commands:
                     (clients on 2379, 22379, 32379; data in ./cluster/m1..m3.hark; ARGS go to every member)
   loadtest ARGS     Release-build, then run the load generator (`cargo xtask loadtest help`)
   chaos [ARGS]      Build like the tests do, then run the fault suite on a 3-member cluster
-                    (`cargo xtask chaos --help`; e.g. --seed 7 --duration 60 --compare-etcd PATH)
+                    (`cargo xtask chaos --help`; e.g. --seed 7 --duration 60 --compare-etcd PATH;
+                    --mutation NAME runs Hark with a deliberate bug and expects it caught)
   help              Print this help
 ";
 
@@ -116,9 +117,16 @@ fn run(args: &[&str]) -> Result<ExitCode> {
 /// Builds with exactly the selection the tests use (see [`run`]) and
 /// returns the debug `hark` binary; `None` if the build failed.
 fn build_server(root: &Path) -> Result<Option<PathBuf>> {
+    build_server_with(root, &[])
+}
+
+/// [`build_server`] with extra cargo arguments (features: only Hark's own
+/// crates are rebuilt, and both builds stay cached side by side).
+fn build_server_with(root: &Path, extra: &[&str]) -> Result<Option<PathBuf>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let status = Command::new(&cargo)
         .args(["build", "--workspace", "--all-targets", "--locked"])
+        .args(extra)
         .current_dir(root)
         .status()
         .map_err(|e| format!("running cargo build: {e}"))?;
@@ -132,21 +140,54 @@ fn build_server(root: &Path) -> Result<Option<PathBuf>> {
 
 /// `cargo xtask chaos`: the fault suite checks correctness, not speed, so
 /// it runs the debug binaries the tests build (no third RocksDB build).
+///
+/// `--mutation NAME` (see hark-mvcc's `chaos.rs`) builds Hark with that
+/// deliberate bug available and switches it on: the run succeeds when the
+/// checkers report an anomaly, and fails when the bug goes unnoticed.
 fn chaos(args: &[&str]) -> Result<ExitCode> {
     let root = workspace_root();
-    let Some(hark) = build_server(&root)? else {
+    let mut mutation = None;
+    let mut rest = Vec::new();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match (*arg, arg.strip_prefix("--mutation=")) {
+            (_, Some(name)) => mutation = Some(name.to_string()),
+            ("--mutation", None) => {
+                mutation = Some(args.next().ok_or("--mutation needs a name")?.to_string())
+            }
+            _ => rest.push(*arg),
+        }
+    }
+    let features: &[&str] = match mutation {
+        Some(_) => &["--features", "hark-server/chaos-mutations"],
+        None => &[],
+    };
+    let Some(hark) = build_server_with(&root, features)? else {
         return Ok(ExitCode::FAILURE);
     };
-    let status = Command::new(hark.with_file_name("hark-chaos"))
-        .args(args)
+    let mut command = Command::new(hark.with_file_name("hark-chaos"));
+    command
+        .args(&rest)
         .arg(format!("--hark={}", hark.display()))
-        .current_dir(&root)
+        .current_dir(&root);
+    if let Some(name) = &mutation {
+        command.env("HARK_MUTATION", name);
+    }
+    let status = command
         .status()
         .map_err(|e| format!("running hark-chaos: {e}"))?;
-    Ok(if status.success() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
+    // hark-chaos exits 1 when it found anomalies, 2 when the run failed.
+    Ok(match (&mutation, status.code()) {
+        (None, Some(0)) => ExitCode::SUCCESS,
+        (Some(name), Some(1)) => {
+            eprintln!("mutation {name}: caught");
+            ExitCode::SUCCESS
+        }
+        (Some(name), Some(0)) => {
+            eprintln!("mutation {name}: NOT caught: the checkers found nothing");
+            ExitCode::FAILURE
+        }
+        _ => ExitCode::FAILURE,
     })
 }
 

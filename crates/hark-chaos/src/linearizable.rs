@@ -1,9 +1,15 @@
 //! Linearizability of each key as a register, with stateright's
 //! `LinearizabilityTester`. A put or CAS that was never answered may or may
 //! not have happened: the revision log says which, and at what revision; one
-//! that happened is answered (with that revision) after everything else, so
-//! the tester may place it anywhere after its invocation where its revision
-//! fits; one that did not is left out. Serializable reads
+//! that happened is answered (with that revision) when the revision was
+//! first seen in any answer, so the tester may place it anywhere in between
+//! where its revision fits; one that did not is left out.
+//!
+//! The search has no memo and can take exponential time, so each key's
+//! history is cut where no operation on it is in flight, and each piece is
+//! tested from the state the previous one ended in. That is sound here:
+//! writes to a key take increasing revisions, so every linearization of a
+//! piece ends with the same write (the highest revision). Serializable reads
 //! are not linearizable by design and are checked against the log instead.
 
 use std::collections::BTreeMap;
@@ -119,9 +125,34 @@ fn timelines(history: &History, log: &RevisionLog) -> BTreeMap<String, Timeline>
             }
         }
     }
-    let mut by_key: BTreeMap<String, Timeline> = BTreeMap::new();
-    // Unanswered writes get a thread of their own: they never return.
-    let mut orphan_thread = 1u64 << 32;
+    // When each revision was first known to exist: the earliest answer
+    // carrying it or a later one. An unanswered write at revision R took
+    // effect before then.
+    let mut answered: Vec<(i64, u64)> = history
+        .ops
+        .iter()
+        .filter_map(|op| {
+            let revision = match op.outcome {
+                Outcome::Written { revision }
+                | Outcome::NotWritten { revision }
+                | Outcome::Read { revision, .. } => revision,
+                Outcome::Failed { .. } => return None,
+            };
+            Some((revision, op.returned_us?))
+        })
+        .collect();
+    answered.sort_unstable();
+    let mut earliest = u64::MAX;
+    for entry in answered.iter_mut().rev() {
+        earliest = earliest.min(entry.1);
+        entry.1 = earliest;
+    }
+    let known_by = |revision: i64| {
+        let i = answered.partition_point(|(r, _)| *r < revision);
+        answered.get(i).map_or(u64::MAX, |(_, at)| *at)
+    };
+    type Entry = ((i64, u8), u64, u64, RegisterOp, RegisterRet);
+    let mut by_key: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
     for op in &history.ops {
         let logged = |value: &str| written_at.get(&(op.key.as_str(), value)).copied();
         let (register_op, ret) = match (&op.call, &op.outcome) {
@@ -185,38 +216,61 @@ fn timelines(history: &History, log: &RevisionLog) -> BTreeMap<String, Timeline>
             },
             _ => continue,
         };
-        let timeline = by_key.entry(op.key.clone()).or_default();
-        match (ret, op.returned_us) {
-            (Some(ret), Some(returned)) => {
-                let thread = op.client as u64;
-                timeline.push((op.invoked_us, thread, Step::Invoke(register_op)));
-                timeline.push((returned, thread, Step::Return(ret)));
-            }
+        let (returned, ret) = match (ret, op.returned_us) {
+            (Some(ret), Some(returned)) => (returned, ret),
             _ => {
                 // It happened, at the revision the log gives: as if answered
-                // after everything else, so it may take effect any time after
-                // it was sent, but only where its revision fits.
-                orphan_thread += 1;
+                // when that revision was first known to exist, so it may take
+                // effect any time in between, where its revision fits.
                 let revision = match &register_op {
                     RegisterOp::Put { revision, .. } | RegisterOp::Cas { revision, .. } => {
                         *revision
                     }
                     RegisterOp::Get => unreachable!("only writes go unanswered here"),
                 };
-                timeline.push((op.invoked_us, orphan_thread, Step::Invoke(register_op)));
-                timeline.push((
-                    u64::MAX,
-                    orphan_thread,
-                    Step::Return(RegisterRet::Written(revision)),
-                ));
+                (
+                    known_by(revision).max(op.invoked_us),
+                    RegisterRet::Written(revision),
+                )
             }
-        }
-    }
-    for timeline in by_key.values_mut() {
-        // Stable: an operation's invocation stays before its own return.
-        timeline.sort_by_key(|(at, _, _)| *at);
+        };
+        // Where etcd's own order (by revision) puts it: a write at its
+        // revision, a read or failed compare just after the revision it
+        // was answered at.
+        let witness = match (&ret, &op.outcome) {
+            (RegisterRet::Written(r), _) => (*r, 0),
+            (_, Outcome::Read { revision, .. } | Outcome::NotWritten { revision }) => {
+                (*revision, 1)
+            }
+            _ => (i64::MAX, 1),
+        };
+        by_key.entry(op.key.clone()).or_default().push((
+            witness,
+            op.invoked_us,
+            returned,
+            register_op,
+            ret,
+        ));
     }
     by_key
+        .into_iter()
+        .map(|(key, mut ops)| {
+            // One thread per operation (real-time order is kept all the
+            // same: the tester records what completed before each
+            // invocation), numbered in revision order, because the tester
+            // tries threads in that order: a history that follows the
+            // revision order is confirmed without a search.
+            ops.sort_by_key(|(witness, invoked, ..)| (*witness, *invoked));
+            let mut timeline: Timeline = Vec::with_capacity(ops.len() * 2);
+            for (thread, (_, invoked, returned, op, ret)) in ops.into_iter().enumerate() {
+                timeline.push((invoked, thread as u64, Step::Invoke(op)));
+                timeline.push((returned, thread as u64, Step::Return(ret)));
+            }
+            // Stable: an operation's invocation stays before its own return.
+            timeline.sort_by_key(|(at, _, _)| *at);
+            (key, timeline)
+        })
+        .collect()
 }
 
 /// How long one key's search may take before it is reported undecided.
@@ -229,8 +283,7 @@ pub fn check(
     anomalies: &mut Vec<String>,
     facts: &mut Vec<String>,
 ) {
-    let mut keys = 0;
-    let mut ops = 0;
+    let (mut keys, mut ops, mut pieces) = (0, 0, 0);
     let mut undecided = Vec::new();
     for (key, timeline) in timelines(history, log) {
         keys += 1;
@@ -238,14 +291,20 @@ pub fn check(
             .iter()
             .filter(|(_, _, s)| matches!(s, Step::Invoke(_)))
             .count();
-        match linearizable(timeline) {
-            Some(Ok(())) => {}
-            Some(Err(why)) => anomalies.push(format!("{key}: not linearizable: {why}")),
-            None => undecided.push(key),
+        for (at, state, piece) in quiescent_pieces(timeline) {
+            pieces += 1;
+            match linearizable(state, piece) {
+                Some(Ok(())) => {}
+                Some(Err(why)) => {
+                    anomalies.push(format!("{key}: not linearizable from {at}µs: {why}"));
+                    break;
+                }
+                None => undecided.push(format!("{key} from {at}µs")),
+            }
         }
     }
     facts.push(format!(
-        "linearizability: {ops} register operations over {keys} keys (stateright), {} undecided within {SEARCH_BUDGET:?}{}",
+        "linearizability: {ops} register operations over {keys} keys in {pieces} pieces (stateright), {} undecided within {SEARCH_BUDGET:?}{}",
         undecided.len(),
         if undecided.is_empty() {
             String::new()
@@ -255,14 +314,57 @@ pub fn check(
     ));
 }
 
+/// Cuts a key's timeline where nothing is in flight: (start time, the
+/// register's state then, the piece).
+fn quiescent_pieces(timeline: Timeline) -> Vec<(u64, Register, Timeline)> {
+    let mut pieces = Vec::new();
+    let mut state = Register::default();
+    let mut piece: Timeline = Vec::new();
+    let mut in_flight: BTreeMap<u64, RegisterOp> = BTreeMap::new();
+    // The highest-revision write answered in the current piece.
+    let mut last_write: Option<(String, i64)> = None;
+    for (at, thread, step) in timeline {
+        match &step {
+            Step::Invoke(op) => {
+                in_flight.insert(thread, op.clone());
+            }
+            Step::Return(ret) => {
+                let op = in_flight.remove(&thread);
+                if let (
+                    Some(RegisterOp::Put { value, .. } | RegisterOp::Cas { value, .. }),
+                    RegisterRet::Written(r),
+                ) = (op, ret)
+                    && last_write.as_ref().is_none_or(|(_, m)| m < r)
+                {
+                    last_write = Some((value, *r));
+                }
+            }
+        }
+        piece.push((at, thread, step));
+        if in_flight.is_empty() {
+            let start = piece[0].0;
+            pieces.push((start, state.clone(), std::mem::take(&mut piece)));
+            if let Some(w) = last_write.take()
+                && w.1 > state.mod_revision()
+            {
+                state.value = Some(w);
+            }
+        }
+    }
+    if !piece.is_empty() {
+        pieces.push((piece[0].0, state, piece));
+    }
+    pieces
+}
+
 /// `None` when the search ran out of time.
-pub fn linearizable(timeline: Timeline) -> Option<Result<(), String>> {
+pub fn linearizable(start: Register, timeline: Timeline) -> Option<Result<(), String>> {
     let (tx, rx) = mpsc::channel();
     // The search recurses once per operation: a deep stack.
     std::thread::Builder::new()
         .stack_size(512 << 20)
         .spawn(move || {
-            let mut tester = LinearizabilityTester::new(Register::default());
+            let mut tester = LinearizabilityTester::new(start);
             for (_, thread, step) in timeline {
                 let recorded = match step {
                     Step::Invoke(op) => tester.on_invoke(thread, op).map(|_| ()),
@@ -318,9 +420,12 @@ mod tests {
 
     #[test]
     fn a_read_overlapping_a_write_may_see_the_old_value_a_later_one_may_not() {
-        assert_eq!(linearizable(timeline(read(Some(("b", 3))))), Some(Ok(())));
+        assert_eq!(
+            linearizable(Register::default(), timeline(read(Some(("b", 3))))),
+            Some(Ok(()))
+        );
         assert!(matches!(
-            linearizable(timeline(read(Some(("a", 2))))),
+            linearizable(Register::default(), timeline(read(Some(("a", 2))))),
             Some(Err(_))
         ));
     }
@@ -339,7 +444,7 @@ mod tests {
             (30, 2, Step::Invoke(RegisterOp::Get)),
             (40, 2, Step::Return(read(Some(("x", 5))))),
         ]);
-        assert_eq!(linearizable(t), Some(Ok(())));
+        assert_eq!(linearizable(Register::default(), t), Some(Ok(())));
         // But a read that began after another read saw it cannot go back.
         let t = unanswered(vec![
             (10, 2, Step::Invoke(RegisterOp::Get)),
@@ -347,7 +452,7 @@ mod tests {
             (30, 3, Step::Invoke(RegisterOp::Get)),
             (40, 3, Step::Return(read(None))),
         ]);
-        assert!(matches!(linearizable(t), Some(Err(_))));
+        assert!(matches!(linearizable(Register::default(), t), Some(Err(_))));
         // Nor may it take effect before a write of a lower revision.
         let t = unanswered(vec![
             (10, 2, Step::Invoke(put("y", 7))),
@@ -355,7 +460,31 @@ mod tests {
             (30, 2, Step::Invoke(RegisterOp::Get)),
             (40, 2, Step::Return(read(Some(("x", 5))))),
         ]);
-        assert!(matches!(linearizable(t), Some(Err(_))));
+        assert!(matches!(linearizable(Register::default(), t), Some(Err(_))));
+    }
+
+    #[test]
+    fn pieces_start_from_where_the_previous_one_ended() {
+        let t = |late: RegisterRet| {
+            vec![
+                (0, 1, Step::Invoke(put("a", 2))),
+                (5, 2, Step::Invoke(put("b", 3))),
+                (10, 1, Step::Return(RegisterRet::Written(2))),
+                (15, 2, Step::Return(RegisterRet::Written(3))),
+                // Nothing in flight: a new piece, which starts from b.
+                (20, 1, Step::Invoke(RegisterOp::Get)),
+                (30, 1, Step::Return(late)),
+            ]
+        };
+        let pieces = quiescent_pieces(t(read(Some(("b", 3)))));
+        assert_eq!(pieces.len(), 2);
+        assert_eq!(pieces[1].1.value, Some(("b".to_string(), 3)));
+        for (_, state, piece) in pieces {
+            assert_eq!(linearizable(state, piece), Some(Ok(())));
+        }
+        let pieces = quiescent_pieces(t(read(Some(("a", 2)))));
+        let (_, state, piece) = pieces.into_iter().nth(1).unwrap();
+        assert!(matches!(linearizable(state, piece), Some(Err(_))));
     }
 
     #[test]
@@ -376,12 +505,15 @@ mod tests {
             (40, 2, Step::Invoke(cas(2))),
             (50, 2, Step::Return(RegisterRet::NotWritten)),
         ]);
-        assert_eq!(linearizable(good), Some(Ok(())));
+        assert_eq!(linearizable(Register::default(), good), Some(Ok(())));
         let mut bad = base;
         bad.extend([
             (20, 2, Step::Invoke(cas(1))),
             (30, 2, Step::Return(RegisterRet::Written(3))),
         ]);
-        assert!(matches!(linearizable(bad), Some(Err(_))));
+        assert!(matches!(
+            linearizable(Register::default(), bad),
+            Some(Err(_))
+        ));
     }
 }

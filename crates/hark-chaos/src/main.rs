@@ -66,6 +66,9 @@ struct Args {
     /// also catch up from snapshots.
     #[arg(long, default_value_t = 300)]
     snapshot_count: u64,
+    /// Only check a history a run kept (its `history.json`), then exit.
+    #[arg(long)]
+    check: Option<PathBuf>,
     /// Where runs keep their data dirs, logs and histories.
     #[arg(long, default_value = "target/chaos")]
     out: PathBuf,
@@ -73,6 +76,23 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(path) = &args.check {
+        let history: History = match std::fs::read(path)
+            .map_err(|e| e.to_string())
+            .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))
+        {
+            Ok(h) => h,
+            Err(e) => {
+                eprintln!("cannot read {}: {e}", path.display());
+                return ExitCode::from(EXIT_RUN_FAILED);
+            }
+        };
+        return if report(&history) {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(EXIT_ANOMALY)
+        };
+    }
     let seed = args.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -92,10 +112,10 @@ fn main() -> ExitCode {
     }
     if flavors.is_empty() {
         eprintln!("nothing to run: --etcd-only needs --compare-etcd");
-        return ExitCode::from(2);
+        return ExitCode::from(EXIT_RUN_FAILED);
     }
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-    let mut failed = false;
+    let (mut anomalies, mut run_failed) = (false, false);
     for flavor in flavors {
         let name = flavor.name();
         let dir = args.out.join(format!("{name}-{seed}"));
@@ -112,41 +132,58 @@ fn main() -> ExitCode {
                     "{name}: the run failed: {e} (seed {seed}, logs in {})",
                     dir.display()
                 );
-                failed = true;
+                run_failed = true;
                 continue;
             }
         };
         let path = dir.join("history.json");
         std::fs::write(&path, serde_json::to_vec(&history).expect("JSON"))
             .expect("history written");
-        let report = check::check(&history);
-        for fact in &report.facts {
-            eprintln!("{name}: {fact}");
-        }
-        if report.anomalies.is_empty() {
-            eprintln!(
-                "{name}: no anomaly ({} faults injected)",
-                history.faults.len()
-            );
+        if report(&history) {
             let _ = std::fs::remove_dir_all(dir.join("data"));
         } else {
-            failed = true;
-            for a in &report.anomalies {
-                eprintln!("{name}: ANOMALY: {a}");
-            }
+            anomalies = true;
             eprintln!(
-                "{name}: {} anomalies; replay with --seed {seed}; history and logs in {}",
-                report.anomalies.len(),
+                "{name}: replay with --seed {seed}; history and logs in {}",
                 dir.display()
             );
         }
     }
-    if failed {
-        ExitCode::FAILURE
+    if run_failed {
+        ExitCode::from(EXIT_RUN_FAILED)
+    } else if anomalies {
+        ExitCode::from(EXIT_ANOMALY)
     } else {
         ExitCode::SUCCESS
     }
 }
+
+/// Checks `history` and prints what was checked and found; true when
+/// nothing was.
+fn report(history: &History) -> bool {
+    let name = &history.flavor;
+    let report = check::check(history);
+    for fact in &report.facts {
+        eprintln!("{name}: {fact}");
+    }
+    for a in &report.anomalies {
+        eprintln!("{name}: ANOMALY: {a}");
+    }
+    if report.anomalies.is_empty() {
+        eprintln!(
+            "{name}: no anomaly ({} faults injected)",
+            history.faults.len()
+        );
+    } else {
+        eprintln!("{name}: {} anomalies", report.anomalies.len());
+    }
+    report.anomalies.is_empty()
+}
+
+/// Exit codes: anomalies found (a mutation run expects this one), or the
+/// run itself failed (a member never came up, no leader after the faults).
+pub const EXIT_ANOMALY: u8 = 1;
+pub const EXIT_RUN_FAILED: u8 = 2;
 
 async fn run(
     args: &Args,
@@ -172,7 +209,7 @@ async fn run(
                 ep.clone(),
                 i % 2 == 0,
                 drain_to.clone(),
-                until + Duration::from_secs(90),
+                until + Duration::from_secs(60),
             ))
         })
         .collect();
@@ -208,7 +245,7 @@ async fn run(
     }
     let mut final_reads = Vec::new();
     for ep in &endpoints {
-        final_reads.push(final_state(ep, last).await?);
+        final_reads.push(final_state(ep, last).await);
     }
     cluster.stop();
     let ops = std::mem::take(&mut *ops.lock().unwrap());
@@ -245,40 +282,36 @@ async fn final_revision(endpoints: &[String]) -> Result<i64, String> {
     }
 }
 
-/// A member's whole prefix, served from its own state once it applied `last`.
-async fn final_state(endpoint: &str, last: i64) -> Result<history::FinalRead, String> {
+/// A member's whole prefix, served from its own state once it applied
+/// `last`. A member that does not get there in time is recorded as it was
+/// last seen (revision 0 if it never answered): the checkers report it.
+async fn final_state(endpoint: &str, last: i64) -> history::FinalRead {
     let deadline = Instant::now() + Duration::from_secs(30);
-    let mut seen = 0;
+    let mut read = history::FinalRead {
+        endpoint: endpoint.to_string(),
+        ..Default::default()
+    };
     loop {
         if let Some(mut c) = workload::connect(endpoint).await {
             let options = GetOptions::new().with_prefix().with_serializable();
             if let Ok(Ok(r)) =
                 tokio::time::timeout(workload::REQUEST_TIMEOUT, c.get(PREFIX, Some(options))).await
             {
-                seen = r.header().map_or(0, |h| h.revision());
-                if seen >= last {
-                    let kvs = r
-                        .kvs()
-                        .iter()
-                        .map(|kv| {
-                            (
-                                String::from_utf8_lossy(kv.key()).into_owned(),
-                                String::from_utf8_lossy(kv.value()).into_owned(),
-                            )
-                        })
-                        .collect();
-                    return Ok(history::FinalRead {
-                        endpoint: endpoint.to_string(),
-                        revision: seen,
-                        kvs,
-                    });
-                }
+                read.revision = r.header().map_or(0, |h| h.revision());
+                read.kvs = r
+                    .kvs()
+                    .iter()
+                    .map(|kv| {
+                        (
+                            String::from_utf8_lossy(kv.key()).into_owned(),
+                            String::from_utf8_lossy(kv.value()).into_owned(),
+                        )
+                    })
+                    .collect();
             }
         }
-        if Instant::now() >= deadline {
-            return Err(format!(
-                "{endpoint} did not reach revision {last} (at {seen})"
-            ));
+        if read.revision >= last || Instant::now() >= deadline {
+            return read;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

@@ -14,6 +14,7 @@
 mod alarm;
 mod apply;
 pub mod backend;
+pub mod chaos;
 mod error;
 mod key_index;
 mod kv;

@@ -610,6 +610,9 @@ impl Replica {
     /// Returns once this member has applied every write acknowledged before
     /// the call (a linearizable read may then be served from its store).
     pub async fn read_barrier(&self) -> Result<(), ReplicaError> {
+        if hark_mvcc::chaos::mutation("read-without-read-index") {
+            return Ok(());
+        }
         let deadline = Instant::now() + self.request_timeout;
         loop {
             let leader = self.wait_for_leader(deadline).await?;

@@ -106,8 +106,11 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         match position {
             None => Ok((None, StoredMembership::default())),
             Some(p) => {
-                let (log_id, membership) =
+                let (mut log_id, membership) =
                     decode_position(&p).map_err(|e| StorageIOError::read_state_machine(&e))?;
+                if hark_mvcc::chaos::mutation("reapply-after-restart") && log_id.index > 1 {
+                    log_id.index -= 1;
+                }
                 Ok((Some(log_id), membership))
             }
         }

@@ -253,11 +253,16 @@ impl Engine {
         }
         // Responses grouped by stream, so each outbox is locked and woken once.
         let mut per_stream: HashMap<StreamId, Vec<(Slot, WatchResponse)>> = HashMap::new();
+        let dropped = hark_mvcc::chaos::mutation("watch-drop-event")
+            && self.rev % 300 == i64::from(std::process::id() % 300);
         for group in matches.chunk_by(|a, b| a.0 == b.0) {
             let slot = group[0].0;
             let w = self.watchers.get(slot);
             if w.min_rev > self.rev {
                 continue; // a future start revision not reached yet
+            }
+            if dropped {
+                continue; // the mutation run's lost event
             }
             let events = group
                 .iter()

@@ -1,0 +1,31 @@
+//! Deliberate bugs for the fault suite's mutation runs (`cargo xtask chaos
+//! --mutation NAME`), which show that its checkers catch them. They exist
+//! only in builds with the `chaos-mutations` feature, and one is switched
+//! on by naming it in `HARK_MUTATION`; otherwise [`mutation`] is a constant
+//! `false` the compiler removes.
+//!
+//! - `read-without-read-index`: linearizable reads served from the member's
+//!   own state (`hark-raft`).
+//! - `watch-drop-event`: one revision in 300 not sent to synced watchers
+//!   (`hark-watch`; which one differs between processes).
+//! - `reapply-after-restart`: a restarted member re-applies the last entry
+//!   its store had applied (`hark-raft`).
+
+/// Whether mutation `name` is on in this process.
+#[cfg(feature = "chaos-mutations")]
+pub fn mutation(name: &str) -> bool {
+    static ON: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ON.get_or_init(|| {
+        let on = std::env::var("HARK_MUTATION").unwrap_or_default();
+        if !on.is_empty() {
+            tracing::warn!(mutation = %on, "running with a deliberate bug (fault suite mutation run)");
+        }
+        on
+    }) == name
+}
+
+#[cfg(not(feature = "chaos-mutations"))]
+#[inline(always)]
+pub fn mutation(_name: &str) -> bool {
+    false
+}
