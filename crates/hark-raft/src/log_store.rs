@@ -43,12 +43,33 @@ struct Inner {
     /// `false` only for `--unsafe-no-fsync` (tests, benchmarks): nothing is
     /// synced and appends are reported durable at once.
     fsync: bool,
+    floor: PurgeFloor,
+}
+
+/// How far the log may be purged: the last index of the snapshot whose meta
+/// is on disk (the state machine raises it). openraft 0.9 purges the log for
+/// an installed snapshot before the state machine has finished installing
+/// it; a member killed in between restarted with its log purged past its
+/// snapshot, and openraft refused to start ("purge_upto <= snapshot_last_log_id";
+/// found by the fault suite's kill-catching-up). Purges beyond the floor are
+/// cut to it; the rest goes with a later purge.
+#[derive(Clone, Default)]
+pub struct PurgeFloor(Arc<std::sync::atomic::AtomicU64>);
+
+impl PurgeFloor {
+    pub fn raise(&self, index: u64) {
+        self.0.fetch_max(index, std::sync::atomic::Ordering::AcqRel);
+    }
+
+    fn get(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Acquire)
+    }
 }
 
 impl LogStore {
     /// Opens (or creates) the log database in `path`; `fsync: false` gives up
     /// durability (etcd's `--unsafe-no-fsync`).
-    pub fn open(path: &Path, fsync: bool) -> Result<LogStore, String> {
+    pub fn open(path: &Path, fsync: bool, floor: PurgeFloor) -> Result<LogStore, String> {
         let mut opts = Options::default();
         opts.create_if_missing(true);
         opts.create_missing_column_families(true);
@@ -56,7 +77,7 @@ impl LogStore {
         let cfs = [CF_LOGS, CF_STATE].map(|n| ColumnFamilyDescriptor::new(n, Options::default()));
         let db = DB::open_cf_descriptors(&opts, path, cfs)
             .map_err(|e| format!("opening the raft log in {}: {e}", path.display()))?;
-        let inner = Arc::new(Inner { db, fsync });
+        let inner = Arc::new(Inner { db, fsync, floor });
         Ok(LogStore { inner })
     }
 
@@ -240,10 +261,68 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn purge(&mut self, log_id: LogId) -> Result<(), StorageError> {
+        let floor = self.inner.floor.get();
+        let log_id = if log_id.index <= floor {
+            log_id
+        } else {
+            // The entry at the floor gives the log id to record as purged;
+            // gone already means there is nothing more to purge yet.
+            let at_floor = self
+                .db()
+                .get_cf(self.cf(CF_LOGS), index_key(floor))
+                .map_err(|e| StorageIOError::read_logs(&e))?;
+            match at_floor {
+                Some(v) => {
+                    let entry: Entry = decode(&v).map_err(|e| StorageIOError::read_logs(&e))?;
+                    entry.log_id
+                }
+                None => return Ok(()),
+            }
+        };
         let mut batch = WriteBatch::default();
         batch.put_cf(self.cf(CF_STATE), KEY_PURGED, encode(&log_id));
         batch.delete_range_cf(self.cf(CF_LOGS), index_key(0), index_key(log_id.index + 1));
         self.write(batch, false)
             .map_err(|e| StorageIOError::write_logs(&e).into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use openraft::{CommittedLeaderId, EntryPayload};
+
+    fn log_id(index: u64) -> LogId {
+        LogId::new(CommittedLeaderId::new(2, 1), index)
+    }
+
+    #[tokio::test]
+    async fn a_purge_past_the_snapshot_on_disk_stops_at_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let floor = PurgeFloor::default();
+        let mut log = LogStore::open(dir.path(), false, floor.clone()).unwrap();
+        for index in 1..=10 {
+            let entry = Entry {
+                log_id: log_id(index),
+                payload: EntryPayload::Blank,
+            };
+            log.db()
+                .put_cf(log.cf(CF_LOGS), index_key(index), encode(&entry))
+                .unwrap();
+        }
+        // A snapshot up to 4 is on disk; openraft asks to purge up to 8 (an
+        // install it has not finished): only 1..=4 go.
+        floor.raise(4);
+        log.purge(log_id(8)).await.unwrap();
+        let state = log.get_log_state().await.unwrap();
+        assert_eq!(state.last_purged_log_id, Some(log_id(4)));
+        let left = log.try_get_log_entries(0..=10).await.unwrap();
+        assert_eq!(left.first().map(|e| e.log_id.index), Some(5));
+        // Once the snapshot up to 8 is on disk, the same purge goes through.
+        floor.raise(8);
+        log.purge(log_id(8)).await.unwrap();
+        let state = log.get_log_state().await.unwrap();
+        assert_eq!(state.last_purged_log_id, Some(log_id(8)));
+        assert_eq!(log.try_get_log_entries(0..=10).await.unwrap().len(), 2);
     }
 }

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use crate::log_store::LogStore;
+use crate::log_store::{LogStore, PurgeFloor};
 use crate::network::{Method, Network, PeerChannels, call};
 use crate::service::PeerService;
 use crate::state_machine::{Pending, StateMachine};
@@ -279,7 +279,8 @@ impl Replica {
         }
         .validate()
         .map_err(|e| format!("raft configuration: {e}"))?;
-        let log = LogStore::open(&dir.join("log"), config.fsync)?;
+        let purge_floor = PurgeFloor::default();
+        let log = LogStore::open(&dir.join("log"), config.fsync, purge_floor.clone())?;
         let channels = PeerChannels::leaving_from(config.peer_source);
         if log.identity()?.is_none() && store.log_position().map_err(|e| e.to_string())?.is_some() {
             return Err(format!(
@@ -305,6 +306,7 @@ impl Replica {
             config.member_id,
             pending.clone(),
             dir.join("snapshots"),
+            purge_floor,
         )?;
         let log_closed = Box::new(log.closed_probe());
         let network = Network {

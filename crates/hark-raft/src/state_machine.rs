@@ -12,6 +12,7 @@ use openraft::{EntryPayload, RaftSnapshotBuilder, StorageIOError};
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
+use crate::log_store::PurgeFloor;
 use crate::types::{
     Command, LogId, SnapshotMeta, StorageError, StoredMembership, TypeConfig, decode, encode,
 };
@@ -42,6 +43,8 @@ impl Pending {
 
 /// openraft's view of the store.
 pub struct StateMachine {
+    /// Raised once a snapshot's meta is on disk: the log may be purged to it.
+    purge_floor: PurgeFloor,
     store: Store,
     /// Where snapshots are built and received.
     snapshots: std::path::PathBuf,
@@ -72,9 +75,15 @@ impl StateMachine {
         member_id: u64,
         pending: Arc<Pending>,
         snapshots: std::path::PathBuf,
+        purge_floor: PurgeFloor,
     ) -> Result<Self, String> {
         std::fs::create_dir_all(&snapshots)
             .map_err(|e| format!("creating {}: {e}", snapshots.display()))?;
+        if let Ok(bytes) = std::fs::read(snapshots.join(META_FILE)) {
+            let meta: SnapshotMeta = decode(&bytes)
+                .map_err(|e| format!("the current snapshot's meta is unreadable: {e}"))?;
+            purge_floor.raise(meta.last_log_id.map_or(0, |l| l.index));
+        }
         let membership = match store.log_position().map_err(|e| e.to_string())? {
             Some(p) => {
                 decode_position(&p)
@@ -86,6 +95,7 @@ impl StateMachine {
         Ok(StateMachine {
             store,
             snapshots,
+            purge_floor,
             receiving: None,
             member_id,
             pending,
@@ -182,6 +192,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             store: self.store.clone(),
             member_id: self.member_id,
             dir: self.snapshots.clone(),
+            purge_floor: self.purge_floor.clone(),
         }
     }
 
@@ -255,6 +266,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         .map_err(|e| fail(&e))?;
         installed.map_err(|e| fail(&e))?;
         write_meta(&self.snapshots, meta).map_err(|e| fail(&e))?;
+        self.purge_floor.raise(last.index);
         remove_older(&self.snapshots, &meta.snapshot_id);
         self.membership = meta.last_membership.clone();
         self.membership_bytes = encode(&self.membership);
@@ -280,7 +292,9 @@ fn write_meta(dir: &std::path::Path, meta: &SnapshotMeta) -> std::io::Result<()>
     let tmp = dir.join("current.meta.tmp");
     std::fs::write(&tmp, encode(meta))?;
     std::fs::File::open(&tmp)?.sync_all()?;
-    std::fs::rename(&tmp, dir.join(META_FILE))
+    std::fs::rename(&tmp, dir.join(META_FILE))?;
+    // The rename itself is durable once the directory is.
+    std::fs::File::open(dir)?.sync_all()
 }
 
 /// Deletes every snapshot file but `keep`'s.
@@ -315,6 +329,7 @@ pub struct SnapshotBuilder {
     store: Store,
     member_id: u64,
     dir: std::path::PathBuf,
+    purge_floor: PurgeFloor,
 }
 
 impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
@@ -326,6 +341,7 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
             ))
         };
         let (store, dir, member_id) = (self.store.clone(), self.dir.clone(), self.member_id);
+        let purge_floor = self.purge_floor.clone();
         let meta = tokio::task::spawn_blocking(move || -> Result<SnapshotMeta, String> {
             let building = dir.join("building.part");
             let _ = std::fs::remove_file(&building);
@@ -348,6 +364,7 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
             };
             std::fs::rename(&building, dir.join(snapshot_file(&meta.snapshot_id))).map_err(|e| e.to_string())?;
             write_meta(&dir, &meta).map_err(|e| e.to_string())?;
+            purge_floor.raise(last.index);
             remove_older(&dir, &meta.snapshot_id);
             tracing::info!(snapshot = %meta.snapshot_id, revision = written.revision, "built a snapshot");
             Ok(meta)
