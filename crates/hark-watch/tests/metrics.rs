@@ -107,6 +107,13 @@ fn gauges_follow_streams_and_return_to_zero() {
         reader.watch(WatchRequest::key(format!("k{i}"))).unwrap();
     }
     stalled.watch(WatchRequest::range("k", "l")).unwrap();
+    // Every watcher synced before the writes: one created after them would
+    // catch up with all ten events in one response, fit the stalled
+    // stream's one slot and never count as slow (seen on a loaded machine).
+    wait_until("4 watchers on 2 streams", || {
+        values.gauge("etcd_debugging_mvcc_watcher_total") == 4.0
+            && values.gauge("etcd_debugging_mvcc_watch_stream_total") == 2.0
+    });
     for i in 0..10 {
         store
             .put(PutRequest::new(format!("k{}", i % 3), "v"))
@@ -119,10 +126,6 @@ fn gauges_follow_streams_and_return_to_zero() {
             .expect("the reader's events");
         received += r.events().len();
     }
-    wait_until("4 watchers on 2 streams", || {
-        values.gauge("etcd_debugging_mvcc_watcher_total") == 4.0
-            && values.gauge("etcd_debugging_mvcc_watch_stream_total") == 2.0
-    });
     wait_until("the stalled watcher to count as slow", || {
         values.gauge("etcd_debugging_mvcc_slow_watcher_total") == 1.0
     });
