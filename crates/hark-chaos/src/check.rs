@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::history::{Call, Event, History, Op, Outcome, WatchResponse};
+use crate::history::{Call, Event, History, LeaseFate, Op, Outcome, WatchResponse};
 
 /// Every event by revision, then key.
 pub type RevisionLog = BTreeMap<i64, BTreeMap<String, Event>>;
@@ -39,6 +39,7 @@ pub fn check(history: &History) -> Report {
     check_watches(history, &log, &mut report);
     check_writes_and_reads(history, &log, &mut report);
     check_final_state(history, &log, &mut report);
+    check_leases(history, &log, &mut report);
     crate::linearizable::check(history, &log, &mut report.anomalies, &mut report.facts);
     report
 }
@@ -289,6 +290,54 @@ fn check_real_time(ops: &[Op], report: &mut Report) {
                 ));
             }
         }
+    }
+}
+
+/// A key put under a lease is deleted (a DELETE event) once the lease ends:
+/// by the revoke's answer when it was revoked, by the end of the run when it
+/// was left to expire.
+fn check_leases(history: &History, log: &RevisionLog, report: &mut Report) {
+    let mut ended = 0;
+    for lease in &history.leases {
+        let who = || format!("lease {:x} (key {})", lease.lease, lease.key);
+        let put_at = log
+            .iter()
+            .find(|(_, events)| events.get(&lease.key).is_some_and(|e| e.value.is_some()))
+            .map(|(rev, _)| *rev);
+        if let Some(acked) = lease.put_revision
+            && put_at != Some(acked)
+        {
+            report.anomaly(format!(
+                "{}: put acknowledged at revision {acked}, the log has it at {put_at:?}",
+                who()
+            ));
+            continue;
+        }
+        let Some(put_at) = put_at else {
+            continue; // an unanswered put that did not happen
+        };
+        let deleted_at = log
+            .range(put_at + 1..)
+            .find(|(_, events)| events.get(&lease.key).is_some_and(|e| e.value.is_none()))
+            .map(|(rev, _)| *rev);
+        match (&lease.fate, deleted_at) {
+            (LeaseFate::Revoked { revision }, Some(d)) if d <= *revision => ended += 1,
+            (LeaseFate::Revoked { revision }, _) => report.anomaly(format!(
+                "{}: revoke acknowledged at revision {revision}, but the key was deleted at {deleted_at:?}",
+                who()
+            )),
+            (_, Some(_)) => ended += 1,
+            (_, None) => report.anomaly(format!(
+                "{}: the lease ended (left to expire or revoked without an answer), but its key was never deleted",
+                who()
+            )),
+        }
+    }
+    if !history.leases.is_empty() {
+        report.facts.push(format!(
+            "{} leases, {ended} of their keys deleted when the lease ended",
+            history.leases.len()
+        ));
     }
 }
 
@@ -579,6 +628,66 @@ mod tests {
             value: "x".into(),
         };
         assert_caught(&h, "compare failed at revision 4");
+    }
+
+    fn with_lease(fate: LeaseFate, deleted: bool) -> History {
+        let mut h = good();
+        let mut events = vec![event(5, "l", "lease", None)];
+        if deleted {
+            events.push(Event {
+                revision: 6,
+                key: "l".into(),
+                value: None,
+                prev_value: Some("lease".into()),
+            });
+        }
+        for w in 0..2 {
+            let prev_kv = h.watches[w].prev_kv;
+            h.watches[w].responses.push(WatchResponse::Events {
+                header_revision: 6,
+                events: events
+                    .iter()
+                    .map(|e| Event {
+                        prev_value: if prev_kv { e.prev_value.clone() } else { None },
+                        ..e.clone()
+                    })
+                    .collect(),
+            });
+        }
+        h.final_reads[0].revision = if deleted { 6 } else { 5 };
+        if !deleted {
+            h.final_reads[0].kvs.push(("l".into(), "lease".into()));
+        }
+        h.leases.push(crate::history::LeaseRecord {
+            client: 0,
+            lease: 0xab,
+            ttl: 3,
+            key: "l".into(),
+            put_revision: Some(5),
+            kept_alive: 1,
+            fate,
+        });
+        h
+    }
+
+    #[test]
+    fn a_lease_that_ends_deletes_its_key() {
+        assert_eq!(
+            anomalies(&with_lease(LeaseFate::Revoked { revision: 6 }, true)),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            anomalies(&with_lease(LeaseFate::LeftToExpire, true)),
+            Vec::<String>::new()
+        );
+        assert_caught(
+            &with_lease(LeaseFate::LeftToExpire, false),
+            "its key was never deleted",
+        );
+        assert_caught(
+            &with_lease(LeaseFate::Revoked { revision: 6 }, false),
+            "revoke acknowledged at revision 6",
+        );
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub enum Fault {
     Kill,
     /// SIGKILL the leader.
     KillLeader,
-    /// SIGSTOP a random member (the leader half the time) for two to four
+    /// SIGSTOP a random member (the leader half the time) for two to five
     /// election timeouts, then SIGCONT.
     Pause,
     /// One random member cut off from the others, both ways.
@@ -27,6 +27,11 @@ pub enum Fault {
     IsolateLeader,
     /// One member's connections to another refused (one way only).
     OneWay,
+    /// SIGKILL a follower, keep it down while writes go on (long enough,
+    /// at `--snapshot-count 300`, to need a snapshot), restart it, and kill
+    /// it again while it catches up: a kill during snapshot install or log
+    /// replay.
+    KillCatchingUp,
 }
 
 pub async fn run(
@@ -90,6 +95,20 @@ pub async fn run(
                 tokio::time::sleep(hold).await;
                 note("heal".into());
                 cluster.proxy.heal();
+            }
+            Fault::KillCatchingUp => {
+                let i = (leader + rng.random_range(1..n)) % n;
+                note(format!("kill m{i} (leader: m{leader}), keep it down"));
+                cluster.kill(i);
+                tokio::time::sleep(hold * 3).await;
+                note(format!("restart m{i}"));
+                cluster.restart(i);
+                tokio::time::sleep(Duration::from_millis(rng.random_range(100..800))).await;
+                note(format!("kill m{i} again while it catches up"));
+                cluster.kill(i);
+                tokio::time::sleep(hold).await;
+                note(format!("restart m{i}"));
+                cluster.restart(i);
             }
             Fault::OneWay => {
                 let from = random;

@@ -85,6 +85,31 @@ pub enum WatchResponse {
     },
 }
 
+/// One lease of the lease workload: granted, a key put under it, then
+/// revoked (after some keep-alives) or left to expire.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LeaseRecord {
+    pub client: usize,
+    pub lease: i64,
+    pub ttl: i64,
+    pub key: String,
+    /// The put under the lease: acknowledged at this revision, or `None`.
+    pub put_revision: Option<i64>,
+    /// Keep-alives answered (with a TTL above zero).
+    pub kept_alive: usize,
+    pub fate: LeaseFate,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LeaseFate {
+    /// Revoke acknowledged, answered at header `revision`.
+    Revoked { revision: i64 },
+    /// Revoke not acknowledged: the lease ends one way or the other.
+    RevokeUnknown,
+    /// No keep-alive after the last one: it must expire.
+    LeftToExpire,
+}
+
 /// A fault as the schedule injected it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FaultRecord {
@@ -99,6 +124,8 @@ pub struct History {
     pub ops: Vec<Op>,
     pub watches: Vec<WatchLog>,
     pub faults: Vec<FaultRecord>,
+    #[serde(default)]
+    pub leases: Vec<LeaseRecord>,
     /// Each member's answer to a final serializable range of every key.
     pub final_reads: Vec<FinalRead>,
 }

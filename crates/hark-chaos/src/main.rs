@@ -47,12 +47,16 @@ struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "kill,kill-leader,pause,partition,isolate-leader,one-way"
+        default_value = "kill,kill-leader,kill-catching-up,pause,partition,isolate-leader,one-way"
     )]
     faults: Vec<Fault>,
     /// Register clients (puts, linearizable and serializable reads, CAS).
     #[arg(long, default_value_t = 6)]
     clients: usize,
+    /// Lease clients (grant, put under the lease, keep alive and revoke, or
+    /// let expire).
+    #[arg(long, default_value_t = 2)]
+    lease_clients: usize,
     /// The `hark` binary (default: beside this one).
     #[arg(long)]
     hark: Option<PathBuf>,
@@ -227,13 +231,29 @@ async fn run(
         })
         .collect();
 
+    let leases = Arc::new(Mutex::new(Vec::new()));
+    let lease_clients: Vec<_> = (0..args.lease_clients)
+        .map(|c| {
+            tokio::spawn(workload::lease_client(
+                c,
+                endpoints.clone(),
+                seed,
+                until,
+                leases.clone(),
+            ))
+        })
+        .collect();
+
     let faults = faults::run(&mut cluster, &args.faults, seed, clock, until).await;
     tokio::time::sleep_until(until).await;
     cluster.recover_all();
-    for c in clients {
+    for c in clients.into_iter().chain(lease_clients) {
         c.await.map_err(|e| format!("a client panicked: {e}"))?;
     }
     wait_for_leader(&cluster, Duration::from_secs(30)).await?;
+    // Leases left to expire do so within a TTL of the last leader change
+    // (a new leader gives every lease its full TTL).
+    tokio::time::sleep(Duration::from_secs(workload::LEASE_TTL as u64 + 3)).await;
 
     // The last revision, read linearizably; every watcher drains to it and
     // every member reaches it.
@@ -249,12 +269,14 @@ async fn run(
     }
     cluster.stop();
     let ops = std::mem::take(&mut *ops.lock().unwrap());
+    let leases = std::mem::take(&mut *leases.lock().unwrap());
     Ok(History {
         flavor: flavor.name().into(),
         seed,
         ops,
         watches,
         faults,
+        leases,
         final_reads,
     })
 }

@@ -13,7 +13,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tokio::time::Instant;
 
-use crate::history::{Call, Event, Op, Outcome, WatchLog, WatchResponse};
+use crate::history::{Call, Event, LeaseFate, LeaseRecord, Op, Outcome, WatchLog, WatchResponse};
 
 /// Every key the workloads touch starts with this.
 pub const PREFIX: &str = "/chaos/";
@@ -177,6 +177,90 @@ async fn send(c: &mut Client, key: &str, call: &Call) -> Result<Outcome, etcd_cl
                 Outcome::NotWritten { revision }
             })
         }
+    }
+}
+
+/// Lease TTL of the lease workload (seconds): well past etcd's minimum
+/// (1.5 election timeouts), short enough for many leases a run.
+pub const LEASE_TTL: i64 = 3;
+
+/// One lease client until `until`: grants a lease, puts a key under it, then
+/// either keeps it alive a few times and revokes it, or lets it expire.
+/// Keys are `PREFIX` + `l<client>-<n>`, so the watchers see their puts and
+/// deletes.
+pub async fn lease_client(
+    client: usize,
+    endpoints: Vec<String>,
+    seed: u64,
+    until: Instant,
+    leases: Arc<Mutex<Vec<LeaseRecord>>>,
+) {
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x1ea5e ^ client as u64);
+    let mut at = client % endpoints.len();
+    let mut n = 0u64;
+    while Instant::now() < until {
+        let Some(mut c) = connect(&endpoints[at]).await else {
+            at = (at + 1) % endpoints.len();
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        let granted = tokio::time::timeout(REQUEST_TIMEOUT, c.lease_grant(LEASE_TTL, None)).await;
+        let Ok(Ok(grant)) = granted else {
+            // An unanswered grant is harmless: nothing is attached to it.
+            at = (at + 1) % endpoints.len();
+            continue;
+        };
+        n += 1;
+        let key = format!("{PREFIX}l{client}-{n}");
+        let options = etcd_client::PutOptions::new().with_lease(grant.id());
+        let put = tokio::time::timeout(
+            REQUEST_TIMEOUT,
+            c.put(
+                key.as_str(),
+                format!("lease-{:x}", grant.id()),
+                Some(options),
+            ),
+        )
+        .await;
+        let put_revision = match put {
+            Ok(Ok(r)) => r.header().map(|h| h.revision()),
+            _ => None,
+        };
+        let mut record = LeaseRecord {
+            client,
+            lease: grant.id(),
+            ttl: grant.ttl(),
+            key,
+            put_revision,
+            kept_alive: 0,
+            fate: LeaseFate::LeftToExpire,
+        };
+        if rng.random_bool(0.5) {
+            if let Ok(Ok((mut keeper, mut stream))) =
+                tokio::time::timeout(REQUEST_TIMEOUT, c.lease_keep_alive(grant.id())).await
+            {
+                for _ in 0..rng.random_range(1..4) {
+                    tokio::time::sleep(Duration::from_millis(700)).await;
+                    if keeper.keep_alive().await.is_err() {
+                        break;
+                    }
+                    match tokio::time::timeout(REQUEST_TIMEOUT, stream.message()).await {
+                        Ok(Ok(Some(r))) if r.ttl() > 0 => record.kept_alive += 1,
+                        _ => break,
+                    }
+                }
+            }
+            record.fate =
+                match tokio::time::timeout(REQUEST_TIMEOUT, c.lease_revoke(grant.id())).await {
+                    Ok(Ok(r)) => LeaseFate::Revoked {
+                        revision: r.header().map_or(0, |h| h.revision()),
+                    },
+                    // "lease not found": it expired first, also fine.
+                    _ => LeaseFate::RevokeUnknown,
+                };
+        }
+        leases.lock().unwrap().push(record);
+        tokio::time::sleep(Duration::from_millis(rng.random_range(100..500))).await;
     }
 }
 
