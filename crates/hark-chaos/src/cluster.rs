@@ -33,6 +33,9 @@ pub const ELECTION_MS: u64 = 500;
 
 pub struct Member {
     pub client_url: String,
+    /// The URL its peers reach it at (its proxy).
+    pub peer_url: String,
+    pub data_dir: PathBuf,
     args: Vec<String>,
     child: Option<Child>,
     paused: bool,
@@ -77,12 +80,10 @@ impl Cluster {
                 .local_addr()
                 .expect("bound address");
             let client_url = format!("http://{client}");
+            let data_dir = dir.join("data").join(format!("m{i}"));
             let mut args: Vec<String> = vec![
                 format!("--name=m{i}"),
-                format!(
-                    "--data-dir={}",
-                    dir.join("data").join(format!("m{i}")).display()
-                ),
+                format!("--data-dir={}", data_dir.display()),
                 format!("--listen-client-urls={client_url}"),
                 format!("--advertise-client-urls={client_url}"),
                 format!("--listen-peer-urls=http://{peer}"),
@@ -100,6 +101,8 @@ impl Cluster {
             }
             members.push(Member {
                 client_url,
+                peer_url: front_url(i),
+                data_dir,
                 args,
                 child: None,
                 paused: false,
@@ -160,6 +163,20 @@ impl Cluster {
     pub fn restart(&mut self, i: usize) {
         if self.members[i].child.is_none() {
             self.spawn(i);
+        }
+    }
+
+    /// Kills member `i` and deletes its data: it comes back only through
+    /// MemberAdd, joining the existing cluster (`--initial-cluster-state
+    /// existing`) as a new member with the same name and URLs.
+    pub fn wipe(&mut self, i: usize) {
+        self.kill(i);
+        let member = &mut self.members[i];
+        let _ = std::fs::remove_dir_all(&member.data_dir);
+        for arg in &mut member.args {
+            if arg.starts_with("--initial-cluster-state=") {
+                *arg = "--initial-cluster-state=existing".into();
+            }
         }
     }
 

@@ -8,9 +8,9 @@ use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use tokio::time::Instant;
 
-use crate::cluster::{Cluster, ELECTION_MS, wait_for_leader};
+use crate::cluster::{Cluster, ELECTION_MS, status, wait_for_leader};
 use crate::history::FaultRecord;
-use crate::workload::Clock;
+use crate::workload::{Clock, REQUEST_TIMEOUT, connect};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Fault {
@@ -32,6 +32,10 @@ pub enum Fault {
     /// it again while it catches up: a kill during snapshot install or log
     /// replay.
     KillCatchingUp,
+    /// Remove a follower (MemberRemove), kill it and delete its data, add it
+    /// back (MemberAdd, same peer URL) and start it empty, joining the
+    /// existing cluster: it catches up from a snapshot or the log.
+    MemberReplace,
 }
 
 pub async fn run(
@@ -110,6 +114,16 @@ pub async fn run(
                 note(format!("restart m{i}"));
                 cluster.restart(i);
             }
+            Fault::MemberReplace => {
+                let i = (leader + rng.random_range(1..n)) % n;
+                match replace_member(cluster, leader, i).await {
+                    Ok(what) => note(what),
+                    Err(e) => note(format!("replacing m{i} failed: {e}")),
+                }
+                // Time to catch up: a member still catching up does not count
+                // as started, and etcd refuses the next change until it does.
+                tokio::time::sleep(hold).await;
+            }
             Fault::OneWay => {
                 let from = random;
                 let to = (from + rng.random_range(1..n)) % n;
@@ -122,4 +136,41 @@ pub async fn run(
         }
     }
     records
+}
+
+/// [`Fault::MemberReplace`], through the leader: MemberRemove, wipe,
+/// MemberAdd, start empty.
+async fn replace_member(cluster: &mut Cluster, leader: usize, i: usize) -> Result<String, String> {
+    let (old_id, _) = status(&cluster.members[i].client_url)
+        .await
+        .ok_or("the member does not answer")?;
+    let mut c = connect(&cluster.members[leader].client_url)
+        .await
+        .ok_or("the leader does not answer")?;
+    tokio::time::timeout(REQUEST_TIMEOUT, c.member_remove(old_id))
+        .await
+        .map_err(|_| "MemberRemove timed out".to_string())?
+        .map_err(|e| format!("MemberRemove: {e}"))?;
+    cluster.wipe(i);
+    let url = cluster.members[i].peer_url.clone();
+    // MemberAdd is refused for a while after a change (etcd: 'unhealthy
+    // cluster' until the others are connected long enough): retry.
+    let mut added = None;
+    let mut last_error = String::new();
+    for _ in 0..40 {
+        match tokio::time::timeout(REQUEST_TIMEOUT, c.member_add([url.as_str()], None)).await {
+            Ok(Ok(r)) => {
+                added = r.member().map(|m| m.id());
+                break;
+            }
+            Ok(Err(e)) => last_error = e.to_string(),
+            Err(_) => last_error = "timed out".into(),
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let new_id = added.ok_or(format!("MemberAdd did not succeed: {last_error}"))?;
+    cluster.restart(i);
+    Ok(format!(
+        "replaced m{i}: {old_id:x} removed, its data deleted, added back as {new_id:x}"
+    ))
 }

@@ -47,7 +47,7 @@ struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "kill,kill-leader,kill-catching-up,pause,partition,isolate-leader,one-way"
+        default_value = "kill,kill-leader,kill-catching-up,pause,partition,isolate-leader,one-way,member-replace"
     )]
     faults: Vec<Fault>,
     /// Register clients (puts, linearizable and serializable reads, CAS).
