@@ -214,7 +214,20 @@ fn check_writes_and_reads(history: &History, log: &RevisionLog, report: &mut Rep
                     ));
                 }
             }
-            (Call::Cas { expect, .. }, Outcome::NotWritten { revision }) => {
+            (Call::CasDelete { .. }, Outcome::Written { revision }) => {
+                acked += 1;
+                let logged = log.get(revision).and_then(|events| events.get(&op.key));
+                if logged.is_none_or(|e| e.value.is_some()) {
+                    report.anomaly(format!(
+                        "{}: delete acknowledged at revision {revision}, the log has {logged:?}",
+                        who()
+                    ));
+                }
+            }
+            (
+                Call::Cas { expect, .. } | Call::CasDelete { expect },
+                Outcome::NotWritten { revision },
+            ) => {
                 let current = value_at(log, &op.key, *revision).map_or(0, |(_, m)| m);
                 if current == *expect {
                     report.anomaly(format!(
@@ -618,6 +631,20 @@ mod tests {
             value: Some(("2".into(), 4)),
         };
         assert_caught(&h, "the log has Some((\"1\", 2))");
+    }
+
+    #[test]
+    fn an_acknowledged_delete_missing_from_the_log_is_caught() {
+        let mut h = good();
+        // The log has a put of a at 4, not a delete.
+        h.ops.push(op(
+            3,
+            "a",
+            Call::CasDelete { expect: 2 },
+            (31, 39),
+            Outcome::Written { revision: 4 },
+        ));
+        assert_caught(&h, "delete acknowledged at revision 4");
     }
 
     #[test]

@@ -32,11 +32,16 @@ pub enum Call {
         expect: i64,
         value: String,
     },
+    /// Txn: if the key's mod_revision is `expect` (never 0: the key exists),
+    /// delete it (Kubernetes' optimistic delete).
+    CasDelete {
+        expect: i64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Outcome {
-    /// A put, or a CAS that succeeded, at `revision`.
+    /// A put, or a CAS or CAS delete that succeeded, at `revision`.
     Written { revision: i64 },
     /// A CAS whose compare failed, answered at header `revision`.
     NotWritten { revision: i64 },

@@ -21,10 +21,12 @@ use stateright::semantics::{ConsistencyTester, LinearizabilityTester, Sequential
 use crate::check::RevisionLog;
 use crate::history::{Call, History, Outcome};
 
-/// A key: its value and mod_revision.
+/// A key: its value and mod_revision, and the revision of its last write
+/// (a delete included: the next write must come after it).
 #[derive(Clone, Debug, Default)]
 pub struct Register {
     value: Option<(String, i64)>,
+    last_write: i64,
 }
 
 impl Register {
@@ -46,6 +48,10 @@ pub enum RegisterOp {
         value: String,
         revision: i64,
     },
+    CasDelete {
+        expect: i64,
+        revision: i64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -65,6 +71,7 @@ impl SequentialSpec for Register {
         match op {
             RegisterOp::Put { value, revision } => {
                 self.value = Some((value.clone(), *revision));
+                self.last_write = *revision;
                 RegisterRet::Written(*revision)
             }
             RegisterOp::Get => RegisterRet::Read(self.value.clone()),
@@ -75,6 +82,16 @@ impl SequentialSpec for Register {
             } => {
                 if self.mod_revision() == *expect {
                     self.value = Some((value.clone(), *revision));
+                    self.last_write = *revision;
+                    RegisterRet::Written(*revision)
+                } else {
+                    RegisterRet::NotWritten
+                }
+            }
+            RegisterOp::CasDelete { expect, revision } => {
+                if self.mod_revision() == *expect {
+                    self.value = None;
+                    self.last_write = *revision;
                     RegisterRet::Written(*revision)
                 } else {
                     RegisterRet::NotWritten
@@ -84,22 +101,35 @@ impl SequentialSpec for Register {
     }
 
     /// Revisions come from the server, so an answered write is valid at any
-    /// revision after the key's current one.
+    /// revision after the key's last write.
     fn is_valid_step(&mut self, op: &RegisterOp, ret: &RegisterRet) -> bool {
         let current = self.mod_revision();
+        let after = |r: &i64| *r > self.last_write;
         match (op, ret) {
-            (RegisterOp::Put { value, .. }, RegisterRet::Written(r)) if *r > current => {
+            (RegisterOp::Put { value, .. }, RegisterRet::Written(r)) if after(r) => {
                 self.value = Some((value.clone(), *r));
+                self.last_write = *r;
                 true
             }
             (RegisterOp::Get, RegisterRet::Read(read)) => *read == self.value,
             (RegisterOp::Cas { expect, value, .. }, RegisterRet::Written(r))
-                if *expect == current && *r > current =>
+                if *expect == current && after(r) =>
             {
                 self.value = Some((value.clone(), *r));
+                self.last_write = *r;
                 true
             }
-            (RegisterOp::Cas { expect, .. }, RegisterRet::NotWritten) => *expect != current,
+            (RegisterOp::CasDelete { expect, .. }, RegisterRet::Written(r))
+                if *expect == current && after(r) =>
+            {
+                self.value = None;
+                self.last_write = *r;
+                true
+            }
+            (
+                RegisterOp::Cas { expect, .. } | RegisterOp::CasDelete { expect, .. },
+                RegisterRet::NotWritten,
+            ) => *expect != current,
             _ => false,
         }
     }
@@ -151,6 +181,23 @@ fn timelines(history: &History, log: &RevisionLog) -> BTreeMap<String, Timeline>
         let i = answered.partition_point(|(r, _)| *r < revision);
         answered.get(i).map_or(u64::MAX, |(_, at)| *at)
     };
+    // An unanswered CAS delete happened if the key's next event after the
+    // revision it expected is a delete no answered operation claims.
+    let mut claimed: std::collections::HashSet<i64> = history
+        .ops
+        .iter()
+        .filter_map(|op| match op.outcome {
+            Outcome::Written { revision } => Some(revision),
+            _ => None,
+        })
+        .collect();
+    let mut deleted_after = |key: &str, expect: i64| {
+        let (rev, _) = log
+            .range(expect + 1..)
+            .find(|(_, events)| events.contains_key(key))?;
+        let deleted = log[rev][key].value.is_none() && claimed.insert(*rev);
+        deleted.then_some(*rev)
+    };
     type Entry = ((i64, u8), u64, u64, RegisterOp, RegisterRet);
     let mut by_key: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
     for op in &history.ops {
@@ -175,6 +222,35 @@ fn timelines(history: &History, log: &RevisionLog) -> BTreeMap<String, Timeline>
                 },
                 Some(RegisterRet::Written(*revision)),
             ),
+            (Call::CasDelete { expect }, Outcome::Written { revision }) => (
+                RegisterOp::CasDelete {
+                    expect: *expect,
+                    revision: *revision,
+                },
+                Some(RegisterRet::Written(*revision)),
+            ),
+            (Call::CasDelete { expect }, Outcome::NotWritten { .. }) => (
+                RegisterOp::CasDelete {
+                    expect: *expect,
+                    revision: 0,
+                },
+                Some(RegisterRet::NotWritten),
+            ),
+            (
+                Call::CasDelete { expect },
+                Outcome::Failed {
+                    definite: false, ..
+                },
+            ) => match deleted_after(&op.key, *expect) {
+                Some(revision) => (
+                    RegisterOp::CasDelete {
+                        expect: *expect,
+                        revision,
+                    },
+                    None,
+                ),
+                None => continue,
+            },
             (Call::Cas { expect, value }, Outcome::NotWritten { .. }) => (
                 RegisterOp::Cas {
                     expect: *expect,
@@ -223,9 +299,9 @@ fn timelines(history: &History, log: &RevisionLog) -> BTreeMap<String, Timeline>
                 // when that revision was first known to exist, so it may take
                 // effect any time in between, where its revision fits.
                 let revision = match &register_op {
-                    RegisterOp::Put { revision, .. } | RegisterOp::Cas { revision, .. } => {
-                        *revision
-                    }
+                    RegisterOp::Put { revision, .. }
+                    | RegisterOp::Cas { revision, .. }
+                    | RegisterOp::CasDelete { revision, .. } => *revision,
                     RegisterOp::Get => unreachable!("only writes go unanswered here"),
                 };
                 (
@@ -321,22 +397,29 @@ fn quiescent_pieces(timeline: Timeline) -> Vec<(u64, Register, Timeline)> {
     let mut state = Register::default();
     let mut piece: Timeline = Vec::new();
     let mut in_flight: BTreeMap<u64, RegisterOp> = BTreeMap::new();
-    // The highest-revision write answered in the current piece.
-    let mut last_write: Option<(String, i64)> = None;
+    // The highest-revision write answered in the current piece (`None` as
+    // the value: a delete).
+    let mut last_write: Option<(Option<String>, i64)> = None;
     for (at, thread, step) in timeline {
         match &step {
             Step::Invoke(op) => {
                 in_flight.insert(thread, op.clone());
             }
             Step::Return(ret) => {
-                let op = in_flight.remove(&thread);
-                if let (
-                    Some(RegisterOp::Put { value, .. } | RegisterOp::Cas { value, .. }),
-                    RegisterRet::Written(r),
-                ) = (op, ret)
-                    && last_write.as_ref().is_none_or(|(_, m)| m < r)
+                let written = match (in_flight.remove(&thread), ret) {
+                    (
+                        Some(RegisterOp::Put { value, .. } | RegisterOp::Cas { value, .. }),
+                        RegisterRet::Written(r),
+                    ) => Some((Some(value), *r)),
+                    (Some(RegisterOp::CasDelete { .. }), RegisterRet::Written(r)) => {
+                        Some((None, *r))
+                    }
+                    _ => None,
+                };
+                if let Some(w) = written
+                    && last_write.as_ref().is_none_or(|(_, m)| *m < w.1)
                 {
-                    last_write = Some((value, *r));
+                    last_write = Some(w);
                 }
             }
         }
@@ -344,10 +427,11 @@ fn quiescent_pieces(timeline: Timeline) -> Vec<(u64, Register, Timeline)> {
         if in_flight.is_empty() {
             let start = piece[0].0;
             pieces.push((start, state.clone(), std::mem::take(&mut piece)));
-            if let Some(w) = last_write.take()
-                && w.1 > state.mod_revision()
+            if let Some((value, r)) = last_write.take()
+                && r > state.last_write
             {
-                state.value = Some(w);
+                state.value = value.map(|v| (v, r));
+                state.last_write = r;
             }
         }
     }
@@ -479,12 +563,51 @@ mod tests {
         let pieces = quiescent_pieces(t(read(Some(("b", 3)))));
         assert_eq!(pieces.len(), 2);
         assert_eq!(pieces[1].1.value, Some(("b".to_string(), 3)));
+        assert_eq!(pieces[1].1.last_write, 3);
         for (_, state, piece) in pieces {
             assert_eq!(linearizable(state, piece), Some(Ok(())));
         }
         let pieces = quiescent_pieces(t(read(Some(("a", 2)))));
         let (_, state, piece) = pieces.into_iter().nth(1).unwrap();
         assert!(matches!(linearizable(state, piece), Some(Err(_))));
+    }
+
+    #[test]
+    fn a_cas_delete_empties_the_key_for_later_reads() {
+        let delete = |expect| RegisterOp::CasDelete {
+            expect,
+            revision: 0,
+        };
+        let history = |late: RegisterRet| {
+            vec![
+                (0, 1, Step::Invoke(put("a", 2))),
+                (10, 1, Step::Return(RegisterRet::Written(2))),
+                (20, 2, Step::Invoke(delete(2))),
+                (30, 2, Step::Return(RegisterRet::Written(3))),
+                (40, 2, Step::Invoke(delete(2))),
+                (50, 2, Step::Return(RegisterRet::NotWritten)),
+                (60, 3, Step::Invoke(RegisterOp::Get)),
+                (70, 3, Step::Return(late)),
+            ]
+        };
+        assert_eq!(
+            linearizable(Register::default(), history(read(None))),
+            Some(Ok(()))
+        );
+        assert!(matches!(
+            linearizable(Register::default(), history(read(Some(("a", 2))))),
+            Some(Err(_))
+        ));
+        // A write after the delete must take a later revision.
+        let t = vec![
+            (0, 1, Step::Invoke(put("a", 2))),
+            (10, 1, Step::Return(RegisterRet::Written(2))),
+            (20, 2, Step::Invoke(delete(2))),
+            (30, 2, Step::Return(RegisterRet::Written(5))),
+            (40, 2, Step::Invoke(put("b", 4))),
+            (50, 2, Step::Return(RegisterRet::Written(4))),
+        ];
+        assert!(matches!(linearizable(Register::default(), t), Some(Err(_))));
     }
 
     #[test]

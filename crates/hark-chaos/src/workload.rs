@@ -87,12 +87,14 @@ pub async fn register_client(
             }
         } else if roll < 80 {
             Call::Get { serializable: true }
-        } else {
+        } else if roll < 92 || seen.get(&key).is_none_or(|m| *m == 0) {
             written += 1;
             Call::Cas {
                 expect: seen.get(&key).copied().unwrap_or(0),
                 value: format!("c{client}-{written}"),
             }
+        } else {
+            Call::CasDelete { expect: seen[&key] }
         };
         let invoked_us = clock.now_us();
         let answer = tokio::time::timeout(REQUEST_TIMEOUT, send(c, &key, &call)).await;
@@ -122,8 +124,14 @@ pub async fn register_client(
             } => {
                 seen.insert(key.clone(), *m);
             }
+            Outcome::Written { .. } if matches!(call, Call::CasDelete { .. }) => {
+                seen.insert(key.clone(), 0);
+            }
             Outcome::Written { revision } => {
                 seen.insert(key.clone(), *revision);
+            }
+            Outcome::Read { value: None, .. } => {
+                seen.insert(key.clone(), 0);
             }
             Outcome::Failed { .. } => {
                 conn = None;
@@ -163,6 +171,18 @@ async fn send(c: &mut Client, key: &str, call: &Call) -> Result<Outcome, etcd_cl
             Ok(Outcome::Read {
                 revision: revision(r.header()),
                 value,
+            })
+        }
+        Call::CasDelete { expect } => {
+            let txn = Txn::new()
+                .when([Compare::mod_revision(key, CompareOp::Equal, *expect)])
+                .and_then([TxnOp::delete(key, None)]);
+            let r = c.txn(txn).await?;
+            let revision = revision(r.header());
+            Ok(if r.succeeded() {
+                Outcome::Written { revision }
+            } else {
+                Outcome::NotWritten { revision }
             })
         }
         Call::Cas { expect, value } => {
