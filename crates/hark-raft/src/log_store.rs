@@ -46,23 +46,31 @@ struct Inner {
     floor: PurgeFloor,
 }
 
-/// How far the log may be purged: the last index of the snapshot whose meta
-/// is on disk (the state machine raises it). openraft 0.9 purges the log for
-/// an installed snapshot before the state machine has finished installing
-/// it; a member killed in between restarted with its log purged past its
-/// snapshot, and openraft refused to start ("purge_upto <= snapshot_last_log_id";
-/// found by the fault suite's kill-catching-up). Purges beyond the floor are
-/// cut to it; the rest goes with a later purge.
+/// How far the log may be purged: the last log id of the snapshot whose meta
+/// is on disk (openraft requires the purged log to end at or before the
+/// snapshot).
+///
+/// openraft 0.9 purges the log for an installed snapshot before the state
+/// machine has finished installing it: a member killed in between restarted
+/// with its log purged past its snapshot, and openraft refused to start
+/// (found by the fault suite's kill-catching-up). So a purge beyond the floor
+/// stops at it. When openraft reads the log state (at start) and the entries
+/// after the last purge up to the floor are not all there (a follower never
+/// receives what a snapshot replaced), they are purged then, so the log is
+/// contiguous after its last purged id.
 #[derive(Clone, Default)]
-pub struct PurgeFloor(Arc<std::sync::atomic::AtomicU64>);
+pub struct PurgeFloor(Arc<parking_lot::Mutex<Option<LogId>>>);
 
 impl PurgeFloor {
-    pub fn raise(&self, index: u64) {
-        self.0.fetch_max(index, std::sync::atomic::Ordering::AcqRel);
+    pub fn raise(&self, log_id: LogId) {
+        let mut floor = self.0.lock();
+        if floor.is_none_or(|f| f.index < log_id.index) {
+            *floor = Some(log_id);
+        }
     }
 
-    fn get(&self) -> u64 {
-        self.0.load(std::sync::atomic::Ordering::Acquire)
+    fn get(&self) -> Option<LogId> {
+        *self.0.lock()
     }
 }
 
@@ -98,6 +106,51 @@ impl LogStore {
         let mut batch = WriteBatch::default();
         batch.put_cf(self.cf(CF_STATE), KEY_IDENTITY, encode(&ids));
         self.write(batch, true).map_err(|e| e.to_string())
+    }
+
+    /// How many entries the log holds in `from..=to`.
+    fn count_entries(&self, from: u64, to: u64) -> Result<u64, StorageError> {
+        let start = index_key(from);
+        let it = self.db().iterator_cf(
+            self.cf(CF_LOGS),
+            IteratorMode::From(&start, Direction::Forward),
+        );
+        let mut n = 0;
+        for item in it {
+            let (k, _) = item.map_err(|e| StorageIOError::read_logs(&e))?;
+            if k.as_ref() > index_key(to).as_slice() {
+                break;
+            }
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Whether the store has applied entries past the whole log (its last
+    /// entry, or its last purge): a snapshot install finished but its meta
+    /// was never written.
+    pub fn behind(&self, applied: u64) -> Result<bool, String> {
+        let purged: Option<LogId> = self.get_state(KEY_PURGED).map_err(|e| e.to_string())?;
+        let last = self
+            .last_entry_id()
+            .map_err(|e| e.to_string())?
+            .or(purged)
+            .map_or(0, |l| l.index);
+        Ok(applied > last)
+    }
+
+    /// Deletes the entries up to `upto` and records it as the last purged
+    /// (nothing when an equal or later purge is recorded).
+    fn purge_upto(&self, upto: LogId) -> Result<(), StorageError> {
+        let recorded: Option<LogId> = self.get_state(KEY_PURGED)?;
+        if recorded.is_some_and(|r| r.index >= upto.index) {
+            return Ok(());
+        }
+        let mut batch = WriteBatch::default();
+        batch.put_cf(self.cf(CF_STATE), KEY_PURGED, encode(&upto));
+        batch.delete_range_cf(self.cf(CF_LOGS), index_key(0), index_key(upto.index + 1));
+        self.write(batch, false)
+            .map_err(|e| StorageIOError::write_logs(&e).into())
     }
 
     fn db(&self) -> &DB {
@@ -179,6 +232,17 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     type LogReader = LogStore;
 
     async fn get_log_state(&mut self) -> Result<LogState<TypeConfig>, StorageError> {
+        // A gap below the floor (left by a snapshot install and a purge cut
+        // short by a crash) would stop openraft reading the log: purge it.
+        if let Some(floor) = self.inner.floor.get() {
+            let purged: Option<LogId> = self.get_state(KEY_PURGED)?;
+            let from = purged.map_or(0, |p| p.index + 1);
+            if from <= floor.index
+                && self.count_entries(from, floor.index)? < floor.index + 1 - from
+            {
+                self.purge_upto(floor)?;
+            }
+        }
         let last_purged_log_id: Option<LogId> = self.get_state(KEY_PURGED)?;
         let last_log_id = self.last_entry_id()?.or(last_purged_log_id);
         Ok(LogState {
@@ -261,29 +325,13 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn purge(&mut self, log_id: LogId) -> Result<(), StorageError> {
-        let floor = self.inner.floor.get();
-        let log_id = if log_id.index <= floor {
-            log_id
-        } else {
-            // The entry at the floor gives the log id to record as purged;
-            // gone already means there is nothing more to purge yet.
-            let at_floor = self
-                .db()
-                .get_cf(self.cf(CF_LOGS), index_key(floor))
-                .map_err(|e| StorageIOError::read_logs(&e))?;
-            match at_floor {
-                Some(v) => {
-                    let entry: Entry = decode(&v).map_err(|e| StorageIOError::read_logs(&e))?;
-                    entry.log_id
-                }
-                None => return Ok(()),
-            }
+        let upto = match self.inner.floor.get() {
+            Some(floor) if floor.index < log_id.index => floor,
+            Some(_) => log_id,
+            // The state machine holds nothing durably yet.
+            None => return Ok(()),
         };
-        let mut batch = WriteBatch::default();
-        batch.put_cf(self.cf(CF_STATE), KEY_PURGED, encode(&log_id));
-        batch.delete_range_cf(self.cf(CF_LOGS), index_key(0), index_key(log_id.index + 1));
-        self.write(batch, false)
-            .map_err(|e| StorageIOError::write_logs(&e).into())
+        self.purge_upto(upto)
     }
 }
 
@@ -296,12 +344,9 @@ mod tests {
         LogId::new(CommittedLeaderId::new(2, 1), index)
     }
 
-    #[tokio::test]
-    async fn a_purge_past_the_snapshot_on_disk_stops_at_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let floor = PurgeFloor::default();
-        let mut log = LogStore::open(dir.path(), false, floor.clone()).unwrap();
-        for index in 1..=10 {
+    fn store_with_entries(dir: &std::path::Path, floor: &PurgeFloor, indexes: &[u64]) -> LogStore {
+        let log = LogStore::open(dir, false, floor.clone()).unwrap();
+        for &index in indexes {
             let entry = Entry {
                 log_id: log_id(index),
                 payload: EntryPayload::Blank,
@@ -310,19 +355,57 @@ mod tests {
                 .put_cf(log.cf(CF_LOGS), index_key(index), encode(&entry))
                 .unwrap();
         }
-        // A snapshot up to 4 is on disk; openraft asks to purge up to 8 (an
-        // install it has not finished): only 1..=4 go.
-        floor.raise(4);
+        log
+    }
+
+    #[tokio::test]
+    async fn a_purge_past_what_the_state_machine_holds_stops_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let floor = PurgeFloor::default();
+        let mut log = store_with_entries(dir.path(), &floor, &(1..=10).collect::<Vec<_>>());
+        // Nothing held durably yet: nothing purged.
+        log.purge(log_id(8)).await.unwrap();
+        assert_eq!(log.try_get_log_entries(0..=10).await.unwrap().len(), 10);
+        // A snapshot up to 4 is on disk; openraft asks for 8 (an install it has not
+        // finished): only 1..=4 go.
+        floor.raise(log_id(4));
         log.purge(log_id(8)).await.unwrap();
         let state = log.get_log_state().await.unwrap();
         assert_eq!(state.last_purged_log_id, Some(log_id(4)));
         let left = log.try_get_log_entries(0..=10).await.unwrap();
         assert_eq!(left.first().map(|e| e.log_id.index), Some(5));
-        // Once the snapshot up to 8 is on disk, the same purge goes through.
-        floor.raise(8);
-        log.purge(log_id(8)).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn the_log_state_read_at_start_purges_up_to_the_floor() {
+        // A follower that received a snapshot up to 6 never had 4..=6; it
+        // was killed before the purge: 1..=3 and 7..=10 are in its log.
+        let dir = tempfile::tempdir().unwrap();
+        let floor = PurgeFloor::default();
+        let mut log = store_with_entries(dir.path(), &floor, &[0, 1, 2, 3, 7, 8, 9, 10]);
+        floor.raise(log_id(6));
         let state = log.get_log_state().await.unwrap();
-        assert_eq!(state.last_purged_log_id, Some(log_id(8)));
-        assert_eq!(log.try_get_log_entries(0..=10).await.unwrap().len(), 2);
+        assert_eq!(state.last_purged_log_id, Some(log_id(6)));
+        assert_eq!(state.last_log_id, Some(log_id(10)));
+        let left: Vec<u64> = log
+            .try_get_log_entries(0..=10)
+            .await
+            .unwrap()
+            .iter()
+            .map(|e| e.log_id.index)
+            .collect();
+        assert_eq!(left, vec![7, 8, 9, 10], "contiguous after the last purged");
+    }
+
+    #[tokio::test]
+    async fn a_contiguous_log_keeps_its_entries_below_the_floor_at_start() {
+        // The entries a lagging follower may still need stay in the log.
+        let dir = tempfile::tempdir().unwrap();
+        let floor = PurgeFloor::default();
+        let mut log = store_with_entries(dir.path(), &floor, &(0..=10).collect::<Vec<_>>());
+        floor.raise(log_id(6));
+        let state = log.get_log_state().await.unwrap();
+        assert_eq!(state.last_purged_log_id, None);
+        assert_eq!(log.try_get_log_entries(0..=10).await.unwrap().len(), 11);
     }
 }

@@ -12,6 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use hark_mvcc::{Store, WriteRequest, WriteResponse};
 use hark_proto::harkpeerpb::peer_server::PeerServer;
 use openraft::error::{ChangeMembershipError, CheckIsLeaderError, ClientWriteError, RaftError};
+use openraft::storage::{RaftSnapshotBuilder, RaftStateMachine};
 use openraft::{ChangeMembers, SnapshotPolicy};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
@@ -20,7 +21,7 @@ use tokio::time::Instant;
 use crate::log_store::{LogStore, PurgeFloor};
 use crate::network::{Method, Network, PeerChannels, call};
 use crate::service::PeerService;
-use crate::state_machine::{Pending, StateMachine};
+use crate::state_machine::{Pending, StateMachine, decode_position};
 use crate::transfer::TransferState;
 use crate::types::{Batch, Command, MemberInfo, Proposal, Raft};
 
@@ -300,14 +301,39 @@ impl Replica {
             cluster_id,
             ..config
         };
+        let applied = match store.log_position().map_err(|e| e.to_string())? {
+            Some(p) => Some(
+                decode_position(&p)
+                    .map_err(|e| format!("the store's recorded log position is unreadable: {e}"))?
+                    .0,
+            ),
+            None => None,
+        };
         let pending = Arc::new(Pending::default());
-        let state_machine = StateMachine::new(
+        let mut state_machine = StateMachine::new(
             store,
             config.member_id,
             pending.clone(),
             dir.join("snapshots"),
             purge_floor,
         )?;
+        // Killed after a snapshot install reached the store but before its
+        // meta was written: the store is past the whole log and no snapshot
+        // says so. A snapshot of the store now makes the state whole again.
+        if let Some(applied) = applied
+            && log.behind(applied.index)?
+        {
+            tracing::warn!(
+                applied = applied.index,
+                "the store is ahead of the raft log: snapshotting it before starting"
+            );
+            state_machine
+                .get_snapshot_builder()
+                .await
+                .build_snapshot()
+                .await
+                .map_err(|e| format!("snapshotting the store: {e}"))?;
+        }
         let log_closed = Box::new(log.closed_probe());
         let network = Network {
             channels: channels.clone(),

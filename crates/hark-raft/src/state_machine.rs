@@ -82,7 +82,9 @@ impl StateMachine {
         if let Ok(bytes) = std::fs::read(snapshots.join(META_FILE)) {
             let meta: SnapshotMeta = decode(&bytes)
                 .map_err(|e| format!("the current snapshot's meta is unreadable: {e}"))?;
-            purge_floor.raise(meta.last_log_id.map_or(0, |l| l.index));
+            if let Some(last) = meta.last_log_id {
+                purge_floor.raise(last);
+            }
         }
         let membership = match store.log_position().map_err(|e| e.to_string())? {
             Some(p) => {
@@ -266,7 +268,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         .map_err(|e| fail(&e))?;
         installed.map_err(|e| fail(&e))?;
         write_meta(&self.snapshots, meta).map_err(|e| fail(&e))?;
-        self.purge_floor.raise(last.index);
+        self.purge_floor.raise(last);
         remove_older(&self.snapshots, &meta.snapshot_id);
         self.membership = meta.last_membership.clone();
         self.membership_bytes = encode(&self.membership);
@@ -364,7 +366,7 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
             };
             std::fs::rename(&building, dir.join(snapshot_file(&meta.snapshot_id))).map_err(|e| e.to_string())?;
             write_meta(&dir, &meta).map_err(|e| e.to_string())?;
-            purge_floor.raise(last.index);
+            purge_floor.raise(last);
             remove_older(&dir, &meta.snapshot_id);
             tracing::info!(snapshot = %meta.snapshot_id, revision = written.revision, "built a snapshot");
             Ok(meta)
