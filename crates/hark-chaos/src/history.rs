@@ -115,6 +115,20 @@ pub enum LeaseFate {
     LeftToExpire,
 }
 
+/// A Kubernetes-style list: pages of `limit` keys, every page after the
+/// first at the first page's revision.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ListRecord {
+    pub client: usize,
+    pub prefix: String,
+    pub invoked_us: u64,
+    pub returned_us: u64,
+    pub revision: i64,
+    pub pages: usize,
+    /// (key, value, mod_revision), in key order.
+    pub kvs: Vec<(String, String, i64)>,
+}
+
 /// A fault as the schedule injected it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FaultRecord {
@@ -131,6 +145,11 @@ pub struct History {
     pub faults: Vec<FaultRecord>,
     #[serde(default)]
     pub leases: Vec<LeaseRecord>,
+    #[serde(default)]
+    pub lists: Vec<ListRecord>,
+    /// Compactions done: (when, revision).
+    #[serde(default)]
+    pub compactions: Vec<(u64, i64)>,
     /// Each member's answer to a final serializable range of every key.
     pub final_reads: Vec<FinalRead>,
 }

@@ -12,6 +12,7 @@ mod check;
 mod cluster;
 mod faults;
 mod history;
+mod kubernetes;
 mod linearizable;
 mod proxy;
 mod workload;
@@ -57,6 +58,13 @@ struct Args {
     /// let expire).
     #[arg(long, default_value_t = 2)]
     lease_clients: usize,
+    /// Kubernetes-style list clients (paginated lists at one revision).
+    #[arg(long, default_value_t = 1)]
+    list_clients: usize,
+    /// Kubernetes' compaction loop every this many seconds (0: none):
+    /// compacts to the revision seen one interval earlier.
+    #[arg(long, default_value_t = 10)]
+    compact_every: u64,
     /// The `hark` binary (default: beside this one).
     #[arg(long)]
     hark: Option<PathBuf>,
@@ -244,10 +252,33 @@ async fn run(
         })
         .collect();
 
+    let lists = Arc::new(Mutex::new(Vec::new()));
+    let compactions = Arc::new(Mutex::new(Vec::new()));
+    let mut k8s_clients: Vec<_> = (0..args.list_clients)
+        .map(|c| {
+            tokio::spawn(kubernetes::list_client(
+                c,
+                endpoints.clone(),
+                clock,
+                until,
+                lists.clone(),
+            ))
+        })
+        .collect();
+    if args.compact_every > 0 {
+        k8s_clients.push(tokio::spawn(kubernetes::compactor(
+            endpoints.clone(),
+            Duration::from_secs(args.compact_every),
+            clock,
+            until,
+            compactions.clone(),
+        )));
+    }
+
     let faults = faults::run(&mut cluster, &args.faults, seed, clock, until).await;
     tokio::time::sleep_until(until).await;
     cluster.recover_all();
-    for c in clients.into_iter().chain(lease_clients) {
+    for c in clients.into_iter().chain(lease_clients).chain(k8s_clients) {
         c.await.map_err(|e| format!("a client panicked: {e}"))?;
     }
     wait_for_leader(&cluster, Duration::from_secs(30)).await?;
@@ -270,6 +301,8 @@ async fn run(
     cluster.stop();
     let ops = std::mem::take(&mut *ops.lock().unwrap());
     let leases = std::mem::take(&mut *leases.lock().unwrap());
+    let lists = std::mem::take(&mut *lists.lock().unwrap());
+    let compactions = std::mem::take(&mut *compactions.lock().unwrap());
     Ok(History {
         flavor: flavor.name().into(),
         seed,
@@ -277,6 +310,8 @@ async fn run(
         watches,
         faults,
         leases,
+        lists,
+        compactions,
         final_reads,
     })
 }

@@ -351,6 +351,9 @@ pub async fn watcher(
                     reason: format!("canceled: {}", response.cancel_reason()),
                     compact_revision: response.compact_revision(),
                 });
+                // Behind a compaction: what is left starts there (Kubernetes
+                // lists again and watches from the list's revision).
+                next = next.max(response.compact_revision());
                 break String::new();
             }
             let header_revision = response.header().map_or(0, |h| h.revision());
