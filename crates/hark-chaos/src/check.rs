@@ -82,11 +82,24 @@ pub fn revision_log(history: &History, report: &mut Report) -> RevisionLog {
     log
 }
 
-fn check_watches(history: &History, log: &RevisionLog, report: &mut Report) {
-    let last_revision = log.keys().next_back().copied().unwrap_or(0);
+fn check_watches(history: &History, full: &RevisionLog, report: &mut Report) {
     let mut events_seen = 0usize;
+    let without_deletes: RevisionLog = full
+        .iter()
+        .filter_map(|(rev, events)| {
+            let puts: BTreeMap<String, Event> = events
+                .iter()
+                .filter(|(_, e)| e.value.is_some())
+                .map(|(k, e)| (k.clone(), e.clone()))
+                .collect();
+            (!puts.is_empty()).then_some((*rev, puts))
+        })
+        .collect();
     for w in &history.watches {
         let who = format!("watcher {} on {}", w.watcher, w.endpoint);
+        // What this watcher is owed: every event, or with its filter applied.
+        let log = if w.no_delete { &without_deletes } else { full };
+        let last_revision = log.keys().next_back().copied().unwrap_or(0);
         // The revision the stream must deliver next (or later, if nothing
         // happened in between).
         let mut expected_from = 1i64;
@@ -147,7 +160,13 @@ fn check_watches(history: &History, log: &RevisionLog, report: &mut Report) {
                         }
                         expected_from = expected_from.max(e.revision + 1);
                         if w.prev_kv {
-                            check_prev_kv(log, e, &who, report);
+                            check_prev_kv(full, e, &who, report);
+                        }
+                        if w.no_delete && e.value.is_none() {
+                            report.anomaly(format!(
+                                "{who}: a delete of {} at {} despite its NODELETE filter",
+                                e.key, e.revision
+                            ));
                         }
                     }
                     // Atomic: a revision's events arrive in one response.
@@ -182,7 +201,7 @@ fn check_watches(history: &History, log: &RevisionLog, report: &mut Report) {
         }
     }
     report.facts.push(format!(
-        "{events_seen} watch events checked (ordered, unique, atomic, reliable, resumable, bookmarkable, prev_kv)"
+        "{events_seen} watch events checked (ordered, unique, atomic, reliable, resumable, bookmarkable, prev_kv, filters)"
     ));
 }
 
@@ -538,6 +557,7 @@ mod tests {
             watcher,
             endpoint: format!("m{watcher}"),
             prev_kv,
+            no_delete: false,
             responses: vec![
                 WatchResponse::Started { start_revision: 1 },
                 WatchResponse::Events {
@@ -809,6 +829,43 @@ mod tests {
             &with_lease(LeaseFate::Revoked { revision: 6 }, false),
             "revoke acknowledged at revision 6",
         );
+    }
+
+    #[test]
+    fn a_nodelete_watcher_is_owed_every_put_and_no_delete() {
+        let filtered = |deliver_delete: bool| {
+            let mut h = with_lease(LeaseFate::LeftToExpire, true);
+            let mut events = vec![
+                event(2, "a", "1", None),
+                event(3, "b", "1", None),
+                event(4, "a", "2", None),
+                event(5, "l", "lease", None),
+            ];
+            if deliver_delete {
+                events.push(Event {
+                    revision: 6,
+                    key: "l".into(),
+                    value: None,
+                    prev_value: None,
+                });
+            }
+            h.watches.push(WatchLog {
+                watcher: 2,
+                endpoint: "m0".into(),
+                prev_kv: false,
+                no_delete: true,
+                responses: vec![
+                    WatchResponse::Started { start_revision: 1 },
+                    WatchResponse::Events {
+                        header_revision: 6,
+                        events,
+                    },
+                ],
+            });
+            h
+        };
+        assert_eq!(anomalies(&filtered(false)), Vec::<String>::new());
+        assert_caught(&filtered(true), "despite its NODELETE filter");
     }
 
     #[test]

@@ -70,6 +70,9 @@ pub struct WatchLog {
     pub watcher: usize,
     pub endpoint: String,
     pub prev_kv: bool,
+    /// Created with the NODELETE filter: deletes are not sent.
+    #[serde(default)]
+    pub no_delete: bool,
     pub responses: Vec<WatchResponse>,
 }
 

@@ -211,15 +211,18 @@ async fn run(
     let drain_to = Arc::new(AtomicI64::new(0));
 
     // A watcher on each member, so each member's sequence of revisions is
-    // seen; every other one asks for prev_kv.
+    // seen; every other one asks for prev_kv. One more, on the first member,
+    // filters deletes out.
     let watchers: Vec<_> = endpoints
         .iter()
+        .chain(endpoints.first())
         .enumerate()
         .map(|(i, ep)| {
             tokio::spawn(workload::watcher(
                 i,
                 ep.clone(),
                 i % 2 == 0,
+                i == endpoints.len(),
                 drain_to.clone(),
                 until + Duration::from_secs(60),
             ))

@@ -292,6 +292,7 @@ pub async fn watcher(
     watcher: usize,
     endpoint: String,
     prev_kv: bool,
+    no_delete: bool,
     drain_to: Arc<AtomicI64>,
     give_up: Instant,
 ) -> WatchLog {
@@ -299,6 +300,7 @@ pub async fn watcher(
         watcher,
         endpoint: endpoint.clone(),
         prev_kv,
+        no_delete,
         responses: Vec::new(),
     };
     // Everything up to here was delivered (events or progress).
@@ -319,6 +321,9 @@ pub async fn watcher(
             .with_progress_notify();
         if prev_kv {
             options = options.with_prev_key();
+        }
+        if no_delete {
+            options = options.with_filters([etcd_client::WatchFilterType::NoDelete]);
         }
         let Ok(Ok(mut stream)) =
             tokio::time::timeout(REQUEST_TIMEOUT, c.watch(PREFIX, Some(options))).await
