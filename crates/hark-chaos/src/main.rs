@@ -51,6 +51,16 @@ struct Args {
         default_value = "kill,kill-leader,kill-catching-up,pause,partition,isolate-leader,one-way,member-replace"
     )]
     faults: Vec<Fault>,
+    /// Workloads, comma separated. The watchers always run: every revision
+    /// is seen through them. `register`: puts, reads both ways, CAS and CAS
+    /// deletes; `lease`: grant, put under a lease, revoke or expire;
+    /// `kubernetes`: paginated lists and the compaction loop.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "register,lease,kubernetes"
+    )]
+    workload: Vec<Workload>,
     /// Register clients (puts, linearizable and serializable reads, CAS).
     #[arg(long, default_value_t = 6)]
     clients: usize,
@@ -84,6 +94,24 @@ struct Args {
     /// Where runs keep their data dirs, logs and histories.
     #[arg(long, default_value = "target/chaos")]
     out: PathBuf,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Workload {
+    Register,
+    Lease,
+    Kubernetes,
+}
+
+impl Args {
+    /// How many clients of a workload run (none when it is not chosen).
+    fn count(&self, workload: Workload, clients: usize) -> usize {
+        if self.workload.contains(&workload) {
+            clients
+        } else {
+            0
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -134,8 +162,8 @@ fn main() -> ExitCode {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("the run's directory");
         eprintln!(
-            "== {name}: seed {seed}, {} s, faults {:?}",
-            args.duration, args.faults
+            "== {name}: seed {seed}, {} s, faults {:?}, workloads {:?}",
+            args.duration, args.faults, args.workload
         );
         let history = match runtime.block_on(run(&args, flavor, seed, &dir)) {
             Ok(h) => h,
@@ -229,7 +257,7 @@ async fn run(
         })
         .collect();
     let ops = Arc::new(Mutex::new(Vec::new()));
-    let clients: Vec<_> = (0..args.clients)
+    let clients: Vec<_> = (0..args.count(Workload::Register, args.clients))
         .map(|c| {
             tokio::spawn(workload::register_client(
                 c,
@@ -243,7 +271,7 @@ async fn run(
         .collect();
 
     let leases = Arc::new(Mutex::new(Vec::new()));
-    let lease_clients: Vec<_> = (0..args.lease_clients)
+    let lease_clients: Vec<_> = (0..args.count(Workload::Lease, args.lease_clients))
         .map(|c| {
             tokio::spawn(workload::lease_client(
                 c,
@@ -257,7 +285,7 @@ async fn run(
 
     let lists = Arc::new(Mutex::new(Vec::new()));
     let compactions = Arc::new(Mutex::new(Vec::new()));
-    let mut k8s_clients: Vec<_> = (0..args.list_clients)
+    let mut k8s_clients: Vec<_> = (0..args.count(Workload::Kubernetes, args.list_clients))
         .map(|c| {
             tokio::spawn(kubernetes::list_client(
                 c,
@@ -268,7 +296,7 @@ async fn run(
             ))
         })
         .collect();
-    if args.compact_every > 0 {
+    if args.compact_every > 0 && args.workload.contains(&Workload::Kubernetes) {
         k8s_clients.push(tokio::spawn(kubernetes::compactor(
             endpoints.clone(),
             Duration::from_secs(args.compact_every),
