@@ -173,22 +173,14 @@ async fn send(c: &mut Client, key: &str, call: &Call) -> Result<Outcome, etcd_cl
                 value,
             })
         }
-        Call::CasDelete { expect } => {
+        Call::Cas { expect, .. } | Call::CasDelete { expect } => {
+            let then = match call {
+                Call::Cas { value, .. } => TxnOp::put(key, value.as_str(), None),
+                _ => TxnOp::delete(key, None),
+            };
             let txn = Txn::new()
                 .when([Compare::mod_revision(key, CompareOp::Equal, *expect)])
-                .and_then([TxnOp::delete(key, None)]);
-            let r = c.txn(txn).await?;
-            let revision = revision(r.header());
-            Ok(if r.succeeded() {
-                Outcome::Written { revision }
-            } else {
-                Outcome::NotWritten { revision }
-            })
-        }
-        Call::Cas { expect, value } => {
-            let txn = Txn::new()
-                .when([Compare::mod_revision(key, CompareOp::Equal, *expect)])
-                .and_then([TxnOp::put(key, value.as_str(), None)]);
+                .and_then([then]);
             let r = c.txn(txn).await?;
             let revision = revision(r.header());
             Ok(if r.succeeded() {
