@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hark_proto::harkpeerpb::Envelope;
 use hark_proto::harkpeerpb::peer_client::PeerClient;
@@ -128,10 +128,33 @@ pub(crate) enum Method {
 /// entries in pieces it can take in time.
 const APPEND_BYTES: usize = 2 << 20;
 
+/// Since when each peer has answered this member's raft calls without a
+/// break (etcd's transport `ActiveSince`): membership changes are refused
+/// while the members they rely on have not been reachable for a while.
+#[derive(Clone, Default)]
+pub(crate) struct PeerHealth(Arc<parking_lot::Mutex<HashMap<u64, Instant>>>);
+
+impl PeerHealth {
+    fn record(&self, peer: u64, answered: bool) {
+        let mut since = self.0.lock();
+        if answered {
+            since.entry(peer).or_insert_with(Instant::now);
+        } else {
+            since.remove(&peer);
+        }
+    }
+
+    /// Since when `peer` has answered without a break (`None`: it does not).
+    pub(crate) fn active_since(&self, peer: u64) -> Option<Instant> {
+        self.0.lock().get(&peer).copied()
+    }
+}
+
 /// openraft's connection factory.
 pub struct Network {
     pub(crate) channels: PeerChannels,
     pub(crate) heartbeat: Duration,
+    pub(crate) health: PeerHealth,
 }
 
 impl RaftNetworkFactory<TypeConfig> for Network {
@@ -142,6 +165,7 @@ impl RaftNetworkFactory<TypeConfig> for Network {
             target,
             client: self.channels.client(node),
             heartbeat: self.heartbeat,
+            health: self.health.clone(),
         }
     }
 }
@@ -151,6 +175,7 @@ pub struct Connection {
     target: u64,
     client: Result<PeerClient<Channel>, String>,
     heartbeat: Duration,
+    health: PeerHealth,
 }
 
 impl Connection {
@@ -167,9 +192,11 @@ impl Connection {
         let client = self.client.as_mut().map_err(|e| {
             RPCError::Unreachable(Unreachable::new(&std::io::Error::other(e.clone())))
         })?;
-        match call_encoded::<R, RaftError<u64, E>>(client, method, request, Some(option.hard_ttl()))
-            .await
-        {
+        let answer =
+            call_encoded::<R, RaftError<u64, E>>(client, method, request, Some(option.hard_ttl()))
+                .await;
+        self.health.record(self.target, answer.is_ok());
+        match answer {
             Ok(Ok(r)) => Ok(r),
             Ok(Err(remote)) => Err(RPCError::RemoteError(RemoteError::new(self.target, remote))),
             Err(status) if peer_unreachable(&status) => {

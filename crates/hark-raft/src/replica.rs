@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use crate::log_store::{LogStore, PurgeFloor};
-use crate::network::{Method, Network, PeerChannels, call};
+use crate::network::{Method, Network, PeerChannels, PeerHealth, call};
 use crate::service::PeerService;
 use crate::state_machine::{Pending, StateMachine, decode_position};
 use crate::transfer::TransferState;
@@ -172,6 +172,11 @@ pub enum MembershipError {
     LearnerNotReady,
     #[error("etcdserver: re-configuration failed due to not enough started members")]
     NotEnoughStarted,
+    /// A voter added while another is unreachable, or removed while the
+    /// rest would not be a quorum of reachable members (etcd's
+    /// `ErrUnhealthy`).
+    #[error("etcdserver: unhealthy cluster")]
+    Unhealthy,
     #[error("etcdserver: too many learner members in cluster")]
     TooManyLearners,
     #[error("etcdserver: not leader")]
@@ -230,6 +235,10 @@ pub struct ReplicaStatus {
     pub is_learner: bool,
 }
 
+/// How long a voter must have answered without a break to count as active
+/// for membership changes (etcd's `HealthInterval`).
+const HEALTH_INTERVAL: Duration = Duration::from_secs(5);
+
 /// Most learners at once (etcd's `--max-learners` default).
 const MAX_LEARNERS: usize = 1;
 
@@ -250,6 +259,8 @@ pub struct Replica {
     election_timeout: Duration,
     forward_handler: parking_lot::RwLock<Option<Arc<dyn ForwardHandler>>>,
     pub(crate) transfer: TransferState,
+    /// Since when each peer has answered this member's raft calls.
+    health: PeerHealth,
     /// True once openraft's tasks have let go of the log (see `shutdown`).
     log_closed: Box<dyn Fn() -> bool + Send + Sync>,
 }
@@ -335,9 +346,11 @@ impl Replica {
                 .map_err(|e| format!("snapshotting the store: {e}"))?;
         }
         let log_closed = Box::new(log.closed_probe());
+        let health = PeerHealth::default();
         let network = Network {
             channels: channels.clone(),
             heartbeat: config.heartbeat_interval,
+            health: health.clone(),
         };
         let raft = Raft::new(
             config.member_id,
@@ -377,6 +390,7 @@ impl Replica {
             request_timeout: config.request_timeout,
             proposals,
             election_timeout: config.election_timeout,
+            health,
             log_closed,
             forward_handler: parking_lot::RwLock::new(None),
             transfer: TransferState::default(),
@@ -753,6 +767,21 @@ impl Replica {
         };
         let voters = members.iter().filter(|m| !m.is_learner).count();
         let quorum = |n: usize| n / 2 + 1;
+        // etcd's health check on the leader's own connections: a voter is
+        // "active" when it has answered without a break for HEALTH_INTERVAL
+        // (this member always is).
+        let active = |id: u64| {
+            id == self.member_id
+                || self
+                    .health
+                    .active_since(id)
+                    .is_some_and(|since| since.elapsed() >= HEALTH_INTERVAL)
+        };
+        let voter_ids: Vec<u64> = members
+            .iter()
+            .filter(|m| !m.is_learner)
+            .map(|m| m.id)
+            .collect();
         let with_info = |id: u64, edit: &dyn Fn(&mut MemberInfo)| {
             let mut info = find(id).ok_or(MembershipError::MemberNotFound)?.info;
             edit(&mut info);
@@ -782,6 +811,8 @@ impl Replica {
                     }
                 } else if started(None) < quorum(voters + 1) {
                     return Err(MembershipError::NotEnoughStarted);
+                } else if !voter_ids.iter().all(|v| active(*v)) {
+                    return Err(MembershipError::Unhealthy);
                 }
                 let nodes = BTreeMap::from([(id, member)]);
                 if learner {
@@ -795,6 +826,16 @@ impl Replica {
                 Some(m) if m.is_learner => ChangeMembers::RemoveNodes(BTreeSet::from([id])),
                 Some(_) if started(Some(id)) < quorum(voters - 1) => {
                     return Err(MembershipError::NotEnoughStarted);
+                }
+                // A member down is not part of the active quorum: removing
+                // it is safe. Otherwise those left must be a quorum of active
+                // members.
+                Some(_)
+                    if (id == self.member_id || self.health.active_since(id).is_some())
+                        && voter_ids.iter().filter(|v| active(**v)).count() - 1
+                            < quorum(voters - 1) =>
+                {
+                    return Err(MembershipError::Unhealthy);
                 }
                 Some(_) => ChangeMembers::RemoveVoters(BTreeSet::from([id])),
             },

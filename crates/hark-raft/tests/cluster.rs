@@ -471,12 +471,25 @@ async fn a_learner_joins_catches_up_is_promoted_and_a_member_is_removed() {
         .keys()
         .find(|m| **m != leader && **m != id)
         .unwrap();
-    cluster
-        .member(leader)
-        .replica
-        .change_membership(MembershipChange::Remove { id: removed })
-        .await
-        .unwrap();
+    // As etcd: refused ("unhealthy cluster") until the leader has reached
+    // the voters without a break for 5 s.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        match cluster
+            .member(leader)
+            .replica
+            .change_membership(MembershipChange::Remove { id: removed })
+            .await
+        {
+            Ok(()) => break,
+            Err(ReplicaError::Membership(MembershipError::Unhealthy))
+                if tokio::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            other => panic!("removing a voter: {other:?}"),
+        }
+    }
     assert_eq!(
         cluster
             .member(leader)
@@ -502,6 +515,27 @@ async fn a_learner_joins_catches_up_is_promoted_and_a_member_is_removed() {
         m.replica.read_barrier().await.unwrap();
         assert_eq!(value_at(&m.store, "after").map(|v| v.1), Some(22));
     }
+    // With a voter down, removing one of the two still up would leave no
+    // quorum of reachable voters: refused, as etcd does.
+    let leader = cluster.leader().await;
+    let others: Vec<u64> = cluster
+        .members
+        .keys()
+        .copied()
+        .filter(|m| *m != leader)
+        .collect();
+    let down = *others.iter().find(|m| **m != id).unwrap_or(&others[0]);
+    let target = *others.iter().find(|m| **m != down).unwrap();
+    cluster.stop(down).await;
+    tokio::time::sleep(ELECTION).await;
+    assert_eq!(
+        cluster
+            .member(leader)
+            .replica
+            .change_membership(MembershipChange::Remove { id: target })
+            .await,
+        Err(ReplicaError::Membership(MembershipError::Unhealthy))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

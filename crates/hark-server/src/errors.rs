@@ -51,9 +51,10 @@ pub fn replica_status(e: ReplicaError) -> Status {
 pub fn membership_status(e: MembershipError) -> Status {
     match e {
         MembershipError::MemberNotFound => Status::not_found(e.to_string()),
-        MembershipError::NotLeader | MembershipError::InProgress | MembershipError::TimedOut => {
-            Status::unavailable(e.to_string())
-        }
+        MembershipError::NotLeader
+        | MembershipError::InProgress
+        | MembershipError::TimedOut
+        | MembershipError::Unhealthy => Status::unavailable(e.to_string()),
         MembershipError::PeerUrlsExist
         | MembershipError::IdExists
         | MembershipError::NotLearner
