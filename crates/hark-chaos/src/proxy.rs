@@ -143,20 +143,25 @@ impl PeerProxy {
             let mut buf = vec![0u8; 16 << 10];
             // The end of the previous chunk: a header may straddle two reads.
             let mut tail: Vec<u8> = Vec::new();
+            let mut sniffing = sniff;
             loop {
                 let n = match from_peer.read(&mut buf).await {
                     Ok(0) | Err(_) => return,
                     Ok(n) => n,
                 };
-                if sniff {
+                // One connection has one sender: searched for until found,
+                // then held to the cuts (later cuts abort the task).
+                if sniffing {
                     let mut window = std::mem::take(&mut tail);
                     window.extend_from_slice(&buf[..n]);
                     if let found @ Sender::Id(_) = sender_in(&window) {
                         *sender.lock().unwrap() = found;
-                    }
-                    tail = window[window.len().saturating_sub(256)..].to_vec();
-                    if self.state.lock().unwrap().is_cut(&sender, to) {
-                        return;
+                        sniffing = false;
+                        if self.state.lock().unwrap().is_cut(&sender, to) {
+                            return;
+                        }
+                    } else {
+                        tail = window[window.len().saturating_sub(256)..].to_vec();
                     }
                 }
                 if to_member.write_all(&buf[..n]).await.is_err() {
