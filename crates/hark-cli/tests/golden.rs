@@ -133,6 +133,48 @@ fn mask(s: &str, endpoint: &str) -> String {
     s.to_string()
 }
 
+/// Puts members in one order whatever their ids. Both servers list members
+/// by id, and each gives the learner a random one, so whether it comes
+/// before or after the first member is chance, not a difference of tools.
+fn members_in_fixed_order(s: &str) -> String {
+    let sorted = |mut parts: Vec<&str>, sep: &str| {
+        parts.sort_unstable();
+        parts.join(sep)
+    };
+    let re = |p: &str| regex::Regex::new(p).unwrap();
+    // `member add`: ETCD_INITIAL_CLUSTER="a=...,b=..."
+    let s = re(r#"ETCD_INITIAL_CLUSTER="([^"]*)""#).replace_all(s, |c: &regex::Captures| {
+        format!(
+            "ETCD_INITIAL_CLUSTER=\"{}\"",
+            sorted(c[1].split(',').collect(), ",")
+        )
+    });
+    // json: "members":[{...},{...}] (member objects hold no nested objects)
+    let s = re(r#""members":\[\{(.*?)\}\]"#).replace_all(&s, |c: &regex::Captures| {
+        format!(
+            "\"members\":[{{{}}}]",
+            sorted(c[1].split("},{").collect(), "},{")
+        )
+    });
+    // simple and table: one line per member, after the ids are masked
+    let is_row = |l: &&str| {
+        (l.starts_with("| ") || l.contains(", "))
+            && (l.contains("<lease>") || l.contains("<learner>"))
+    };
+    let lines: Vec<&str> = s.lines().collect();
+    let mut rows: Vec<&str> = lines.iter().copied().filter(is_row).collect();
+    rows.sort_unstable();
+    let mut rows = rows.into_iter();
+    let mut out: Vec<&str> = lines
+        .iter()
+        .map(|l| if is_row(l) { rows.next().unwrap() } else { l })
+        .collect();
+    if s.ends_with('\n') {
+        out.push("");
+    }
+    out.join("\n")
+}
+
 fn find_on_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|d| d.join(name))
@@ -391,7 +433,7 @@ fn etcdctl_3_5_is_the_golden_output() {
         let (got, oid) = add_learner(HARKCTL, &oe, json);
         assert!(!want.is_empty(), "etcdctl added no learner");
         let printed = |stdout: String| Run {
-            stdout,
+            stdout: members_in_fixed_order(&stdout),
             error: Vec::new(),
             code: 0,
         };
@@ -408,11 +450,12 @@ fn etcdctl_3_5_is_the_golden_output() {
             let ga: Vec<&str> = ga.iter().map(String::as_str).collect();
             let oa: Vec<&str> = oa.iter().map(String::as_str).collect();
             let masked = |r: Run, id: u64| Run {
-                stdout: r
-                    .stdout
-                    .replace(&format!("{id:16x}"), "<learner>")
-                    .replace(&format!("{id:x}"), "<learner>")
-                    .replace(&id.to_string(), "<learner>"),
+                stdout: members_in_fixed_order(
+                    &r.stdout
+                        .replace(&format!("{id:16x}"), "<learner>")
+                        .replace(&format!("{id:x}"), "<learner>")
+                        .replace(&id.to_string(), "<learner>"),
+                ),
                 error: r.error,
                 code: r.code,
             };
@@ -563,4 +606,42 @@ fn interactive_watch_takes_watch_and_progress_lines() {
         "{stderr}"
     );
     rt.block_on(srv.running.shutdown());
+}
+
+#[test]
+fn member_order_does_not_count() {
+    // The four outputs of one CI run where the learner's random id sorted
+    // before the first member's on etcd and after it on Hark.
+    let pairs = [
+        (
+            "ETCD_NAME=\"learner\"\nETCD_INITIAL_CLUSTER=\"learner=http://l.test:2380,golden=http://g.test:2380\"\n",
+            "ETCD_NAME=\"learner\"\nETCD_INITIAL_CLUSTER=\"golden=http://g.test:2380,learner=http://l.test:2380\"\n",
+        ),
+        (
+            "<lease>, unstarted, , http://l.test:2380, , true\n<lease>, started, golden, http://g.test:2380, http://g.test:2379, false\n",
+            "<lease>, started, golden, http://g.test:2380, http://g.test:2379, false\n<lease>, unstarted, , http://l.test:2380, , true\n",
+        ),
+        (
+            r#"{"header":{"revision":13},"members":[{"ID":<lease>,"peerURLs":["http://l.test:2380"],"isLearner":true},{"ID":<lease>,"name":"golden","peerURLs":["http://g.test:2380"]}]}"#,
+            r#"{"header":{"revision":13},"members":[{"ID":<lease>,"name":"golden","peerURLs":["http://g.test:2380"]},{"ID":<lease>,"peerURLs":["http://l.test:2380"],"isLearner":true}]}"#,
+        ),
+        (
+            "+---+\n|  ID  | NAME |\n+---+\n| <lease> |        |\n| <lease> | golden |\n+---+\n",
+            "+---+\n|  ID  | NAME |\n+---+\n| <lease> | golden |\n| <lease> |        |\n+---+\n",
+        ),
+    ];
+    for (etcd, hark) in pairs {
+        assert_ne!(etcd, hark);
+        assert_eq!(members_in_fixed_order(etcd), members_in_fixed_order(hark));
+        // Only the order is forgiven: a changed member still shows.
+        let changed = hark.replacen("golden", "other", 1);
+        assert_ne!(
+            members_in_fixed_order(etcd),
+            members_in_fixed_order(&changed)
+        );
+    }
+    assert_eq!(
+        members_in_fixed_order("|  ID  | STATUS |\n| <lease> | b |\n| <lease> | a |\n"),
+        "|  ID  | STATUS |\n| <lease> | a |\n| <lease> | b |\n"
+    );
 }
