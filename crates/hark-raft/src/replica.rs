@@ -21,7 +21,7 @@ use tokio::time::Instant;
 use crate::log_store::{LogStore, PurgeFloor};
 use crate::network::{Method, Network, PeerChannels, PeerHealth, call};
 use crate::service::PeerService;
-use crate::state_machine::{Pending, StateMachine, decode_position};
+use crate::state_machine::{Pending, StateMachine, decode_position, finish_interrupted_install};
 use crate::transfer::TransferState;
 use crate::types::{Batch, Command, MemberInfo, Proposal, Raft};
 
@@ -312,6 +312,10 @@ impl Replica {
             cluster_id,
             ..config
         };
+        let (unfinished, snapshots) = (store.clone(), dir.join("snapshots"));
+        tokio::task::spawn_blocking(move || finish_interrupted_install(&unfinished, &snapshots))
+            .await
+            .map_err(|e| e.to_string())??;
         let applied = match store.log_position().map_err(|e| e.to_string())? {
             Some(p) => Some(
                 decode_position(&p)

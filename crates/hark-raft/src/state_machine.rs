@@ -235,41 +235,22 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         let last = meta
             .last_log_id
             .ok_or_else(|| fail(&"a snapshot without a last log id"))?;
-        let position = encode_position(&last, &encode(&meta.last_membership));
-        let scratch = self.snapshots.join("installing");
+        // Kept under its final name and marked as being installed before the
+        // store is touched: the copy into the store is not atomic, so a
+        // member killed during it finishes the install when it starts again.
         let kept = self.snapshots.join(snapshot_file(&meta.snapshot_id));
-        let store = self.store.clone();
-        let installed = tokio::task::spawn_blocking(move || -> Result<(), String> {
-            let _ = std::fs::remove_dir_all(&scratch);
-            hark_snapshot::restore(&received, &scratch, &Default::default())
-                .map_err(|e| e.to_string())?;
-            let source = Store::open(
-                &scratch,
-                hark_mvcc::StoreOptions {
-                    sync: false,
-                    ..Default::default()
-                },
-            )
-            .map_err(|e| e.to_string())?;
-            let (tx, rx) = std::sync::mpsc::channel();
-            store.install(source, position, move |r| {
-                let _ = tx.send(r);
-            });
-            let result = rx
-                .recv()
-                .unwrap_or(Err(hark_mvcc::Error::Closed))
-                .map_err(|e| e.to_string());
-            let _ = std::fs::remove_dir_all(&scratch);
-            result?;
-            // Kept as this member's current snapshot, to send on if asked.
-            std::fs::rename(&received, &kept).map_err(|e| e.to_string())
+        let (store, dir, marked) = (self.store.clone(), self.snapshots.clone(), meta.clone());
+        tokio::task::spawn_blocking(move || -> Result<(), String> {
+            // A damaged file is refused here, before it is marked.
+            let source = restore_to_scratch(&received, &dir)?;
+            std::fs::rename(&received, &kept).map_err(|e| e.to_string())?;
+            write_meta_as(&dir, INSTALLING_FILE, &marked).map_err(|e| e.to_string())?;
+            copy_into_store(&store, source, &dir, &marked)
         })
         .await
+        .map_err(|e| fail(&e))?
         .map_err(|e| fail(&e))?;
-        installed.map_err(|e| fail(&e))?;
-        write_meta(&self.snapshots, meta).map_err(|e| fail(&e))?;
         self.purge_floor.raise(last);
-        remove_older(&self.snapshots, &meta.snapshot_id);
         self.membership = meta.last_membership.clone();
         self.membership_bytes = encode(&self.membership);
         tracing::info!(snapshot = %meta.snapshot_id, "installed a snapshot from the leader");
@@ -287,16 +268,95 @@ fn snapshot_file(id: &str) -> String {
     format!("{id}.snap")
 }
 
+/// The meta of the snapshot the log may be purged to.
 const META_FILE: &str = "current.meta";
+/// The meta of a snapshot received from the leader whose copy into the store
+/// has not finished; present only between the two.
+const INSTALLING_FILE: &str = "installing.meta";
 
 /// Records which snapshot is current (its meta), atomically.
 fn write_meta(dir: &std::path::Path, meta: &SnapshotMeta) -> std::io::Result<()> {
-    let tmp = dir.join("current.meta.tmp");
+    write_meta_as(dir, META_FILE, meta)
+}
+
+fn write_meta_as(dir: &std::path::Path, name: &str, meta: &SnapshotMeta) -> std::io::Result<()> {
+    let tmp = dir.join(format!("{name}.tmp"));
     std::fs::write(&tmp, encode(meta))?;
     std::fs::File::open(&tmp)?.sync_all()?;
-    std::fs::rename(&tmp, dir.join(META_FILE))?;
+    std::fs::rename(&tmp, dir.join(name))?;
     // The rename itself is durable once the directory is.
     std::fs::File::open(dir)?.sync_all()
+}
+
+/// Restores a snapshot file into a scratch store (its checksum checked), to
+/// be copied from: the store itself, the watch engine and every client
+/// stream stay up meanwhile.
+fn restore_to_scratch(file: &std::path::Path, dir: &std::path::Path) -> Result<Store, String> {
+    let scratch = dir.join("installing");
+    let _ = std::fs::remove_dir_all(&scratch);
+    hark_snapshot::restore(file, &scratch, &Default::default()).map_err(|e| e.to_string())?;
+    Store::open(
+        &scratch,
+        hark_mvcc::StoreOptions {
+            sync: false,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// Replaces the store's contents with `source`'s, then makes `meta` (marked
+/// as installing) the current snapshot. Each step can be redone, so a member
+/// killed anywhere in here redoes it all when it starts again.
+fn copy_into_store(
+    store: &Store,
+    source: Store,
+    dir: &std::path::Path,
+    meta: &SnapshotMeta,
+) -> Result<(), String> {
+    let last = meta.last_log_id.ok_or("a snapshot without a last log id")?;
+    let position = encode_position(&last, &encode(&meta.last_membership));
+    let (tx, rx) = std::sync::mpsc::channel();
+    store.install(source, position, move |r| {
+        let _ = tx.send(r);
+    });
+    let result = rx
+        .recv()
+        .unwrap_or(Err(hark_mvcc::Error::Closed))
+        .map_err(|e| e.to_string());
+    let _ = std::fs::remove_dir_all(dir.join("installing"));
+    result?;
+    write_meta(dir, meta).map_err(|e| e.to_string())?;
+    std::fs::remove_file(dir.join(INSTALLING_FILE)).map_err(|e| e.to_string())?;
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| e.to_string())?;
+    remove_older(dir, &meta.snapshot_id);
+    Ok(())
+}
+
+/// Finishes a snapshot install a kill interrupted (see `install_snapshot`);
+/// to be called before the store's log position is read. Returns the log id
+/// the store was brought to, if there was one to finish.
+pub(crate) fn finish_interrupted_install(
+    store: &Store,
+    dir: &std::path::Path,
+) -> Result<Option<LogId>, String> {
+    let Ok(bytes) = std::fs::read(dir.join(INSTALLING_FILE)) else {
+        return Ok(None);
+    };
+    let meta: SnapshotMeta = decode(&bytes)
+        .map_err(|e| format!("the meta of the snapshot being installed is unreadable: {e}"))?;
+    tracing::warn!(snapshot = %meta.snapshot_id, "finishing a snapshot install cut short");
+    restore_to_scratch(&dir.join(snapshot_file(&meta.snapshot_id)), dir)
+        .and_then(|source| copy_into_store(store, source, dir, &meta))
+        .map_err(|e| {
+            format!(
+                "finishing the install of snapshot {}: {e}",
+                meta.snapshot_id
+            )
+        })?;
+    Ok(meta.last_log_id)
 }
 
 /// Deletes every snapshot file but `keep`'s.

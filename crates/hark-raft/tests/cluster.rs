@@ -608,6 +608,72 @@ async fn a_member_behind_the_purged_log_gets_a_snapshot_and_continues_from_it() 
     }
 }
 
+/// Waits until member `id` has applied revision `rev`.
+async fn caught_up(cluster: &Cluster, id: u64, rev: i64) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while cluster.member(id).store.current_revision() < rev {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "member {id:x} never caught up"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_member_killed_while_copying_a_snapshot_into_its_store_finishes_the_copy_at_start() {
+    let mut cluster = Cluster::start_with(3, 20).await;
+    let leader = cluster.leader().await;
+    let lagging = cluster.follower(leader);
+    cluster.stop(lagging).await;
+    let mut acked = Vec::new();
+    for i in 0..120 {
+        let key = format!("k{i}");
+        acked.push((
+            key.clone(),
+            put_via(cluster.member(leader), &key, "v").await,
+        ));
+    }
+    let newest = acked.last().unwrap().1;
+    cluster.restart(lagging).await;
+    caught_up(&cluster, lagging, newest).await;
+    let dir = cluster.stop(lagging).await;
+    // What a kill in the middle of the copy leaves: the snapshot kept and
+    // marked as installing, the store's tables cleared and partly rewritten
+    // (here: one stray row), and no log position recorded yet.
+    let snapshots = dir.join("raft/snapshots");
+    std::fs::copy(
+        snapshots.join("current.meta"),
+        snapshots.join("installing.meta"),
+    )
+    .unwrap();
+    std::fs::remove_dir_all(dir.join("store")).unwrap();
+    {
+        let store = Store::open(dir.join("store"), StoreOptions::default()).unwrap();
+        store
+            .put(PutRequest {
+                key: Bytes::from_static(b"stray"),
+                value: Bytes::from_static(b"v"),
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(store.log_position().unwrap(), None);
+    }
+    cluster.restart(lagging).await;
+    caught_up(&cluster, lagging, newest).await;
+    assert!(!snapshots.join("installing.meta").exists());
+    let m = cluster.member(lagging);
+    assert_eq!(value_at(&m.store, "stray"), None);
+    for (key, rev) in &acked {
+        assert_eq!(value_at(&m.store, key).map(|v| v.1), Some(*rev), "{key}");
+    }
+    // And the log continues on it.
+    let rev = put_via(cluster.member(lagging), "after-restart", "v").await;
+    assert_eq!(rev, newest + 1);
+    m.replica.read_barrier().await.unwrap();
+    assert_eq!(value_at(&m.store, "after-restart").map(|v| v.1), Some(rev));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_store_that_applied_entries_is_refused_without_its_log() {
     let dir = tempfile::tempdir().unwrap();
