@@ -27,6 +27,15 @@ struct Member {
     child: Child,
 }
 
+/// A failed assertion must not leave its cluster running (found: a
+/// failed run's members still serving, and using the CPU, an hour later).
+impl Drop for Member {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn start_cluster(cwd: &Path) -> Vec<Member> {
     start_cluster_with(cwd, &[])
 }
