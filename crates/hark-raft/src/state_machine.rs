@@ -336,14 +336,13 @@ fn copy_into_store(
 }
 
 /// Finishes a snapshot install a kill interrupted (see `install_snapshot`);
-/// to be called before the store's log position is read. Returns the log id
-/// the store was brought to, if there was one to finish.
+/// to be called before the store's log position is read.
 pub(crate) fn finish_interrupted_install(
     store: &Store,
     dir: &std::path::Path,
-) -> Result<Option<LogId>, String> {
+) -> Result<(), String> {
     let Ok(bytes) = std::fs::read(dir.join(INSTALLING_FILE)) else {
-        return Ok(None);
+        return Ok(());
     };
     let meta: SnapshotMeta = decode(&bytes)
         .map_err(|e| format!("the meta of the snapshot being installed is unreadable: {e}"))?;
@@ -355,8 +354,7 @@ pub(crate) fn finish_interrupted_install(
                 "finishing the install of snapshot {}: {e}",
                 meta.snapshot_id
             )
-        })?;
-    Ok(meta.last_log_id)
+        })
 }
 
 /// Deletes every snapshot file but `keep`'s.

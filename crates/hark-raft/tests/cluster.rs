@@ -240,6 +240,30 @@ async fn put_via(m: &Member, key: &str, value: &str) -> i64 {
     revision_of(m.replica.write(put(key, value)).await.unwrap())
 }
 
+/// Writes `k0`..`k{n-1}` one at a time through member `m` (one log entry
+/// each), returning each key with the revision it got.
+async fn put_keys(m: &Member, n: usize) -> Vec<(String, i64)> {
+    let mut acked = Vec::with_capacity(n);
+    for i in 0..n {
+        let key = format!("k{i}");
+        let rev = put_via(m, &key, "v").await;
+        acked.push((key, rev));
+    }
+    acked
+}
+
+/// Waits until member `id` has applied revision `rev`.
+async fn caught_up(cluster: &Cluster, id: u64, rev: i64) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while cluster.member(id).store.current_revision() < rev {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "member {id:x} never caught up"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 fn value_at(store: &Store, key: &str) -> Option<(Bytes, i64)> {
     let resp = store
         .range(&RangeRequest::key(key.as_bytes().to_vec()))
@@ -549,14 +573,7 @@ async fn a_member_behind_the_purged_log_gets_a_snapshot_and_continues_from_it() 
     cluster.stop(lagging).await;
     // Sequential writes: one log entry each, far past the snapshot count, so
     // the entries the stopped member lacks are purged from the others' logs.
-    let mut acked = Vec::new();
-    for i in 0..120 {
-        let key = format!("k{i}");
-        acked.push((
-            key.clone(),
-            put_via(cluster.member(leader), &key, "v").await,
-        ));
-    }
+    let acked = put_keys(cluster.member(leader), 120).await;
     let compact_at = acked[50].1;
     let compacted = cluster.member(leader).store.compact(compact_at, true);
     assert!(compacted.is_ok(), "{compacted:?}");
@@ -567,14 +584,7 @@ async fn a_member_behind_the_purged_log_gets_a_snapshot_and_continues_from_it() 
         cluster.restart(lagging).await;
         cluster.member(lagging).store.subscribe()
     };
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while cluster.member(lagging).store.current_revision() < newest {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the member never caught up"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    caught_up(&cluster, lagging, newest).await;
     let snapshots = std::fs::read_dir(cluster.member(lagging).dir.join("raft/snapshots"))
         .unwrap()
         .flatten()
@@ -608,32 +618,13 @@ async fn a_member_behind_the_purged_log_gets_a_snapshot_and_continues_from_it() 
     }
 }
 
-/// Waits until member `id` has applied revision `rev`.
-async fn caught_up(cluster: &Cluster, id: u64, rev: i64) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while cluster.member(id).store.current_revision() < rev {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "member {id:x} never caught up"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_member_killed_while_copying_a_snapshot_into_its_store_finishes_the_copy_at_start() {
     let mut cluster = Cluster::start_with(3, 20).await;
     let leader = cluster.leader().await;
     let lagging = cluster.follower(leader);
     cluster.stop(lagging).await;
-    let mut acked = Vec::new();
-    for i in 0..120 {
-        let key = format!("k{i}");
-        acked.push((
-            key.clone(),
-            put_via(cluster.member(leader), &key, "v").await,
-        ));
-    }
+    let acked = put_keys(cluster.member(leader), 120).await;
     let newest = acked.last().unwrap().1;
     cluster.restart(lagging).await;
     caught_up(&cluster, lagging, newest).await;
