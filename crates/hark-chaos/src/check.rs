@@ -295,25 +295,41 @@ fn check_writes_and_reads(history: &History, log: &RevisionLog, report: &mut Rep
     ));
 }
 
+/// The highest revision acknowledged by each moment of a run, to ask what
+/// any operation that began at a given moment must at least see.
+struct AckedFloor(Vec<(u64, i64)>);
+
+impl AckedFloor {
+    fn of(ops: &[Op]) -> AckedFloor {
+        let mut acked: Vec<(u64, i64)> = ops
+            .iter()
+            .filter_map(|op| match (&op.outcome, op.returned_us) {
+                (Outcome::Written { revision }, Some(at)) => Some((at, *revision)),
+                _ => None,
+            })
+            .collect();
+        acked.sort_unstable();
+        let mut max = 0;
+        for (_, rev) in &mut acked {
+            max = max.max(*rev);
+            *rev = max;
+        }
+        AckedFloor(acked)
+    }
+
+    /// The last acknowledgement strictly before `t`: when it came, and the
+    /// highest revision acknowledged by then.
+    fn before(&self, t: u64) -> Option<(u64, i64)> {
+        let n = self.0.partition_point(|(at, _)| *at < t);
+        n.checked_sub(1).map(|i| self.0[i])
+    }
+}
+
 /// Revisions respect real time: an operation that began after a write was
 /// acknowledged sees that write's revision or a later one. Serializable
 /// reads may be stale and are left out.
 fn check_real_time(ops: &[Op], report: &mut Report) {
-    let mut acked: Vec<(u64, i64)> = ops
-        .iter()
-        .filter_map(|op| match (&op.outcome, op.returned_us) {
-            (Outcome::Written { revision }, Some(at)) => Some((at, *revision)),
-            _ => None,
-        })
-        .collect();
-    acked.sort();
-    // The highest revision acknowledged by each moment.
-    let mut highest = Vec::with_capacity(acked.len());
-    let mut max = 0;
-    for (at, rev) in &acked {
-        max = max.max(*rev);
-        highest.push((*at, max));
-    }
+    let acked = AckedFloor::of(ops);
     for op in ops {
         let revision = match (&op.call, &op.outcome) {
             (Call::Get { serializable: true }, _) => continue,
@@ -322,9 +338,7 @@ fn check_real_time(ops: &[Op], report: &mut Report) {
             | (_, Outcome::Read { revision, .. }) => *revision,
             _ => continue,
         };
-        let before = highest.partition_point(|(at, _)| *at < op.invoked_us);
-        if before > 0 {
-            let (at, floor) = highest[before - 1];
+        if let Some((at, floor)) = acked.before(op.invoked_us) {
             let stale = match op.outcome {
                 // A write takes a revision after every acknowledged one.
                 Outcome::Written { .. } => revision <= floor,
@@ -344,15 +358,7 @@ fn check_real_time(ops: &[Op], report: &mut Report) {
 /// mod_revisions) the log has under its prefix as of R, and R is no older
 /// than any write acknowledged before the list began.
 fn check_lists(history: &History, log: &RevisionLog, report: &mut Report) {
-    let mut acked: Vec<(u64, i64)> = history
-        .ops
-        .iter()
-        .filter_map(|op| match (&op.outcome, op.returned_us) {
-            (Outcome::Written { revision }, Some(at)) => Some((at, *revision)),
-            _ => None,
-        })
-        .collect();
-    acked.sort_unstable();
+    let acked = AckedFloor::of(&history.ops);
     let mut pages = 0;
     for list in &history.lists {
         pages += list.pages;
@@ -362,12 +368,7 @@ fn check_lists(history: &History, log: &RevisionLog, report: &mut Report) {
                 list.prefix, list.client, list.revision
             )
         };
-        let floor = acked
-            .iter()
-            .take_while(|(at, _)| *at < list.invoked_us)
-            .map(|(_, r)| *r)
-            .max()
-            .unwrap_or(0);
+        let floor = acked.before(list.invoked_us).map_or(0, |(_, floor)| floor);
         if list.revision < floor {
             report.anomaly(format!(
                 "{}: began after revision {floor} was acknowledged",
