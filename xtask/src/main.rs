@@ -31,7 +31,19 @@ const PROTOS: &[&str] = &[
 
 /// Files the generator must produce (one per proto package); `hark-proto`'s
 /// `lib.rs` includes exactly these.
-const EXPECTED_OUTPUTS: &[&str] = &["authpb.rs", "etcdserverpb.rs", "harkpeerpb.rs", "mvccpb.rs"];
+const EXPECTED_OUTPUTS: &[&str] = &[
+    "authpb.rs",
+    "authpb.serde.rs",
+    "etcdserverpb.rs",
+    "etcdserverpb.serde.rs",
+    "harkpeerpb.rs",
+    "mvccpb.rs",
+    "mvccpb.serde.rs",
+];
+
+/// Packages that get serde impls in the proto3 JSON mapping (pbjson), for
+/// etcd's JSON gateway. Hark's peer protocol is gRPC-only.
+const JSON_PACKAGES: &[&str] = &[".authpb", ".etcdserverpb", ".mvccpb"];
 
 /// Where the generated code is committed, relative to the workspace root.
 const GENERATED_DIR: &str = "crates/hark-proto/src/generated";
@@ -380,7 +392,8 @@ fn codegen_check() -> Result<ExitCode> {
     Ok(ExitCode::FAILURE)
 }
 
-/// Runs protoc + prost + tonic into `out_dir`, formats the output with
+/// Runs protoc + prost + tonic (and pbjson for the JSON mapping) into
+/// `out_dir`, formats the output with
 /// rustfmt, and returns `(file name, contents)` sorted by name.
 fn generate(root: &Path, out_dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
     let include = root.join("proto");
@@ -395,6 +408,8 @@ fn generate(root: &Path, out_dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
 
     let mut config = tonic_prost_build::Config::new();
     config.protoc_executable(protoc);
+    let descriptors = out_dir.join("descriptors.bin");
+    config.file_descriptor_set_path(&descriptors);
     // `bytes::Bytes` for every bytes field: keys and values pass between the wire
     // and the store (which holds `Bytes`) without copying.
     config.bytes(["."]);
@@ -405,6 +420,21 @@ fn generate(root: &Path, out_dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
         .out_dir(out_dir)
         .compile_with_config(config, &protos, &[include])
         .map_err(|e| format!("protoc/prost code generation failed: {e}"))?;
+
+    // etcd's gateway writes proto field names (`range_end`, `TTL`) and drops
+    // fields it does not know; bytes fields are `Bytes`, as above.
+    let descriptor_set =
+        fs::read(&descriptors).map_err(|e| format!("reading {}: {e}", descriptors.display()))?;
+    fs::remove_file(&descriptors)
+        .map_err(|e| format!("removing {}: {e}", descriptors.display()))?;
+    pbjson_build::Builder::new()
+        .register_descriptors(&descriptor_set)
+        .map_err(|e| format!("reading the descriptor set: {e}"))?
+        .out_dir(out_dir)
+        .preserve_proto_field_names()
+        .ignore_unknown_fields()
+        .build(JSON_PACKAGES)
+        .map_err(|e| format!("pbjson code generation failed: {e}"))?;
 
     let names = committed_rs_files(out_dir)?;
     if names != EXPECTED_OUTPUTS {

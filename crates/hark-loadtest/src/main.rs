@@ -4,6 +4,7 @@
 //! mode first. Every watch scenario checks that each watcher got each event
 //! exactly once and in order, and reports lost and duplicated events.
 
+mod http_load;
 mod lean_watch;
 mod maintenance;
 mod scenarios;
@@ -18,7 +19,9 @@ const HELP: &str = "\
 Usage: cargo xtask loadtest <scenario> [options]
 
 Scenarios: put, watch-latency, fanout, catchup, watchers-mem, range,
-           maintenance, all
+           maintenance, gateway (puts and ranges over the JSON gateway),
+           parked (requests waiting over HTTP for their key to change:
+           Hark's blocking GET, etcd's /v3/watch), all
 
 Target (one of):
   --endpoints URL[,URL]   drive a running etcd v3 endpoint (Hark or etcd)
@@ -30,11 +33,12 @@ Options (defaults finish within a minute):
   --conns N        client connections for put/range         [4]
   --total N        requests for put/range                   [20000]
   --value-size N   bytes per value                          [256]
-  --watchers N     watchers (watch-latency 100, fanout 1000, catchup 100, watchers-mem 100000)
+  --watchers N     watchers (watch-latency 100, fanout 1000, catchup 100, watchers-mem 100000,
+                   parked requests 10000)
   --streams N      watch streams for fanout/catchup/mem     [10]
   --rate N         puts per second for watch-latency        [200]
   --duration S     seconds of writes for watch-latency      [10]
-  --events N       puts during fanout                       [1000]
+  --events N       puts during fanout; wake-ups timed in parked [1000]
   --history N      revisions written before catchup         [20000]
   --keys N         keys preloaded for range                 [1000]
   --fill-mb N      MiB of 4 KiB values written before the

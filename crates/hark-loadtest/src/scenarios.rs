@@ -16,7 +16,7 @@ use hark_client::{Client, WatchOptions};
 use crate::lean_watch;
 use crate::servers::{cpu_seconds, rss_bytes};
 
-pub const ALL: [&str; 7] = [
+pub const ALL: [&str; 9] = [
     "put",
     "range",
     "watch-latency",
@@ -24,6 +24,8 @@ pub const ALL: [&str; 7] = [
     "catchup",
     "watchers-mem",
     "maintenance",
+    "gateway",
+    "parked",
 ];
 
 #[derive(Debug, Clone)]
@@ -54,7 +56,7 @@ pub(crate) fn metric(name: &str, value: f64, unit: &'static str) -> Metric {
     }
 }
 
-fn count(name: &str, value: u64, unit: &'static str, combine: Combine) -> Metric {
+pub(crate) fn count(name: &str, value: u64, unit: &'static str, combine: Combine) -> Metric {
     Metric {
         combine,
         ..metric(name, value as f64, unit)
@@ -63,19 +65,19 @@ fn count(name: &str, value: u64, unit: &'static str, combine: Combine) -> Metric
 
 /// The server's CPU time (user + system) since `start`, when its pid is known:
 /// a per-request cost that the machine's noise moves far less than throughput.
-struct ServerCpu {
+pub(crate) struct ServerCpu {
     pid: Option<u32>,
     start: f64,
 }
 
 impl ServerCpu {
-    fn start(pid: Option<u32>) -> ServerCpu {
+    pub(crate) fn start(pid: Option<u32>) -> ServerCpu {
         let start = pid.and_then(|p| cpu_seconds(p).ok()).unwrap_or(0.0);
         ServerCpu { pid, start }
     }
 
     /// Microseconds of server CPU per unit of work, as a metric (none without a pid).
-    fn per(&self, name: &str, units: u64) -> Option<Metric> {
+    pub(crate) fn per(&self, name: &str, units: u64) -> Option<Metric> {
         let now = cpu_seconds(self.pid?).ok()?;
         Some(metric(
             name,
@@ -214,6 +216,8 @@ pub async fn run(
         "catchup" => catchup(o, endpoints, pid).await,
         "watchers-mem" => watchers_mem(o, endpoints, pid).await,
         "maintenance" => crate::maintenance::run(o, endpoints).await,
+        "gateway" => crate::http_load::gateway(o, endpoints, pid).await,
+        "parked" => crate::http_load::parked(o, endpoints, pid).await,
         other => Err(format!("unknown scenario {other}")),
     }
 }

@@ -12,17 +12,26 @@
 //! no `protoc`. After changing a proto, run `cargo xtask codegen` (it uses a
 //! vendored `protoc`); CI runs `cargo xtask codegen --check` to catch stale
 //! code.
+//!
+//! With the `serde` feature, the etcd types also implement serde's traits in
+//! the proto3 JSON mapping as etcd's JSON gateway uses it (pbjson): proto
+//! field names, 64-bit integers as strings, bytes as base64, zero values
+//! omitted, unknown fields ignored.
 
 /// Key-values and watch events (`mvccpb`).
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
 pub mod mvccpb {
     include!("generated/mvccpb.rs");
+    #[cfg(feature = "serde")]
+    include!("generated/mvccpb.serde.rs");
 }
 
 /// Users, roles and permissions (`authpb`).
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
 pub mod authpb {
     include!("generated/authpb.rs");
+    #[cfg(feature = "serde")]
+    include!("generated/authpb.serde.rs");
 }
 
 /// The gRPC services (KV, Watch, Lease, Cluster, Maintenance, Auth) and
@@ -30,6 +39,8 @@ pub mod authpb {
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
 pub mod etcdserverpb {
     include!("generated/etcdserverpb.rs");
+    #[cfg(feature = "serde")]
+    include!("generated/etcdserverpb.serde.rs");
 }
 
 /// Hark's member-to-member protocol (`harkpeerpb`): openraft messages and

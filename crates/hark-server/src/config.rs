@@ -44,6 +44,17 @@ pub struct Config {
     #[arg(long, env = "HARK_LISTEN_METRICS_URLS", value_delimiter = ',')]
     pub listen_metrics_urls: Vec<String>,
 
+    /// URLs serving the HTTP endpoints only (JSON gateway, /version,
+    /// /metrics, /health), comma-separated. When set, the client URLs serve
+    /// gRPC only, as etcd's flag of the same name.
+    #[arg(long, env = "HARK_LISTEN_CLIENT_HTTP_URLS", value_delimiter = ',')]
+    pub listen_client_http_urls: Vec<String>,
+
+    /// Origins allowed to call the HTTP endpoints from a browser
+    /// (comma-separated; `*` allows any).
+    #[arg(long, env = "HARK_CORS", default_value = "*")]
+    pub cors: String,
+
     /// Largest request a client may send, in bytes.
     #[arg(long, env = "HARK_MAX_REQUEST_BYTES", default_value_t = 1_572_864)]
     pub max_request_bytes: usize,

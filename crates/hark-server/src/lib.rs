@@ -34,3 +34,5 @@ pub use server::{RunningServer, start};
 /// The version Hark reports in `Status`: clients gate features on etcd's version,
 /// and Hark implements the 3.5 API (progress requests need at least 3.5.8...).
 pub const ETCD_VERSION: &str = "3.5.17";
+/// The cluster version in `GET /version`, as a 3.5 cluster reports it.
+pub const ETCD_CLUSTER_VERSION: &str = "3.5.0";

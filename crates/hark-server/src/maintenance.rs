@@ -380,10 +380,7 @@ impl ClusterService {
             .change_membership(change)
             .await
             .map_err(replica_status)?;
-        Ok((
-            node.header(node.store.current_revision()),
-            members_pb(replica),
-        ))
+        Ok((node.cluster_header(), members_pb(replica)))
     }
 }
 
@@ -428,7 +425,7 @@ impl Cluster for ClusterService {
                 .await
                 .map_err(replica_status)?;
             Ok(pb::MemberAddResponse {
-                header: node.header(node.store.current_revision()),
+                header: node.cluster_header(),
                 member: Some(member_to_pb(hark_raft::Member {
                     id,
                     info,
@@ -491,7 +488,7 @@ impl Cluster for ClusterService {
         }
         let members = members_pb(&node.replica);
         call.finish(Ok(Response::new(pb::MemberListResponse {
-            header: node.header(node.store.current_revision()),
+            header: node.cluster_header(),
             members,
         })))
     }

@@ -39,6 +39,12 @@ impl Node {
         })
     }
 
+    /// The header of Cluster responses: etcd's cluster server leaves the
+    /// revision out.
+    pub fn cluster_header(&self) -> Option<ResponseHeader> {
+        self.header(0)
+    }
+
     /// This member's id (etcd's derivation, kept in the raft log).
     pub fn member_id(&self) -> u64 {
         self.replica.member_id()

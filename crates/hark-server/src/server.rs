@@ -54,6 +54,8 @@ pub struct RunningServer {
     pub client_addrs: Vec<SocketAddr>,
     /// Bound `--listen-metrics-urls` addresses.
     pub metrics_addrs: Vec<SocketAddr>,
+    /// Bound `--listen-client-http-urls` addresses.
+    pub client_http_addrs: Vec<SocketAddr>,
     node: Arc<Node>,
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
@@ -72,6 +74,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     // threads exist (seen: the process then crashed on its way out).
     let client_listeners = bind_all(&config.listen_client_urls).await?;
     let metrics_listeners = bind_all(&config.listen_metrics_urls).await?;
+    let client_http_listeners = bind_all(&config.listen_client_http_urls).await?;
     let peer_listeners = bind_all(&config.listen_peer_urls).await?;
     let plan = config.cluster_plan(&local_addrs(&peer_listeners)?)?;
     let data_dir = config.data_dir();
@@ -111,6 +114,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
 
     let client_addrs = local_addrs(&client_listeners)?;
     let metrics_addrs = local_addrs(&metrics_listeners)?;
+    let client_http_addrs = local_addrs(&client_http_listeners)?;
     let client_urls = if config.advertise_client_urls.is_empty() {
         client_addrs.iter().map(|a| format!("http://{a}")).collect()
     } else {
@@ -165,7 +169,30 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     let grpc = grpc
         .into_axum_router()
         .layer(axum::middleware::map_response(crate::oversize::as_grpc_go));
-    let client_routes = Routes::from(grpc.merge(http::routes(handle.clone())));
+    // The JSON gateway calls these same gRPC routes in process.
+    let gateway = hark_http::routes(
+        hark_http::in_process(Routes::from(grpc.clone())),
+        hark_http::GatewayOptions {
+            server_version: crate::ETCD_VERSION.to_string(),
+            cluster_version: crate::ETCD_CLUSTER_VERSION.to_string(),
+            // Room for base64 (4/3) and JSON around the largest request.
+            max_body_bytes: 2 * limit,
+        },
+    );
+    let consul_kv = hark_http::consul::routes(
+        hark_http::in_process(Routes::from(grpc.clone())),
+        config.max_request_bytes,
+    );
+    let http_routes = hark_http::cors::Cors::parse(&config.cors)
+        .apply(gateway.merge(consul_kv).merge(http::routes(handle.clone())));
+    // etcd's --listen-client-http-urls moves the HTTP endpoints off the
+    // client URLs.
+    let client_routes = if client_http_listeners.is_empty() {
+        Routes::from(grpc.merge(http_routes.clone()))
+    } else {
+        Routes::from(grpc)
+    };
+    let client_http_routes = Routes::from(http_routes);
     let metrics_routes = Routes::from(http::routes(handle.clone()));
 
     let mut tasks = Vec::new();
@@ -173,6 +200,14 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         tasks.push(serve(
             listener,
             client_routes.clone(),
+            node.shutdown.clone(),
+            Traffic::Counted,
+        ));
+    }
+    for listener in client_http_listeners {
+        tasks.push(serve(
+            listener,
+            client_http_routes.clone(),
             node.shutdown.clone(),
             Traffic::Counted,
         ));
@@ -205,12 +240,14 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         data_dir = %data_dir.display(),
         clients = ?client_addrs,
         metrics = ?metrics_addrs,
+        client_http = ?client_http_addrs,
         revision = node.store.current_revision(),
         "hark is serving"
     );
     Ok(RunningServer {
         client_addrs,
         metrics_addrs,
+        client_http_addrs,
         node,
         stop,
         tasks,

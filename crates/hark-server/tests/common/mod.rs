@@ -9,6 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 use std::time::Instant;
 
+pub mod etcd;
 pub mod peer_proxy;
 
 use clap::Parser;

@@ -1,0 +1,782 @@
+//! Consul's KV HTTP API (`/v1/kv/<key>`, `/v1/txn`) over the same gRPC
+//! services, with Consul's blocking queries served by the watch engine.
+//!
+//! Indexes are Hark revisions. `X-Consul-Index` is the store's revision when
+//! the answer was read; a request with `?index=N` parks until an event on
+//! *its* key or prefix above N (not any change in the store: consul#3890),
+//! or until `?wait` (Consul's rules: 5 min by default, at most 10, plus up to
+//! a sixteenth of jitter). An index ahead of the store, or one below the
+//! compaction, is answered at once.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::response::Response;
+use axum::routing::{MethodRouter, put};
+use base64::Engine;
+use bytes::Bytes;
+use hark_proto::etcdserverpb::{self as pb, compare, kv_client::KvClient, request_op, response_op};
+use hark_proto::mvccpb::KeyValue;
+use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use serde::{Deserialize, Serialize};
+use tonic::Status;
+
+use crate::GrpcService;
+use crate::parking::Parking;
+
+/// Consul's default blocking wait.
+const DEFAULT_WAIT: Duration = Duration::from_secs(5 * 60);
+/// Consul's longest blocking wait.
+const MAX_WAIT: Duration = Duration::from_secs(10 * 60);
+
+#[derive(Clone)]
+struct Kv {
+    grpc: GrpcService,
+    parking: Parking,
+    max_body_bytes: usize,
+}
+
+/// Consul's KV routes, calling `grpc`.
+pub fn routes(grpc: GrpcService, max_body_bytes: usize) -> Router {
+    let kv = Kv {
+        parking: Parking::new(grpc.clone()),
+        grpc,
+        max_body_bytes,
+    };
+    let key_route = || -> MethodRouter<Kv> {
+        axum::routing::get(get_kv)
+            .put(put_kv)
+            .delete(delete_kv)
+            .fallback(|| async {
+                consul_error(StatusCode::METHOD_NOT_ALLOWED, "method not allowed")
+            })
+    };
+    Router::new()
+        .route("/v1/kv/{*key}", key_route())
+        .route("/v1/kv/", key_route())
+        .route("/v1/txn", put(txn))
+        .with_state(kv)
+}
+
+/// The query string's parameters, percent-decoded; a flag without `=` has
+/// an empty value.
+#[derive(Debug, Default)]
+struct Query(Vec<(String, String)>);
+
+impl Query {
+    fn of(uri: &Uri) -> Query {
+        let decode = |s: &str| {
+            percent_encoding::percent_decode_str(&s.replace('+', " "))
+                .decode_utf8_lossy()
+                .into_owned()
+        };
+        Query(
+            uri.query()
+                .unwrap_or("")
+                .split('&')
+                .filter(|p| !p.is_empty())
+                .map(|p| match p.split_once('=') {
+                    Some((k, v)) => (decode(k), decode(v)),
+                    None => (decode(p), String::new()),
+                })
+                .collect(),
+        )
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.0.iter().any(|(k, _)| k == name)
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// A number parameter; a malformed one is a 400 with this message.
+    fn number(&self, name: &str) -> Result<Option<u64>, String> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(v) => v
+                .parse()
+                .map(Some)
+                .map_err(|_| format!("Invalid {name}: {v:?}")),
+        }
+    }
+
+    /// `?wait`, capped at Consul's maximum; the default when absent.
+    fn wait(&self) -> Result<Duration, String> {
+        match self.get("wait") {
+            None | Some("") => Ok(DEFAULT_WAIT),
+            Some(text) => parse_go_duration(text)
+                .map(|d| d.min(MAX_WAIT))
+                .ok_or_else(|| "Invalid wait time".to_string()),
+        }
+    }
+}
+
+/// Go's `time.ParseDuration` for what a wait is written as (`30s`, `1m30s`,
+/// `500ms`, `1.5h`).
+fn parse_go_duration(text: &str) -> Option<Duration> {
+    let mut rest = text;
+    let mut total = 0f64;
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let number_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number: f64 = rest[..number_end].parse().ok()?;
+        rest = &rest[number_end..];
+        let unit_end = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let seconds = match &rest[..unit_end] {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return None,
+        };
+        rest = &rest[unit_end..];
+        total += number * seconds;
+    }
+    Some(Duration::from_secs_f64(total))
+}
+
+/// The first key after every key starting with `prefix` (etcd's prefix
+/// range end); `\0` (every key) for the empty prefix.
+fn prefix_end(prefix: &[u8]) -> Bytes {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return Bytes::from(end);
+        }
+    }
+    Bytes::from_static(b"\0")
+}
+
+/// One key as Consul writes it (`structs.DirEntry`, fields in its order).
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct DirEntry {
+    lock_index: u64,
+    key: String,
+    flags: u64,
+    /// base64; `null` for an empty value, as Consul stores one.
+    value: Option<String>,
+    create_index: i64,
+    modify_index: i64,
+}
+
+impl DirEntry {
+    fn of(kv: &KeyValue, with_value: bool) -> DirEntry {
+        DirEntry {
+            lock_index: 0,
+            key: String::from_utf8_lossy(&kv.key).into_owned(),
+            flags: 0,
+            value: (with_value && !kv.value.is_empty())
+                .then(|| base64::engine::general_purpose::STANDARD.encode(&kv.value)),
+            create_index: kv.create_revision,
+            modify_index: kv.mod_revision,
+        }
+    }
+}
+
+/// What a GET reads: one key, or a prefix (`?recurse`, `?keys`, `?index-map`).
+struct Read {
+    key: Bytes,
+    range_end: Bytes,
+    keys_only: bool,
+    serializable: bool,
+}
+
+impl Kv {
+    async fn range(&self, read: &Read) -> Result<pb::RangeResponse, Status> {
+        let request = pb::RangeRequest {
+            key: read.key.clone(),
+            range_end: read.range_end.clone(),
+            keys_only: read.keys_only,
+            serializable: read.serializable,
+            ..Default::default()
+        };
+        Ok(KvClient::new(self.grpc.clone())
+            .range(request)
+            .await?
+            .into_inner())
+    }
+
+    /// Reads, parking first when the query asks to block (`?index`).
+    async fn blocking_range(
+        &self,
+        read: &Read,
+        query: &Query,
+    ) -> Result<pb::RangeResponse, Response> {
+        let index = query.number("index").map_err(bad_request)?.unwrap_or(0);
+        let wait = query.wait().map_err(bad_request)?;
+        let first = self.range(read).await.map_err(status_error)?;
+        let revision = header_revision(&first);
+        // Index 0 never blocks; an index ahead of the store means the client
+        // saw another store (a restore): answer at once so it resets.
+        if index == 0 || index > revision as u64 {
+            return Ok(first);
+        }
+        let mut parked = self
+            .parking
+            .park(read.key.clone(), read.range_end.clone(), index as i64)
+            .await;
+        let jitter = wait.mul_f64(rand::random::<f64>() / 16.0);
+        let _ = tokio::time::timeout(wait + jitter, parked.woken()).await;
+        drop(parked);
+        self.range(read).await.map_err(status_error)
+    }
+}
+
+fn header_revision(response: &pb::RangeResponse) -> i64 {
+    response.header.as_ref().map_or(0, |h| h.revision)
+}
+
+/// `GET /v1/kv/<key>`: the key (`?raw`: its value alone), the prefix
+/// (`?recurse`), its keys (`?keys`, `?separator`), or Hark's `?index-map`
+/// (`{key: mod_revision}` of the prefix).
+async fn get_kv(State(kv): State<Kv>, key: Option<Path<String>>, uri: Uri) -> Response {
+    let key = key.map(|Path(k)| k).unwrap_or_default();
+    let query = Query::of(&uri);
+    let whole_prefix = query.has("recurse") || query.has("keys") || query.has("index-map");
+    if key.is_empty() && !whole_prefix {
+        return consul_error(StatusCode::BAD_REQUEST, "Missing key name");
+    }
+    let key_bytes = Bytes::from(key.clone().into_bytes());
+    let read = Read {
+        range_end: if whole_prefix {
+            prefix_end(&key_bytes)
+        } else {
+            Bytes::new()
+        },
+        key: if whole_prefix && key_bytes.is_empty() {
+            Bytes::from_static(b"\0")
+        } else {
+            key_bytes
+        },
+        keys_only: query.has("keys") || query.has("index-map"),
+        serializable: query.has("stale"),
+    };
+    let response = match kv.blocking_range(&read, &query).await {
+        Ok(response) => response,
+        Err(refused) => return refused,
+    };
+    let index = header_revision(&response);
+    if query.has("keys") {
+        let separator = query
+            .get("separator")
+            .or(query.get("seperator"))
+            .unwrap_or("");
+        let keys = list_keys(&response.kvs, key.len(), separator);
+        if keys.is_empty() && !key.is_empty() {
+            return not_found(index);
+        }
+        return json(StatusCode::OK, index, &keys);
+    }
+    if query.has("index-map") {
+        let map: BTreeMap<String, i64> = response
+            .kvs
+            .iter()
+            .map(|kv| {
+                (
+                    String::from_utf8_lossy(&kv.key).into_owned(),
+                    kv.mod_revision,
+                )
+            })
+            .collect();
+        return json(StatusCode::OK, index, &map);
+    }
+    if response.kvs.is_empty() {
+        return not_found(index);
+    }
+    if query.has("raw") && !query.has("recurse") {
+        let mut raw = Response::new(Body::from(response.kvs[0].value.clone()));
+        let headers = raw.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+        headers.insert(
+            "x-content-type-options",
+            HeaderValue::from_static("nosniff"),
+        );
+        headers.insert(
+            "content-security-policy",
+            HeaderValue::from_static("sandbox"),
+        );
+        index_headers(headers, index);
+        return raw;
+    }
+    let entries: Vec<DirEntry> = response
+        .kvs
+        .iter()
+        .map(|kv| DirEntry::of(kv, true))
+        .collect();
+    json(StatusCode::OK, index, &entries)
+}
+
+/// Consul's key list: every key, or with a separator each key cut after the
+/// first separator past the prefix (one entry per "directory").
+fn list_keys(kvs: &[KeyValue], prefix_len: usize, separator: &str) -> Vec<String> {
+    let mut keys: Vec<String> = kvs
+        .iter()
+        .map(|kv| {
+            let key = String::from_utf8_lossy(&kv.key).into_owned();
+            if separator.is_empty() || key.len() < prefix_len {
+                return key;
+            }
+            match key[prefix_len..].find(separator) {
+                Some(at) => key[..prefix_len + at + separator.len()].to_string(),
+                None => key,
+            }
+        })
+        .collect();
+    keys.dedup();
+    keys
+}
+
+/// `PUT /v1/kv/<key>`: the body is the value; `?cas=0` creates only,
+/// `?cas=N` writes only over mod revision N. Answers `true` or `false`.
+async fn put_kv(State(kv): State<Kv>, key: Option<Path<String>>, uri: Uri, body: Body) -> Response {
+    let key = key.map(|Path(k)| k).unwrap_or_default();
+    if key.is_empty() {
+        return consul_error(StatusCode::BAD_REQUEST, "Missing key name");
+    }
+    let query = Query::of(&uri);
+    if ["cas", "acquire", "release"]
+        .iter()
+        .filter(|f| query.has(f))
+        .count()
+        > 1
+    {
+        return consul_error(StatusCode::BAD_REQUEST, "Conflicting flags");
+    }
+    if query.has("acquire") || query.has("release") {
+        return consul_error(StatusCode::BAD_REQUEST, "Hark has no Consul sessions");
+    }
+    let flags = match query.number("flags") {
+        Ok(flags) => flags.unwrap_or(0),
+        Err(e) => return bad_request(e),
+    };
+    if flags != 0 {
+        return consul_error(
+            StatusCode::BAD_REQUEST,
+            "Hark does not store Consul flags yet (flags must be 0)",
+        );
+    }
+    let cas = match query.number("cas") {
+        Ok(cas) => cas,
+        Err(e) => return bad_request(e),
+    };
+    let value = match axum::body::to_bytes(body, kv.max_body_bytes).await {
+        Ok(value) => value,
+        Err(_) => {
+            return consul_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!(
+                    "Request body too large, max size: {} bytes",
+                    kv.max_body_bytes
+                ),
+            );
+        }
+    };
+    let key = Bytes::from(key.into_bytes());
+    let put = request_op::Request::RequestPut(pb::PutRequest {
+        key: key.clone(),
+        value,
+        ..Default::default()
+    });
+    let compares = cas.map(|index| vec![mod_revision_is(key, index as i64)]);
+    write(&kv, compares.unwrap_or_default(), put).await
+}
+
+/// `DELETE /v1/kv/<key>` (`?recurse`: the prefix; `?cas=N`: only over mod
+/// revision N).
+async fn delete_kv(State(kv): State<Kv>, key: Option<Path<String>>, uri: Uri) -> Response {
+    let key = key.map(|Path(k)| k).unwrap_or_default();
+    let query = Query::of(&uri);
+    if query.has("recurse") && query.has("cas") {
+        return consul_error(StatusCode::BAD_REQUEST, "Conflicting flags");
+    }
+    if key.is_empty() && !query.has("recurse") {
+        return consul_error(StatusCode::BAD_REQUEST, "Missing key name");
+    }
+    let cas = match query.number("cas") {
+        Ok(cas) => cas,
+        Err(e) => return bad_request(e),
+    };
+    // Consul deletes nothing for `cas=0`.
+    if cas == Some(0) {
+        return json(StatusCode::OK, 0, &false);
+    }
+    let key = Bytes::from(key.into_bytes());
+    let delete = if query.has("recurse") {
+        pb::DeleteRangeRequest {
+            range_end: prefix_end(&key),
+            key: if key.is_empty() {
+                Bytes::from_static(b"\0")
+            } else {
+                key.clone()
+            },
+            ..Default::default()
+        }
+    } else {
+        pb::DeleteRangeRequest {
+            key: key.clone(),
+            ..Default::default()
+        }
+    };
+    let compares = cas.map(|index| vec![mod_revision_is(key, index as i64)]);
+    write(
+        &kv,
+        compares.unwrap_or_default(),
+        request_op::Request::RequestDeleteRange(delete),
+    )
+    .await
+}
+
+/// `mod_revision(key) == index`; index 0 means "the key does not exist".
+fn mod_revision_is(key: Bytes, index: i64) -> pb::Compare {
+    pb::Compare {
+        result: compare::CompareResult::Equal as i32,
+        target: compare::CompareTarget::Mod as i32,
+        key,
+        target_union: Some(compare::TargetUnion::ModRevision(index)),
+        ..Default::default()
+    }
+}
+
+/// One write as a Txn (so a compare and the write are one step); answers
+/// `true` when it was made.
+async fn write(kv: &Kv, compares: Vec<pb::Compare>, op: request_op::Request) -> Response {
+    let txn = pb::TxnRequest {
+        compare: compares,
+        success: vec![pb::RequestOp { request: Some(op) }],
+        failure: Vec::new(),
+    };
+    match KvClient::new(kv.grpc.clone()).txn(txn).await {
+        Ok(response) => {
+            let response = response.into_inner();
+            let index = response.header.as_ref().map_or(0, |h| h.revision);
+            json(StatusCode::OK, index, &response.succeeded)
+        }
+        Err(status) => status_error(status),
+    }
+}
+
+/// One operation of a Consul transaction (`{"KV": {...}}`).
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct TxnOp {
+    #[serde(rename = "KV")]
+    kv: Option<TxnKvOp>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct TxnKvOp {
+    verb: String,
+    key: String,
+    #[serde(default)]
+    value: Option<String>,
+    #[serde(default)]
+    flags: u64,
+    #[serde(default)]
+    index: u64,
+}
+
+/// `PUT /v1/txn`: Consul's KV verbs as one etcd Txn. Checks (`check-index`,
+/// `check-not-exists`, `cas`, `delete-cas`) become compares; the rest the
+/// Txn's operations. A failed check is 409 with Consul's error list.
+async fn txn(State(kv): State<Kv>, body: Body) -> Response {
+    let body = match axum::body::to_bytes(body, kv.max_body_bytes).await {
+        Ok(body) => body,
+        Err(_) => return consul_error(StatusCode::PAYLOAD_TOO_LARGE, "Request body too large"),
+    };
+    let ops: Vec<TxnOp> = match serde_json::from_slice(&body) {
+        Ok(ops) => ops,
+        Err(e) => {
+            return consul_error(
+                StatusCode::BAD_REQUEST,
+                &format!("Failed to parse body: {e}"),
+            );
+        }
+    };
+    let mut compares = Vec::new();
+    let mut checks = Vec::new();
+    let mut requests = Vec::new();
+    // Which result each operation's answer becomes (None: no result).
+    let mut answers = Vec::new();
+    for (at, op) in ops.into_iter().enumerate() {
+        let Some(op) = op.kv else {
+            return consul_error(
+                StatusCode::BAD_REQUEST,
+                "Hark's transactions take KV operations only",
+            );
+        };
+        if op.flags != 0 {
+            return consul_error(
+                StatusCode::BAD_REQUEST,
+                "Hark does not store Consul flags yet (flags must be 0)",
+            );
+        }
+        let key = Bytes::from(op.key.into_bytes());
+        let value = match op
+            .value
+            .as_deref()
+            .map(|v| base64::engine::general_purpose::STANDARD.decode(v))
+        {
+            None => Bytes::new(),
+            Some(Ok(v)) => Bytes::from(v),
+            Some(Err(e)) => {
+                return consul_error(
+                    StatusCode::BAD_REQUEST,
+                    &format!("Failed to parse body: {e}"),
+                );
+            }
+        };
+        let put = |key: Bytes, value: Bytes| {
+            request_op::Request::RequestPut(pb::PutRequest {
+                key,
+                value,
+                ..Default::default()
+            })
+        };
+        let range = |key: Bytes, range_end: Bytes| {
+            request_op::Request::RequestRange(pb::RangeRequest {
+                key,
+                range_end,
+                ..Default::default()
+            })
+        };
+        match op.verb.as_str() {
+            "set" => {
+                requests.push(put(key.clone(), value));
+                requests.push(range(key, Bytes::new()));
+                answers.push(Some((requests.len() - 1, false)));
+            }
+            "cas" => {
+                compares.push(mod_revision_is(key.clone(), op.index as i64));
+                checks.push(at);
+                requests.push(put(key.clone(), value));
+                requests.push(range(key, Bytes::new()));
+                answers.push(Some((requests.len() - 1, false)));
+            }
+            "get" => {
+                requests.push(range(key, Bytes::new()));
+                answers.push(Some((requests.len() - 1, true)));
+            }
+            "get-tree" => {
+                let end = prefix_end(&key);
+                requests.push(range(key, end));
+                answers.push(Some((requests.len() - 1, true)));
+            }
+            "check-index" => {
+                compares.push(mod_revision_is(key.clone(), op.index as i64));
+                checks.push(at);
+                requests.push(range(key, Bytes::new()));
+                answers.push(Some((requests.len() - 1, false)));
+            }
+            "check-not-exists" => {
+                compares.push(mod_revision_is(key, 0));
+                checks.push(at);
+                answers.push(None);
+            }
+            "delete" | "delete-tree" | "delete-cas" => {
+                let range_end = if op.verb == "delete-tree" {
+                    prefix_end(&key)
+                } else {
+                    Bytes::new()
+                };
+                if op.verb == "delete-cas" {
+                    compares.push(mod_revision_is(key.clone(), op.index as i64));
+                    checks.push(at);
+                }
+                requests.push(request_op::Request::RequestDeleteRange(
+                    pb::DeleteRangeRequest {
+                        key,
+                        range_end,
+                        ..Default::default()
+                    },
+                ));
+                answers.push(None);
+            }
+            verb => {
+                return consul_error(
+                    StatusCode::BAD_REQUEST,
+                    &format!("Hark does not support the KV verb {verb:?} (no Consul sessions)"),
+                );
+            }
+        }
+    }
+    let txn = pb::TxnRequest {
+        compare: compares,
+        success: requests
+            .into_iter()
+            .map(|r| pb::RequestOp { request: Some(r) })
+            .collect(),
+        failure: Vec::new(),
+    };
+    let response = match KvClient::new(kv.grpc.clone()).txn(txn).await {
+        Ok(response) => response.into_inner(),
+        Err(status) => return status_error(status),
+    };
+    let index = response.header.as_ref().map_or(0, |h| h.revision);
+    if !response.succeeded {
+        let errors: Vec<serde_json::Value> = checks
+            .into_iter()
+            .map(|at| serde_json::json!({"OpIndex": at, "What": "failed check"}))
+            .collect();
+        return json(
+            StatusCode::CONFLICT,
+            index,
+            &serde_json::json!({"Results": null, "Errors": errors}),
+        );
+    }
+    let mut results = Vec::new();
+    for (slot, with_value) in answers.into_iter().flatten() {
+        if let Some(response_op::Response::ResponseRange(range)) = response
+            .responses
+            .get(slot)
+            .and_then(|r| r.response.as_ref())
+        {
+            for found in &range.kvs {
+                results.push(serde_json::json!({"KV": DirEntry::of(found, with_value)}));
+            }
+        }
+    }
+    json(
+        StatusCode::OK,
+        index,
+        &serde_json::json!({"Results": results, "Errors": null}),
+    )
+}
+
+fn index_headers(headers: &mut HeaderMap, index: i64) {
+    let index = HeaderValue::from(index.max(0));
+    headers.insert("x-consul-index", index.clone());
+    headers.insert("x-hark-index", index);
+    headers.insert("x-consul-knownleader", HeaderValue::from_static("true"));
+    headers.insert("x-consul-lastcontact", HeaderValue::from_static("0"));
+}
+
+fn json<T: Serialize + ?Sized>(status: StatusCode, index: i64, body: &T) -> Response {
+    let mut response = Response::new(Body::from(serde_json::to_vec(body).expect("serializable")));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    index_headers(headers, index);
+    response
+}
+
+fn not_found(index: i64) -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::NOT_FOUND;
+    index_headers(response.headers_mut(), index);
+    response
+}
+
+/// Consul's errors are plain text.
+fn consul_error(status: StatusCode, message: &str) -> Response {
+    let mut response = Response::new(Body::from(message.to_string()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+fn bad_request(message: String) -> Response {
+    consul_error(StatusCode::BAD_REQUEST, &message)
+}
+
+/// A gRPC failure in Consul's form: its status as HTTP, its message as text.
+fn status_error(status: Status) -> Response {
+    consul_error(crate::status::http_status(status.code()), status.message())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations_parse_as_consul_reads_wait() {
+        assert_eq!(parse_go_duration("30s"), Some(Duration::from_secs(30)));
+        assert_eq!(parse_go_duration("1m30s"), Some(Duration::from_secs(90)));
+        assert_eq!(parse_go_duration("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(parse_go_duration("1.5h"), Some(Duration::from_secs(5400)));
+        assert_eq!(parse_go_duration("10"), None);
+        assert_eq!(parse_go_duration(""), None);
+        assert_eq!(parse_go_duration("5x"), None);
+    }
+
+    #[test]
+    fn wait_defaults_to_five_minutes_and_is_capped_at_ten() {
+        let query = |q: &str| Query::of(&format!("/v1/kv/a?{q}").parse::<Uri>().unwrap());
+        assert_eq!(query("index=3").wait().unwrap(), DEFAULT_WAIT);
+        assert_eq!(query("wait=2s").wait().unwrap(), Duration::from_secs(2));
+        assert_eq!(query("wait=1h").wait().unwrap(), MAX_WAIT);
+        assert!(query("wait=soon").wait().is_err());
+        assert!(query("index=x").number("index").is_err());
+        assert_eq!(query("keys&separator=%2F").get("separator"), Some("/"));
+        assert!(query("recurse").has("recurse"));
+    }
+
+    #[test]
+    fn a_prefix_ends_after_its_last_key() {
+        assert_eq!(&prefix_end(b"a/")[..], b"a0");
+        assert_eq!(&prefix_end(b"a\xff")[..], b"b");
+        assert_eq!(&prefix_end(b"")[..], b"\0");
+    }
+
+    #[test]
+    fn keys_are_cut_after_the_first_separator_past_the_prefix() {
+        let kv = |k: &str| KeyValue {
+            key: Bytes::from(k.to_string()),
+            ..Default::default()
+        };
+        let kvs = [kv("web/a"), kv("web/b/1"), kv("web/b/2"), kv("web/c/x/y")];
+        assert_eq!(
+            list_keys(&kvs, "web/".len(), "/"),
+            ["web/a", "web/b/", "web/c/"]
+        );
+        assert_eq!(list_keys(&kvs, 4, "").len(), 4);
+    }
+
+    #[test]
+    fn an_entry_is_written_as_consul_writes_it() {
+        let kv = KeyValue {
+            key: Bytes::from_static(b"web/a"),
+            value: Bytes::from_static(b"hi"),
+            create_revision: 4,
+            mod_revision: 7,
+            ..Default::default()
+        };
+        assert_eq!(
+            serde_json::to_string(&DirEntry::of(&kv, true)).unwrap(),
+            r#"{"LockIndex":0,"Key":"web/a","Flags":0,"Value":"aGk=","CreateIndex":4,"ModifyIndex":7}"#
+        );
+        let empty = KeyValue {
+            value: Bytes::new(),
+            ..kv
+        };
+        assert!(
+            serde_json::to_string(&DirEntry::of(&empty, true))
+                .unwrap()
+                .contains(r#""Value":null"#)
+        );
+    }
+}
