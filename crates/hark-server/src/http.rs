@@ -1,5 +1,6 @@
-//! Plain HTTP next to gRPC: `GET /metrics` (Prometheus text) and `GET /health`,
-//! on the client port and on `--listen-metrics-urls`.
+//! Plain HTTP next to gRPC: `GET /metrics` (Prometheus text), `GET /health`
+//! and the probes `/livez` and `/readyz`, on the client port and on
+//! `--listen-metrics-urls`.
 
 use std::sync::OnceLock;
 
@@ -46,8 +47,106 @@ pub fn routes(node: NodeHandle) -> Router {
         )
         .route(
             "/health",
-            get(move |uri: axum::http::Uri| health(node.clone(), HealthQuery::parse(uri.query()))),
+            get({
+                let node = node.clone();
+                move |uri: axum::http::Uri| health(node.clone(), HealthQuery::parse(uri.query()))
+            }),
         )
+        .route(
+            "/livez",
+            get({
+                let node = node.clone();
+                move |uri: axum::http::Uri| probe(node.clone(), Probe::Livez, uri)
+            }),
+        )
+        .route(
+            "/readyz",
+            get(move |uri: axum::http::Uri| probe(node.clone(), Probe::Readyz, uri)),
+        )
+}
+
+/// etcd's (3.6) Kubernetes-style probes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Probe {
+    /// The process serves: a serializable read answers.
+    Livez,
+    /// The member can serve clients: no CORRUPT alarm, and a serializable
+    /// and a linearizable read answer (the latter needs a leader).
+    Readyz,
+}
+
+/// Runs a probe's checks: `200 ok`, or `503` listing each check as
+/// `[+]name ok` / `[-]name failed: reason` and `<probe> check failed`;
+/// `?verbose` lists the checks on success too, `?exclude=name` skips one.
+async fn probe(node: NodeHandle, probe: Probe, uri: axum::http::Uri) -> impl IntoResponse {
+    let query = uri.query().unwrap_or("");
+    let verbose = query
+        .split('&')
+        .any(|p| p == "verbose" || p.starts_with("verbose="));
+    let excluded: Vec<&str> = query
+        .split('&')
+        .filter_map(|p| p.strip_prefix("exclude="))
+        .collect();
+    let checks: &[&str] = match probe {
+        Probe::Livez => &["serializable_read"],
+        Probe::Readyz => &["data_corruption", "serializable_read", "linearizable_read"],
+    };
+    let mut lines = String::new();
+    let mut failed = false;
+    for &check in checks {
+        if excluded.contains(&check) {
+            lines += &format!("[+]{check} excluded: ok\n");
+            continue;
+        }
+        let outcome = match node.get() {
+            Err(s) => Err(s.message().to_string()),
+            Ok(node) => match check {
+                "data_corruption" => match node
+                    .store
+                    .alarms()
+                    .into_iter()
+                    .find(|a| a.kind.name() == "CORRUPT")
+                {
+                    Some(_) => Err("alarm activated: CORRUPT".to_string()),
+                    None => Ok(()),
+                },
+                "serializable_read" => node
+                    .store
+                    .range(&hark_mvcc::RangeRequest::key("health"))
+                    .map(drop)
+                    .map_err(|e| e.to_string()),
+                _ => node
+                    .linearizable_barrier()
+                    .await
+                    .map_err(|s| s.message().to_string()),
+            },
+        };
+        match outcome {
+            Ok(()) => lines += &format!("[+]{check} ok\n"),
+            Err(reason) => {
+                failed = true;
+                lines += &format!("[-]{check} failed: {reason}\n");
+            }
+        }
+    }
+    let name = match probe {
+        Probe::Livez => "livez",
+        Probe::Readyz => "readyz",
+    };
+    let text = [(header::CONTENT_TYPE, "text/plain; charset=utf-8")];
+    if failed {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            text,
+            format!("{lines}{name} check failed\n"),
+        );
+    }
+    let body = if verbose {
+        format!("{lines}ok\n")
+    } else {
+        "ok".to_string()
+    };
+    (StatusCode::OK, text, body)
 }
 
 /// etcd's `/health`: unhealthy while an alarm is raised (except those named

@@ -458,6 +458,15 @@ async fn version_and_a_separate_http_port() {
             ],
         );
         assert_eq!(preflight.status, 200);
+        // etcd 3.6's probes, served with the other HTTP endpoints.
+        let live = curl(&http_endpoint, &["/livez"]);
+        assert_eq!((live.status, live.body.as_str()), (200, "ok"));
+        let ready = curl(&http_endpoint, &["/readyz?verbose"]);
+        assert_eq!(ready.status, 200);
+        assert_eq!(
+            ready.body,
+            "[+]data_corruption ok\n[+]serializable_read ok\n[+]linearizable_read ok\nok\n"
+        );
         // An oversize body is refused as gRPC refuses an oversize message.
         let big = format!(r#"{{"key":"aw==","value":"{}"}}"#, "A".repeat(5 << 20));
         let file = tempfile::NamedTempFile::new().unwrap();
@@ -472,6 +481,29 @@ async fn version_and_a_separate_http_port() {
         // And the server still serves.
         let read = post(&http_endpoint, "/v3/kv/range", r#"{"key":"aw=="}"#);
         assert!(read.body.contains(r#""value":"dg==""#), "{}", read.body);
+        // A CORRUPT alarm: not ready, still live.
+        let alarm = r#"{"action":"ACTIVATE","alarm":"CORRUPT"}"#;
+        assert_eq!(
+            post(&http_endpoint, "/v3/maintenance/alarm", alarm).status,
+            200
+        );
+        let ready = curl(&http_endpoint, &["/readyz"]);
+        assert_eq!(ready.status, 503);
+        assert!(
+            ready
+                .body
+                .starts_with("[-]data_corruption failed: alarm activated: CORRUPT\n"),
+            "{}",
+            ready.body
+        );
+        assert!(
+            ready.body.ends_with("readyz check failed\n"),
+            "{}",
+            ready.body
+        );
+        let excluded = curl(&http_endpoint, &["/readyz?exclude=data_corruption"]);
+        assert_eq!(excluded.status, 200, "{}", excluded.body);
+        assert_eq!(curl(&http_endpoint, &["/livez"]).status, 200);
     })
     .await
     .unwrap();
