@@ -529,6 +529,7 @@ pub fn put_request(a: &PutArgs, stdin_value: bool) -> Result<pb::PutRequest, Exi
         prev_kv: a.prev_kv,
         ignore_value: a.ignore_value,
         ignore_lease: a.ignore_lease,
+        ..Default::default()
     })
 }
 

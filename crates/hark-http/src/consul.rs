@@ -182,7 +182,7 @@ impl DirEntry {
         DirEntry {
             lock_index: 0,
             key: String::from_utf8_lossy(&kv.key).into_owned(),
-            flags: 0,
+            flags: kv.hark_flags,
             value: (with_value && !kv.value.is_empty())
                 .then(|| base64::engine::general_purpose::STANDARD.encode(&kv.value)),
             create_index: kv.create_revision,
@@ -367,12 +367,6 @@ async fn put_kv(State(kv): State<Kv>, key: Option<Path<String>>, uri: Uri, body:
         Ok(flags) => flags.unwrap_or(0),
         Err(e) => return bad_request(e),
     };
-    if flags != 0 {
-        return consul_error(
-            StatusCode::BAD_REQUEST,
-            "Hark does not store Consul flags yet (flags must be 0)",
-        );
-    }
     let cas = match query.number("cas") {
         Ok(cas) => cas,
         Err(e) => return bad_request(e),
@@ -393,6 +387,7 @@ async fn put_kv(State(kv): State<Kv>, key: Option<Path<String>>, uri: Uri, body:
     let put = request_op::Request::RequestPut(pb::PutRequest {
         key: key.clone(),
         value,
+        hark_flags: flags,
         ..Default::default()
     });
     let compares = cas.map(|index| vec![mod_revision_is(key, index as i64)]);
@@ -523,12 +518,6 @@ async fn txn(State(kv): State<Kv>, body: Body) -> Response {
                 "Hark's transactions take KV operations only",
             );
         };
-        if op.flags != 0 {
-            return consul_error(
-                StatusCode::BAD_REQUEST,
-                "Hark does not store Consul flags yet (flags must be 0)",
-            );
-        }
         let key = Bytes::from(op.key.into_bytes());
         let value = match op
             .value
@@ -544,10 +533,12 @@ async fn txn(State(kv): State<Kv>, body: Body) -> Response {
                 );
             }
         };
+        let flags = op.flags;
         let put = |key: Bytes, value: Bytes| {
             request_op::Request::RequestPut(pb::PutRequest {
                 key,
                 value,
+                hark_flags: flags,
                 ..Default::default()
             })
         };
@@ -763,11 +754,12 @@ mod tests {
             value: Bytes::from_static(b"hi"),
             create_revision: 4,
             mod_revision: 7,
+            hark_flags: 42,
             ..Default::default()
         };
         assert_eq!(
             serde_json::to_string(&DirEntry::of(&kv, true)).unwrap(),
-            r#"{"LockIndex":0,"Key":"web/a","Flags":0,"Value":"aGk=","CreateIndex":4,"ModifyIndex":7}"#
+            r#"{"LockIndex":0,"Key":"web/a","Flags":42,"Value":"aGk=","CreateIndex":4,"ModifyIndex":7}"#
         );
         let empty = KeyValue {
             value: Bytes::new(),

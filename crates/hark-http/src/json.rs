@@ -137,6 +137,7 @@ mod tests {
                 version: 1,
                 value: Bytes::new(),
                 lease: 0,
+                hark_flags: 0,
             }],
             more: false,
             count: 1,

@@ -64,10 +64,11 @@ impl Connection {
             .map_err(|e| e.to_string())
     }
 
-    /// A whole answer with a `Content-Length`: status and body.
+    /// A whole answer (by `Content-Length`, or chunked): status and body.
     async fn answer(&mut self) -> Result<(u16, Vec<u8>), String> {
         let mut status = 0;
         let mut length = 0;
+        let mut chunked = false;
         let mut line = String::new();
         loop {
             line.clear();
@@ -89,11 +90,16 @@ impl Connection {
                     .nth(1)
                     .and_then(|s| s.parse().ok())
                     .unwrap_or(0);
-            } else if let Some((name, value)) = l.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().map_err(|_| "bad content-length")?;
+            } else if let Some((name, value)) = l.split_once(':') {
+                if name.eq_ignore_ascii_case("content-length") {
+                    length = value.trim().parse().map_err(|_| "bad content-length")?;
+                } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                    chunked = value.trim().eq_ignore_ascii_case("chunked");
+                }
             }
+        }
+        if chunked {
+            return Ok((status, self.chunks().await?));
         }
         let mut body = vec![0; length];
         self.reader
@@ -101,6 +107,30 @@ impl Connection {
             .await
             .map_err(|e| e.to_string())?;
         Ok((status, body))
+    }
+
+    /// A chunked body, up to its last (empty) chunk.
+    async fn chunks(&mut self) -> Result<Vec<u8>, String> {
+        let mut body = Vec::new();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            self.reader
+                .read_line(&mut line)
+                .await
+                .map_err(|e| e.to_string())?;
+            let size = usize::from_str_radix(line.trim(), 16)
+                .map_err(|_| format!("bad chunk size {line:?}"))?;
+            let mut chunk = vec![0; size + 2];
+            self.reader
+                .read_exact(&mut chunk)
+                .await
+                .map_err(|e| e.to_string())?;
+            if size == 0 {
+                return Ok(body);
+            }
+            body.extend_from_slice(&chunk[..size]);
+        }
     }
 
     async fn request(&mut self, method: &str, path: &str, body: &str) -> Result<Vec<u8>, String> {

@@ -357,6 +357,10 @@ impl TxnWriter<'_> {
                 (Some(p), true) => p.lease,
                 _ => req.lease,
             },
+            flags: match (&prev, req.ignore_value) {
+                (Some(p), true) => p.flags,
+                _ => req.flags,
+            },
         };
         self.batch
             .put(Table::Kv, rev.to_bytes(false), kv.encode_to_vec());

@@ -24,6 +24,10 @@ pub struct KeyValue {
     /// Lease the key is attached to; 0 for none.
     #[prost(int64, tag = "6")]
     pub lease: i64,
+    /// Consul's flags for the value (Hark's extension, `hark_flags` on the
+    /// wire): 0 unless set through the Consul KV API, and then not encoded.
+    #[prost(uint64, tag = "1000")]
+    pub flags: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

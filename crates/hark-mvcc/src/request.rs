@@ -88,6 +88,8 @@ pub struct PutRequest {
     pub ignore_value: bool,
     /// Keep the current lease (the key must exist).
     pub ignore_lease: bool,
+    /// Consul's flags, kept with the value (and with it under `ignore_value`).
+    pub flags: u64,
 }
 
 impl PutRequest {

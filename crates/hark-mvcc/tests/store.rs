@@ -668,3 +668,29 @@ fn logged_positions_are_recorded_with_their_changes_and_survive_reopen() {
     assert_eq!(s.current_revision(), 4);
     assert_eq!(get(&s, "c").unwrap().mod_revision, 4);
 }
+
+#[test]
+fn consul_flags_go_with_the_value_and_survive_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let s = rocks_store(dir.path());
+        let mut p = PutRequest::new("k", "v1");
+        p.flags = 42;
+        s.put(p).unwrap();
+        assert_eq!(get(&s, "k").unwrap().flags, 42);
+        // Keeping the value keeps its flags.
+        let mut p = PutRequest::new("k", "");
+        p.ignore_value = true;
+        p.lease = 0;
+        s.put(p).unwrap();
+        assert_eq!(get(&s, "k").unwrap().flags, 42);
+        put(&s, "other", "x");
+    }
+    let s = rocks_store(dir.path());
+    let kv = get(&s, "k").unwrap();
+    assert_eq!((kv.value.as_ref(), kv.flags), (&b"v1"[..], 42));
+    // A put without flags, as every etcd client sends, clears them.
+    put(&s, "k", "v2");
+    assert_eq!(get(&s, "k").unwrap().flags, 0);
+    assert_eq!(get(&s, "other").unwrap().flags, 0);
+}

@@ -5,7 +5,9 @@
 //! The protos under `proto/etcd/api/` reproduce etcd's `etcdserverpb`,
 //! `mvccpb` and `authpb` packages field for field, so Hark speaks the same
 //! wire format and gRPC method paths (e.g. `/etcdserverpb.KV/Range`) as etcd
-//! and works with etcd's clients.
+//! and works with etcd's clients. One field is Hark's own: `hark_flags`
+//! (number 1000) in `KeyValue` and `PutRequest`, Consul's flags, which is
+//! not encoded when 0 and which etcd's clients skip.
 //!
 //! The Rust code is generated ahead of time and committed under
 //! `src/generated/`: this crate has no build script and building it needs

@@ -17,9 +17,11 @@ fn key_value_encodes_to_known_bytes() {
         version: 1,
         value: prost::bytes::Bytes::from_static(b"x"),
         lease: 0,
+        hark_flags: 0,
     };
     // (field << 3 | wire type): key=1/LEN, create_revision=2/VARINT,
-    // mod_revision=3/VARINT, version=4/VARINT, value=5/LEN; lease=0 is omitted.
+    // mod_revision=3/VARINT, version=4/VARINT, value=5/LEN; lease=0 and
+    // Hark's hark_flags=0 are omitted: an etcd key-value encodes as etcd's.
     let expected = [
         0x0a, 0x01, b'a', // key
         0x10, 0x02, // create_revision
@@ -36,6 +38,13 @@ fn key_value_encodes_to_known_bytes() {
         ..KeyValue::default()
     };
     assert_eq!(leased.encode_to_vec(), [0x30, 0x7f]);
+
+    // Hark's Consul flags are field 1000 (VARINT): tag varint 0xc0 0x3e.
+    let flagged = KeyValue {
+        hark_flags: 5,
+        ..KeyValue::default()
+    };
+    assert_eq!(flagged.encode_to_vec(), [0xc0, 0x3e, 0x05]);
 }
 
 #[test]

@@ -199,6 +199,7 @@ fn put_from_pb(p: pb::PutRequest) -> mvcc::PutRequest {
         prev_kv: p.prev_kv,
         ignore_value: p.ignore_value,
         ignore_lease: p.ignore_lease,
+        flags: p.hark_flags,
     }
 }
 
@@ -286,6 +287,7 @@ pub fn kv_to_pb(kv: mvcc::KeyValue) -> mvccpb::KeyValue {
         version: kv.version,
         value: kv.value,
         lease: kv.lease,
+        hark_flags: kv.flags,
     }
 }
 

@@ -146,6 +146,7 @@ mod tests {
                 version: rev - 1,
                 value: vec![b'v'; value_len].into(),
                 lease: 7,
+                flags: 9,
             },
         ))
     }
@@ -168,6 +169,7 @@ mod tests {
                     version: e.kv.version,
                     value: e.kv.value.clone(),
                     lease: e.kv.lease,
+                    hark_flags: e.kv.flags,
                 }),
                 prev_kv: None,
             })

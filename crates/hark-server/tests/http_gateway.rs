@@ -568,6 +568,30 @@ async fn consul_kv_raw_values_index_maps_and_a_blocked_index_map() {
         );
         assert!(waited >= Duration::from_secs(1), "{waited:?}");
 
+        // An index ahead of the store (the client saw another store) and one
+        // below the compaction are answered at once, with the current data.
+        assert_eq!(
+            post(&endpoint, "/v3/kv/compaction", r#"{"revision":"5"}"#).status,
+            200
+        );
+        for index in [1000, 2] {
+            let started = Instant::now();
+            let answer = curl(
+                &endpoint,
+                &[&format!("/v1/kv/seed/b?index={index}&wait=20s")],
+            );
+            assert_eq!(answer.status, 200, "{}", answer.body);
+            assert!(
+                answer.body.contains(r#""ModifyIndex":6"#),
+                "{}",
+                answer.body
+            );
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "index {index} blocked"
+            );
+        }
+
         // Bad input: Consul's plain-text 400s, and the server keeps serving.
         for bad in [
             "/v1/kv/seed/a?index=soon",
@@ -577,10 +601,33 @@ async fn consul_kv_raw_values_index_maps_and_a_blocked_index_map() {
             let refused = curl(&endpoint, &[bad]);
             assert_eq!(refused.status, 400, "{bad}: {}", refused.body);
         }
+        // Flags go with the value; an etcd client reads the same value, and
+        // the JSON gateway shows them as Hark's hark_flags.
+        let flagged = curl(
+            &endpoint,
+            &["/v1/kv/flagged?flags=7", "-X", "PUT", "-d", "v"],
+        );
+        assert_eq!(flagged.body, "true");
+        let entry = curl(&endpoint, &["/v1/kv/flagged"]);
+        assert!(entry.body.contains(r#""Flags":7,"#), "{}", entry.body);
+        let over_gateway = post(&endpoint, "/v3/kv/range", r#"{"key":"ZmxhZ2dlZA=="}"#);
+        assert!(
+            over_gateway
+                .body
+                .contains(r#""value":"dg==","hark_flags":"7""#),
+            "{}",
+            over_gateway.body
+        );
         let refused = curl(&endpoint, &["/v1/txn", "-X", "PUT", "-d", "[{\"KV\":"]);
         assert_eq!(refused.status, 400, "{}", refused.body);
         assert_eq!(curl(&endpoint, &["/v1/kv/seed/a?raw"]).body, "1");
     })
     .await
     .unwrap();
+    // An etcd client over gRPC (the etcd-client crate) reads the flagged key
+    // as it reads any other: the extension field is skipped.
+    let mut client = hark.client().await;
+    let got = client.get("flagged", None).await.unwrap();
+    assert_eq!(got.kvs().len(), 1);
+    assert_eq!(got.kvs()[0].value(), b"v");
 }

@@ -152,6 +152,10 @@ pub struct PutRequest {
     /// Keep the current lease (key must exist).
     #[prost(bool, tag = "6")]
     pub ignore_lease: bool,
+    /// Hark's extension, not etcd's: Consul's flags to store with the value
+    /// (mvccpb.KeyValue.hark_flags); etcd's clients never set it.
+    #[prost(uint64, tag = "1000")]
+    pub hark_flags: u64,
 }
 #[allow(clippy::all)]
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]

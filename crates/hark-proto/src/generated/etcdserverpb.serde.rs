@@ -9366,6 +9366,9 @@ impl serde::Serialize for PutRequest {
         if self.ignore_lease {
             len += 1;
         }
+        if self.hark_flags != 0 {
+            len += 1;
+        }
         let mut struct_ser = serializer.serialize_struct("etcdserverpb.PutRequest", len)?;
         if !self.key.is_empty() {
             #[allow(clippy::needless_borrow)]
@@ -9395,6 +9398,12 @@ impl serde::Serialize for PutRequest {
         if self.ignore_lease {
             struct_ser.serialize_field("ignore_lease", &self.ignore_lease)?;
         }
+        if self.hark_flags != 0 {
+            #[allow(clippy::needless_borrow)]
+            #[allow(clippy::needless_borrows_for_generic_args)]
+            struct_ser
+                .serialize_field("hark_flags", ToString::to_string(&self.hark_flags).as_str())?;
+        }
         struct_ser.end()
     }
 }
@@ -9414,6 +9423,8 @@ impl<'de> serde::Deserialize<'de> for PutRequest {
             "ignoreValue",
             "ignore_lease",
             "ignoreLease",
+            "hark_flags",
+            "harkFlags",
         ];
 
         #[allow(clippy::enum_variant_names)]
@@ -9424,6 +9435,7 @@ impl<'de> serde::Deserialize<'de> for PutRequest {
             PrevKv,
             IgnoreValue,
             IgnoreLease,
+            HarkFlags,
             __SkipField__,
         }
         impl<'de> serde::Deserialize<'de> for GeneratedField {
@@ -9455,6 +9467,7 @@ impl<'de> serde::Deserialize<'de> for PutRequest {
                             "prevKv" | "prev_kv" => Ok(GeneratedField::PrevKv),
                             "ignoreValue" | "ignore_value" => Ok(GeneratedField::IgnoreValue),
                             "ignoreLease" | "ignore_lease" => Ok(GeneratedField::IgnoreLease),
+                            "harkFlags" | "hark_flags" => Ok(GeneratedField::HarkFlags),
                             _ => Ok(GeneratedField::__SkipField__),
                         }
                     }
@@ -9480,6 +9493,7 @@ impl<'de> serde::Deserialize<'de> for PutRequest {
                 let mut prev_kv__ = None;
                 let mut ignore_value__ = None;
                 let mut ignore_lease__ = None;
+                let mut hark_flags__ = None;
                 while let Some(k) = map_.next_key()? {
                     match k {
                         GeneratedField::Key => {
@@ -9527,6 +9541,15 @@ impl<'de> serde::Deserialize<'de> for PutRequest {
                             }
                             ignore_lease__ = Some(map_.next_value()?);
                         }
+                        GeneratedField::HarkFlags => {
+                            if hark_flags__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("harkFlags"));
+                            }
+                            hark_flags__ = Some(
+                                map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?
+                                    .0,
+                            );
+                        }
                         GeneratedField::__SkipField__ => {
                             let _ = map_.next_value::<serde::de::IgnoredAny>()?;
                         }
@@ -9539,6 +9562,7 @@ impl<'de> serde::Deserialize<'de> for PutRequest {
                     prev_kv: prev_kv__.unwrap_or_default(),
                     ignore_value: ignore_value__.unwrap_or_default(),
                     ignore_lease: ignore_lease__.unwrap_or_default(),
+                    hark_flags: hark_flags__.unwrap_or_default(),
                 })
             }
         }

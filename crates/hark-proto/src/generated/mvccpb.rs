@@ -21,6 +21,11 @@ pub struct KeyValue {
     /// Attached lease ID, 0 for none.
     #[prost(int64, tag = "6")]
     pub lease: i64,
+    /// Hark's extension, not etcd's: Consul's flags for the value, set only
+    /// through the Consul KV API (0 otherwise, and then not on the wire).
+    /// etcd's clients skip a field they do not know, so they read the same.
+    #[prost(uint64, tag = "1000")]
+    pub hark_flags: u64,
 }
 /// One change delivered to watchers.
 #[allow(clippy::all)]

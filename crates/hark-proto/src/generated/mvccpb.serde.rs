@@ -223,6 +223,9 @@ impl serde::Serialize for KeyValue {
         if self.lease != 0 {
             len += 1;
         }
+        if self.hark_flags != 0 {
+            len += 1;
+        }
         let mut struct_ser = serializer.serialize_struct("mvccpb.KeyValue", len)?;
         if !self.key.is_empty() {
             #[allow(clippy::needless_borrow)]
@@ -264,6 +267,12 @@ impl serde::Serialize for KeyValue {
             #[allow(clippy::needless_borrows_for_generic_args)]
             struct_ser.serialize_field("lease", ToString::to_string(&self.lease).as_str())?;
         }
+        if self.hark_flags != 0 {
+            #[allow(clippy::needless_borrow)]
+            #[allow(clippy::needless_borrows_for_generic_args)]
+            struct_ser
+                .serialize_field("hark_flags", ToString::to_string(&self.hark_flags).as_str())?;
+        }
         struct_ser.end()
     }
 }
@@ -282,6 +291,8 @@ impl<'de> serde::Deserialize<'de> for KeyValue {
             "version",
             "value",
             "lease",
+            "hark_flags",
+            "harkFlags",
         ];
 
         #[allow(clippy::enum_variant_names)]
@@ -292,6 +303,7 @@ impl<'de> serde::Deserialize<'de> for KeyValue {
             Version,
             Value,
             Lease,
+            HarkFlags,
             __SkipField__,
         }
         impl<'de> serde::Deserialize<'de> for GeneratedField {
@@ -325,6 +337,7 @@ impl<'de> serde::Deserialize<'de> for KeyValue {
                             "version" => Ok(GeneratedField::Version),
                             "value" => Ok(GeneratedField::Value),
                             "lease" => Ok(GeneratedField::Lease),
+                            "harkFlags" | "hark_flags" => Ok(GeneratedField::HarkFlags),
                             _ => Ok(GeneratedField::__SkipField__),
                         }
                     }
@@ -350,6 +363,7 @@ impl<'de> serde::Deserialize<'de> for KeyValue {
                 let mut version__ = None;
                 let mut value__ = None;
                 let mut lease__ = None;
+                let mut hark_flags__ = None;
                 while let Some(k) = map_.next_key()? {
                     match k {
                         GeneratedField::Key => {
@@ -406,6 +420,15 @@ impl<'de> serde::Deserialize<'de> for KeyValue {
                                     .0,
                             );
                         }
+                        GeneratedField::HarkFlags => {
+                            if hark_flags__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("harkFlags"));
+                            }
+                            hark_flags__ = Some(
+                                map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?
+                                    .0,
+                            );
+                        }
                         GeneratedField::__SkipField__ => {
                             let _ = map_.next_value::<serde::de::IgnoredAny>()?;
                         }
@@ -418,6 +441,7 @@ impl<'de> serde::Deserialize<'de> for KeyValue {
                     version: version__.unwrap_or_default(),
                     value: value__.unwrap_or_default(),
                     lease: lease__.unwrap_or_default(),
+                    hark_flags: hark_flags__.unwrap_or_default(),
                 })
             }
         }

@@ -44,6 +44,13 @@ def main(host: str, port: int) -> None:
     _, keys = c.kv.get('web/', keys=True)
     assert keys == ['web/a'], keys
 
+    # Flags are kept with the value, and dropped by a put without them.
+    assert c.kv.put('web/f', 'flagged', flags=42) is True
+    assert c.kv.get('web/f')[1]['Flags'] == 42
+    assert c.kv.put('web/f', 'plain') is True
+    assert c.kv.get('web/f')[1]['Flags'] == 0
+    assert c.kv.delete('web/f') is True
+
     # A transaction (python-consul 0.7 has no txn call: plain HTTP): a
     # check and a set, all or nothing.
     def txn(ops):
