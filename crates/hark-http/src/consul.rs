@@ -109,12 +109,15 @@ impl Query {
     }
 
     /// `?wait`, capped at Consul's maximum; the default when absent.
+    /// (Consul takes a wait of 0 as the default.)
     fn wait(&self) -> Result<Duration, String> {
         match self.get("wait") {
-            None | Some("") => Ok(DEFAULT_WAIT),
-            Some(text) => parse_go_duration(text)
-                .map(|d| d.min(MAX_WAIT))
-                .ok_or_else(|| "Invalid wait time".to_string()),
+            None | Some("") | Some("0") => Ok(DEFAULT_WAIT),
+            Some(text) => match parse_go_duration(text) {
+                Some(Duration::ZERO) => Ok(DEFAULT_WAIT),
+                Some(wait) => Ok(wait.min(MAX_WAIT)),
+                None => Err("Invalid wait time".to_string()),
+            },
         }
     }
 }
@@ -148,7 +151,8 @@ fn parse_go_duration(text: &str) -> Option<Duration> {
         rest = &rest[unit_end..];
         total += number * seconds;
     }
-    Some(Duration::from_secs_f64(total))
+    // Far past any wait's cap: keep it finite (from_secs_f64 would panic).
+    Duration::try_from_secs_f64(total.min(1e12)).ok()
 }
 
 /// The first key after every key starting with `prefix` (etcd's prefix
@@ -162,6 +166,16 @@ fn prefix_end(prefix: &[u8]) -> Bytes {
         }
     }
     Bytes::from_static(b"\0")
+}
+
+/// The start of a prefix range: `\0` for the empty prefix (etcd refuses an
+/// empty key).
+fn every_key_from(prefix: Bytes) -> Bytes {
+    if prefix.is_empty() {
+        Bytes::from_static(b"\0")
+    } else {
+        prefix
+    }
 }
 
 /// One key as Consul writes it (`structs.DirEntry`, fields in its order).
@@ -208,10 +222,7 @@ impl Kv {
             serializable: read.serializable,
             ..Default::default()
         };
-        Ok(KvClient::new(self.grpc.clone())
-            .range(request)
-            .await?
-            .into_inner())
+        Ok(kv_client(&self.grpc).range(request).await?.into_inner())
     }
 
     /// Reads, parking first when the query asks to block (`?index`).
@@ -240,6 +251,11 @@ impl Kv {
     }
 }
 
+/// A KV client taking answers of any size (a prefix read may be large).
+fn kv_client(grpc: &GrpcService) -> KvClient<GrpcService> {
+    KvClient::new(grpc.clone()).max_decoding_message_size(usize::MAX)
+}
+
 fn header_revision(response: &pb::RangeResponse) -> i64 {
     response.header.as_ref().map_or(0, |h| h.revision)
 }
@@ -261,8 +277,8 @@ async fn get_kv(State(kv): State<Kv>, key: Option<Path<String>>, uri: Uri) -> Re
         } else {
             Bytes::new()
         },
-        key: if whole_prefix && key_bytes.is_empty() {
-            Bytes::from_static(b"\0")
+        key: if whole_prefix {
+            every_key_from(key_bytes)
         } else {
             key_bytes
         },
@@ -391,7 +407,7 @@ async fn put_kv(State(kv): State<Kv>, key: Option<Path<String>>, uri: Uri, body:
         ..Default::default()
     });
     let compares = cas.map(|index| vec![mod_revision_is(key, index as i64)]);
-    write(&kv, compares.unwrap_or_default(), put).await
+    write(&kv, compares.unwrap_or_default(), put, false).await
 }
 
 /// `DELETE /v1/kv/<key>` (`?recurse`: the prefix; `?cas=N`: only over mod
@@ -399,29 +415,20 @@ async fn put_kv(State(kv): State<Kv>, key: Option<Path<String>>, uri: Uri, body:
 async fn delete_kv(State(kv): State<Kv>, key: Option<Path<String>>, uri: Uri) -> Response {
     let key = key.map(|Path(k)| k).unwrap_or_default();
     let query = Query::of(&uri);
-    if query.has("recurse") && query.has("cas") {
-        return consul_error(StatusCode::BAD_REQUEST, "Conflicting flags");
-    }
     if key.is_empty() && !query.has("recurse") {
         return consul_error(StatusCode::BAD_REQUEST, "Missing key name");
     }
+    // `recurse` wins over `cas`, as in Consul.
     let cas = match query.number("cas") {
-        Ok(cas) => cas,
+        Ok(cas) if !query.has("recurse") => cas,
+        Ok(_) => None,
         Err(e) => return bad_request(e),
     };
-    // Consul deletes nothing for `cas=0`.
-    if cas == Some(0) {
-        return json(StatusCode::OK, 0, &false);
-    }
     let key = Bytes::from(key.into_bytes());
     let delete = if query.has("recurse") {
         pb::DeleteRangeRequest {
             range_end: prefix_end(&key),
-            key: if key.is_empty() {
-                Bytes::from_static(b"\0")
-            } else {
-                key.clone()
-            },
+            key: every_key_from(key.clone()),
             ..Default::default()
         }
     } else {
@@ -431,10 +438,13 @@ async fn delete_kv(State(kv): State<Kv>, key: Option<Path<String>>, uri: Uri) ->
         }
     };
     let compares = cas.map(|index| vec![mod_revision_is(key, index as i64)]);
+    // Consul's delete-cas answers `true` for a key that is not there at all
+    // (and `false` for one at another index).
     write(
         &kv,
         compares.unwrap_or_default(),
         request_op::Request::RequestDeleteRange(delete),
+        true,
     )
     .await
 }
@@ -451,18 +461,39 @@ fn mod_revision_is(key: Bytes, index: i64) -> pb::Compare {
 }
 
 /// One write as a Txn (so a compare and the write are one step); answers
-/// `true` when it was made.
-async fn write(kv: &Kv, compares: Vec<pb::Compare>, op: request_op::Request) -> Response {
+/// `true` when it was made, or (`absent_is_done`) when its compare failed
+/// because the key does not exist.
+async fn write(
+    kv: &Kv,
+    compares: Vec<pb::Compare>,
+    op: request_op::Request,
+    absent_is_done: bool,
+) -> Response {
+    let failure = match compares.first() {
+        Some(compare) if absent_is_done => vec![pb::RequestOp {
+            request: Some(request_op::Request::RequestRange(pb::RangeRequest {
+                key: compare.key.clone(),
+                count_only: true,
+                ..Default::default()
+            })),
+        }],
+        _ => Vec::new(),
+    };
     let txn = pb::TxnRequest {
         compare: compares,
         success: vec![pb::RequestOp { request: Some(op) }],
-        failure: Vec::new(),
+        failure,
     };
-    match KvClient::new(kv.grpc.clone()).txn(txn).await {
+    match kv_client(&kv.grpc).txn(txn).await {
         Ok(response) => {
             let response = response.into_inner();
             let index = response.header.as_ref().map_or(0, |h| h.revision);
-            json(StatusCode::OK, index, &response.succeeded)
+            let absent = !response.succeeded
+                && absent_is_done
+                && response.responses.iter().any(|r| {
+                    matches!(&r.response, Some(response_op::Response::ResponseRange(range)) if range.count == 0)
+                });
+            json(StatusCode::OK, index, &(response.succeeded || absent))
         }
         Err(status) => status_error(status),
     }
@@ -568,7 +599,7 @@ async fn txn(State(kv): State<Kv>, body: Body) -> Response {
             }
             "get-tree" => {
                 let end = prefix_end(&key);
-                requests.push(range(key, end));
+                requests.push(range(every_key_from(key), end));
                 answers.push(Some((requests.len() - 1, true)));
             }
             "check-index" => {
@@ -583,10 +614,11 @@ async fn txn(State(kv): State<Kv>, body: Body) -> Response {
                 answers.push(None);
             }
             "delete" | "delete-tree" | "delete-cas" => {
-                let range_end = if op.verb == "delete-tree" {
-                    prefix_end(&key)
+                let (key, range_end) = if op.verb == "delete-tree" {
+                    let end = prefix_end(&key);
+                    (every_key_from(key), end)
                 } else {
-                    Bytes::new()
+                    (key, Bytes::new())
                 };
                 if op.verb == "delete-cas" {
                     compares.push(mod_revision_is(key.clone(), op.index as i64));
@@ -617,7 +649,7 @@ async fn txn(State(kv): State<Kv>, body: Body) -> Response {
             .collect(),
         failure: Vec::new(),
     };
-    let response = match KvClient::new(kv.grpc.clone()).txn(txn).await {
+    let response = match kv_client(&kv.grpc).txn(txn).await {
         Ok(response) => response.into_inner(),
         Err(status) => return status_error(status),
     };
@@ -712,6 +744,9 @@ mod tests {
         assert_eq!(parse_go_duration("10"), None);
         assert_eq!(parse_go_duration(""), None);
         assert_eq!(parse_go_duration("5x"), None);
+        // Absurd values do not panic; the wait's cap applies later.
+        let huge = format!("{}h", "9".repeat(400));
+        assert!(parse_go_duration(&huge).unwrap() > MAX_WAIT);
     }
 
     #[test]
@@ -720,6 +755,12 @@ mod tests {
         assert_eq!(query("index=3").wait().unwrap(), DEFAULT_WAIT);
         assert_eq!(query("wait=2s").wait().unwrap(), Duration::from_secs(2));
         assert_eq!(query("wait=1h").wait().unwrap(), MAX_WAIT);
+        assert_eq!(query("wait=0").wait().unwrap(), DEFAULT_WAIT);
+        assert_eq!(query("wait=0s").wait().unwrap(), DEFAULT_WAIT);
+        assert_eq!(
+            query("wait=100000000000000000000s").wait().unwrap(),
+            MAX_WAIT
+        );
         assert!(query("wait=soon").wait().is_err());
         assert!(query("index=x").number("index").is_err());
         assert_eq!(query("keys&separator=%2F").get("separator"), Some("/"));

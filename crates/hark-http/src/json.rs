@@ -23,40 +23,86 @@ pub(crate) fn result_chunk<T: Serialize>(message: &T) -> Bytes {
     Bytes::from(out)
 }
 
-/// Successive JSON values in a body that arrives in pieces (Go's
+/// Successive JSON objects in a body that arrives in pieces (Go's
 /// `json.Decoder` on a streaming request body): whitespace between them is
-/// skipped, a value cut at a piece's end waits for the next piece.
-#[derive(Default)]
+/// skipped, an object cut at a piece's end waits for the next piece.
+///
+/// Each byte is scanned once (depth and string state carry over between
+/// pieces), and serde parses an object only once it has closed; an object
+/// that grows past `limit` bytes is an error.
 pub(crate) struct Successive {
     pending: BytesMut,
+    limit: usize,
+    /// Bytes of `pending` already scanned.
+    scanned: usize,
+    depth: u32,
+    in_string: bool,
+    escaped: bool,
 }
 
 impl Successive {
+    pub(crate) fn new(limit: usize) -> Successive {
+        Successive {
+            pending: BytesMut::new(),
+            limit,
+            scanned: 0,
+            depth: 0,
+            in_string: false,
+            escaped: false,
+        }
+    }
+
     /// Adds a piece of the body.
     pub(crate) fn push(&mut self, piece: &[u8]) {
         self.pending.extend_from_slice(piece);
     }
 
-    /// The next whole value, `Ok(None)` until more of the body arrives.
+    /// The next whole object, `Ok(None)` until more of the body arrives.
     pub(crate) fn next<T: DeserializeOwned>(&mut self) -> Result<Option<T>, String> {
-        let mut values = serde_json::Deserializer::from_slice(&self.pending).into_iter::<T>();
-        match values.next() {
-            None => {
-                // Only whitespace so far.
-                self.pending.clear();
-                Ok(None)
+        while self.scanned < self.pending.len() {
+            let byte = self.pending[self.scanned];
+            self.scanned += 1;
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if byte == b'\\' {
+                    self.escaped = true;
+                } else if byte == b'"' {
+                    self.in_string = false;
+                }
+                continue;
             }
-            Some(Ok(value)) => {
-                let used = values.byte_offset();
-                let _ = self.pending.split_to(used);
-                Ok(Some(value))
+            match byte {
+                b'"' if self.depth > 0 => self.in_string = true,
+                b'{' | b'[' => self.depth += 1,
+                b'}' | b']' if self.depth > 0 => {
+                    self.depth -= 1;
+                    if self.depth == 0 {
+                        let value = self.pending.split_to(self.scanned);
+                        self.scanned = 0;
+                        return serde_json::from_slice(&value)
+                            .map(Some)
+                            .map_err(|e| e.to_string());
+                    }
+                }
+                b if self.depth == 0 && b.is_ascii_whitespace() => {
+                    // Between objects: drop it.
+                    let _ = self.pending.split_to(self.scanned);
+                    self.scanned = 0;
+                }
+                _ if self.depth == 0 => {
+                    return Err(format!("expected a JSON object, found {:?}", byte as char));
+                }
+                _ => {}
             }
-            Some(Err(e)) if e.is_eof() => Ok(None),
-            Some(Err(e)) => Err(e.to_string()),
         }
+        if self.pending.len() > self.limit {
+            return Err(format!("a request over {} bytes", self.limit));
+        }
+        Ok(None)
     }
 
-    /// At the body's end: whether a value was left unfinished.
+    /// At the body's end: whether an object was left unfinished.
     pub(crate) fn unfinished(&self) -> bool {
         !self.pending.iter().all(u8::is_ascii_whitespace)
     }
@@ -72,7 +118,7 @@ mod tests {
         let body = br#"{"create_request":{"key":"Zm9v"}} {"progress_request":{}}
 {"cancel_request":{"watch_id":"7"}}"#;
         for cut in 0..body.len() {
-            let mut values = Successive::default();
+            let mut values = Successive::new(1 << 20);
             let mut seen = Vec::new();
             for piece in [&body[..cut], &body[cut..]] {
                 values.push(piece);
@@ -90,13 +136,41 @@ mod tests {
 
     #[test]
     fn a_malformed_value_is_an_error_and_a_cut_one_is_unfinished() {
-        let mut values = Successive::default();
+        let mut values = Successive::new(1 << 20);
         values.push(br#"{"key":"Zm9v""#);
         assert!(values.next::<RangeRequest>().unwrap().is_none());
         assert!(values.unfinished());
-        let mut bad = Successive::default();
+        let mut bad = Successive::new(1 << 20);
         bad.push(br#"{"key":}"#);
         assert!(bad.next::<RangeRequest>().is_err());
+        let mut not_an_object = Successive::new(1 << 20);
+        not_an_object.push(b" 42 ");
+        assert!(not_an_object.next::<RangeRequest>().is_err());
+        // Braces and quotes inside strings do not count.
+        let mut tricky = Successive::new(1 << 20);
+        tricky.push(br#"{"create_request":{"key":"Zm9v"}, "x":"}{\"\\"} {"progress_request":{}}"#);
+        assert!(tricky.next::<WatchRequest>().unwrap().is_some());
+        assert!(tricky.next::<WatchRequest>().unwrap().is_some());
+        assert!(!tricky.unfinished());
+    }
+
+    #[test]
+    fn an_object_that_never_ends_is_refused_at_the_limit() {
+        let mut values = Successive::new(64);
+        values.push(br#"{"create_request":{"key":""#);
+        let mut refused = false;
+        for _ in 0..100 {
+            values.push(b"A");
+            match values.next::<WatchRequest>() {
+                Ok(None) => {}
+                Ok(Some(_)) => panic!("no object ended"),
+                Err(_) => {
+                    refused = true;
+                    break;
+                }
+            }
+        }
+        assert!(refused);
     }
 
     #[test]

@@ -3,8 +3,8 @@
 //!
 //! A parked request costs one watcher in the engine and one map entry here:
 //! no thread, no poll loop, no stream of its own. The stream is opened on
-//! first use and again after it ends; when it ends, every parked request is
-//! woken (a blocking query may always return without a change).
+//! first use and again after it ends; when it ends, every request parked on
+//! it is woken (a blocking query may always return without a change).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -28,19 +28,25 @@ pub(crate) struct Parking {
 
 struct Inner {
     grpc: GrpcService,
-    /// Requests onto the current stream; `None` until one is open. Unbounded:
-    /// at most a create and a cancel per parked request are ever queued.
-    stream: tokio::sync::Mutex<Option<mpsc::UnboundedSender<pb::WatchRequest>>>,
-    waiting: Mutex<HashMap<i64, oneshot::Sender<()>>>,
+    /// The open stream; `None` until one is opened, and again once it ends.
+    current: tokio::sync::Mutex<Option<Arc<Shared>>>,
     next_id: AtomicI64,
+}
+
+/// One watch stream and the requests parked on it. Each stream has its own
+/// waiters, so the end of one never touches the next.
+struct Shared {
+    /// Requests onto the stream. Unbounded: at most a create and a cancel per
+    /// parked request are ever queued.
+    requests: mpsc::UnboundedSender<pb::WatchRequest>,
+    waiting: Mutex<HashMap<i64, oneshot::Sender<()>>>,
 }
 
 /// One parked request. Resolves (via [`Parked::woken`]) when an event
 /// matched; dropping it cancels its watcher.
 pub(crate) struct Parked {
-    inner: Arc<Inner>,
+    stream: Arc<Shared>,
     id: i64,
-    requests: mpsc::UnboundedSender<pb::WatchRequest>,
     woken: Option<oneshot::Receiver<()>>,
 }
 
@@ -49,8 +55,7 @@ impl Parking {
         Parking {
             inner: Arc::new(Inner {
                 grpc,
-                stream: tokio::sync::Mutex::new(None),
-                waiting: Mutex::new(HashMap::new()),
+                current: tokio::sync::Mutex::new(None),
                 next_id: AtomicI64::new(1),
             }),
         }
@@ -60,66 +65,90 @@ impl Parking {
     /// `after`. A change already made is found in history at once; one
     /// below the compaction wakes it at once too.
     pub(crate) async fn park(&self, key: Bytes, range_end: Bytes, after: i64) -> Parked {
-        let requests = self.stream().await;
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (wake, woken) = oneshot::channel();
-        self.inner.waiting.lock().insert(id, wake);
         let create = pb::WatchCreateRequest {
             key,
             range_end,
-            start_revision: after + 1,
+            start_revision: after.saturating_add(1),
             watch_id: id,
             ..Default::default()
         };
-        let _ = requests.send(pb::WatchRequest {
+        // Registered under the lock that ends a stream: a request is either
+        // on a live stream or woken with everyone else when it ends.
+        let stream = {
+            let mut current = self.inner.current.lock().await;
+            let stream = match current.as_ref() {
+                Some(open) if !open.requests.is_closed() => open.clone(),
+                _ => {
+                    let opened = self.open();
+                    *current = Some(opened.clone());
+                    opened
+                }
+            };
+            stream.waiting.lock().insert(id, wake);
+            stream
+        };
+        let _ = stream.requests.send(pb::WatchRequest {
             request_union: Some(RequestUnion::CreateRequest(create)),
         });
         Parked {
-            inner: self.inner.clone(),
+            stream,
             id,
-            requests,
             woken: Some(woken),
         }
     }
 
-    /// The open stream's sender, opening a stream if there is none.
-    async fn stream(&self) -> mpsc::UnboundedSender<pb::WatchRequest> {
-        let mut stream = self.inner.stream.lock().await;
-        if let Some(open) = stream.as_ref().filter(|s| !s.is_closed()) {
-            return open.clone();
-        }
+    /// Opens a watch stream and the task that serves it.
+    fn open(&self) -> Arc<Shared> {
         let (requests, outbound) = mpsc::unbounded_channel();
-        *stream = Some(requests.clone());
+        let stream = Arc::new(Shared {
+            requests,
+            waiting: Mutex::new(HashMap::new()),
+        });
         let inner = self.inner.clone();
+        let shared = stream.clone();
         tokio::spawn(async move {
+            // etcd's gateway takes responses of any size; so does this one.
             let opened = WatchClient::new(inner.grpc.clone())
+                .max_decoding_message_size(usize::MAX)
                 .watch(UnboundedReceiverStream::new(outbound))
                 .await;
             match opened {
-                Ok(responses) => inner.serve(responses.into_inner()).await,
+                Ok(responses) => shared.serve(responses.into_inner()).await,
                 Err(status) => {
                     tracing::warn!(%status, "blocking queries: the watch stream did not open");
                 }
             }
+            {
+                let mut current = inner.current.lock().await;
+                if current.as_ref().is_some_and(|c| Arc::ptr_eq(c, &shared)) {
+                    *current = None;
+                }
+            }
             // Whatever ended the stream, nobody stays parked on it.
-            *inner.stream.lock().await = None;
-            let everyone: Vec<_> = inner.waiting.lock().drain().collect();
+            let everyone: Vec<_> = shared.waiting.lock().drain().collect();
             for (_, wake) in everyone {
                 let _ = wake.send(());
             }
         });
-        requests
+        stream
     }
 }
 
-impl Inner {
+impl Shared {
     /// Wakes each parked request at its first event (or its cancellation,
     /// e.g. a start below the compaction) and cancels its watcher.
     async fn serve(&self, mut responses: tonic::Streaming<pb::WatchResponse>) {
-        while let Ok(Some(response)) = responses.message().await {
-            if response.created && !response.canceled {
-                continue;
-            }
+        loop {
+            let response = match responses.message().await {
+                Ok(Some(response)) => response,
+                Ok(None) => return,
+                Err(status) => {
+                    tracing::warn!(%status, "blocking queries: the watch stream ended");
+                    return;
+                }
+            };
             if response.events.is_empty() && !response.canceled {
                 continue;
             }
@@ -127,15 +156,9 @@ impl Inner {
             if let Some(wake) = woken {
                 let _ = wake.send(());
             }
-            if !response.canceled {
-                self.cancel(response.watch_id).await;
-            }
-        }
-    }
-
-    async fn cancel(&self, id: i64) {
-        if let Some(stream) = self.stream.lock().await.as_ref() {
-            let _ = stream.send(cancel_request(id));
+            // Also after a cancellation: a watcher the engine cancelled for
+            // compaction keeps its id until the client cancels it.
+            let _ = self.requests.send(cancel_request(response.watch_id));
         }
     }
 }
@@ -162,8 +185,8 @@ impl Drop for Parked {
     fn drop(&mut self) {
         // Still waiting (a timeout, or the client went away): the watcher is
         // no longer wanted.
-        if self.inner.waiting.lock().remove(&self.id).is_some() {
-            let _ = self.requests.send(cancel_request(self.id));
+        if self.stream.waiting.lock().remove(&self.id).is_some() {
+            let _ = self.stream.requests.send(cancel_request(self.id));
         }
     }
 }

@@ -159,7 +159,9 @@ fn script() -> Vec<Step> {
         step("/v3/maintenance/status", "{}"),
         step("/v3/maintenance/alarm", r#"{"action":"GET"}"#),
         step("/v3/maintenance/defragment", "{}"),
+        // etcd 3.5 maps HashKV to Hash's path, so it has none of its own.
         step("/v3/maintenance/hashkv", r#"{"revision":"0"}"#),
+        step("/v3/maintenance/hash", "{}"),
         step("/v3/cluster/member/remove", r#"{"ID":"42"}"#),
         // Bad input: the server answers and keeps serving.
         Step {
@@ -601,6 +603,16 @@ async fn consul_kv_raw_values_index_maps_and_a_blocked_index_map() {
             );
         }
 
+        // Consul's delete-cas: true for a key that is not there, false for
+        // one at another revision; recurse wins over cas.
+        let delete = |path: &str| curl(&endpoint, &[path, "-X", "DELETE"]).body;
+        assert_eq!(delete("/v1/kv/never-there?cas=5"), "true");
+        assert_eq!(delete("/v1/kv/seed/a?cas=3"), "false");
+        assert_eq!(delete("/v1/kv/seed/a?cas=2"), "true");
+        assert_eq!(delete("/v1/kv/seed/?recurse&cas=1"), "true");
+        assert_eq!(curl(&endpoint, &["/v1/kv/seed/?keys"]).status, 404);
+        put("seed/a", "1");
+
         // Bad input: Consul's plain-text 400s, and the server keeps serving.
         for bad in [
             "/v1/kv/seed/a?index=soon",
@@ -639,4 +651,44 @@ async fn consul_kv_raw_values_index_maps_and_a_blocked_index_map() {
     let got = client.get("flagged", None).await.unwrap();
     assert_eq!(got.kvs().len(), 1);
     assert_eq!(got.kvs()[0].value(), b"v");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_over_four_mebibytes_go_through_the_gateway_and_the_kv_api() {
+    let Some(_) = tool("curl") else { return };
+    let hark = common::start(&[]).await;
+    let mut client = hark.client().await;
+    for i in 0..5 {
+        client
+            .put(format!("big/{i}"), vec![b'x'; 1 << 20], None)
+            .await
+            .unwrap();
+    }
+    let endpoint = hark.endpoint();
+    tokio::task::spawn_blocking(move || {
+        // tonic's clients stop at 4 MiB unless told otherwise; etcd's gateway
+        // takes any size.
+        let range = post(
+            &endpoint,
+            "/v3/kv/range",
+            r#"{"key":"YmlnLw==","range_end":"YmlnMA=="}"#,
+        );
+        assert_eq!(
+            range.status,
+            200,
+            "{}",
+            &range.body[..range.body.len().min(300)]
+        );
+        assert_eq!(range.body.matches(r#""key":"#).count(), 5);
+        let tree = curl(&endpoint, &["/v1/kv/big/?recurse"]);
+        assert_eq!(
+            tree.status,
+            200,
+            "{}",
+            &tree.body[..tree.body.len().min(300)]
+        );
+        assert_eq!(tree.body.matches(r#""Key":"big/"#).count(), 5);
+    })
+    .await
+    .unwrap();
 }
