@@ -214,6 +214,21 @@ struct Read {
 }
 
 impl Kv {
+    /// A PUT's whole body, or Consul's 413 when it is over the limit.
+    async fn read_body(&self, body: Body) -> Result<Bytes, Response> {
+        axum::body::to_bytes(body, self.max_body_bytes)
+            .await
+            .map_err(|_| {
+                consul_error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    &format!(
+                        "Request body too large, max size: {} bytes",
+                        self.max_body_bytes
+                    ),
+                )
+            })
+    }
+
     async fn range(&self, read: &Read) -> Result<pb::RangeResponse, Status> {
         let request = pb::RangeRequest {
             key: read.key.clone(),
@@ -387,17 +402,9 @@ async fn put_kv(State(kv): State<Kv>, key: Option<Path<String>>, uri: Uri, body:
         Ok(cas) => cas,
         Err(e) => return bad_request(e),
     };
-    let value = match axum::body::to_bytes(body, kv.max_body_bytes).await {
+    let value = match kv.read_body(body).await {
         Ok(value) => value,
-        Err(_) => {
-            return consul_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                &format!(
-                    "Request body too large, max size: {} bytes",
-                    kv.max_body_bytes
-                ),
-            );
-        }
+        Err(refused) => return refused,
     };
     let key = Bytes::from(key.into_bytes());
     let put = request_op::Request::RequestPut(pb::PutRequest {
@@ -524,9 +531,9 @@ struct TxnKvOp {
 /// `check-not-exists`, `cas`, `delete-cas`) become compares; the rest the
 /// Txn's operations. A failed check is 409 with Consul's error list.
 async fn txn(State(kv): State<Kv>, body: Body) -> Response {
-    let body = match axum::body::to_bytes(body, kv.max_body_bytes).await {
+    let body = match kv.read_body(body).await {
         Ok(body) => body,
-        Err(_) => return consul_error(StatusCode::PAYLOAD_TOO_LARGE, "Request body too large"),
+        Err(refused) => return refused,
     };
     let ops: Vec<TxnOp> = match serde_json::from_slice(&body) {
         Ok(ops) => ops,

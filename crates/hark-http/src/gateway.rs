@@ -307,6 +307,12 @@ impl Gateway {
             })
     }
 
+    /// A unary body as its request, or the answer refusing it.
+    async fn request<Req: DeserializeOwned + Default>(&self, body: Body) -> Result<Req, Response> {
+        let body = self.read_body(body).await?;
+        json::decode::<Req>(&body).map_err(|e| error_response(Code::InvalidArgument, &e))
+    }
+
     async fn unary<Req, Resp, F, Fut>(self, headers: HeaderMap, body: Body, call: F) -> Response
     where
         Req: DeserializeOwned + Default,
@@ -314,13 +320,9 @@ impl Gateway {
         F: FnOnce(GrpcService, tonic::Request<Req>) -> Fut,
         Fut: Future<Output = Result<tonic::Response<Resp>, Status>>,
     {
-        let body = match self.read_body(body).await {
-            Ok(body) => body,
-            Err(refused) => return refused,
-        };
-        let request = match json::decode::<Req>(&body) {
+        let request = match self.request::<Req>(body).await {
             Ok(request) => request,
-            Err(e) => return error_response(Code::InvalidArgument, &e),
+            Err(refused) => return refused,
         };
         match call(self.grpc, with_metadata(request, &headers)).await {
             Ok(response) => {
@@ -376,13 +378,9 @@ async fn keep_alive(State(gw): State<Gateway>, headers: HeaderMap, body: Body) -
 
 /// `POST /v3/maintenance/snapshot`: the snapshot's pieces, one chunk each.
 async fn snapshot(State(gw): State<Gateway>, headers: HeaderMap, body: Body) -> Response {
-    let body = match gw.read_body(body).await {
-        Ok(body) => body,
-        Err(refused) => return refused,
-    };
-    let request = match json::decode::<pb::SnapshotRequest>(&body) {
+    let request = match gw.request::<pb::SnapshotRequest>(body).await {
         Ok(request) => request,
-        Err(e) => return error_response(Code::InvalidArgument, &e),
+        Err(refused) => return refused,
     };
     match MaintenanceClient::new(gw.grpc)
         .max_decoding_message_size(usize::MAX)

@@ -36,8 +36,9 @@ struct Inner {
 /// One watch stream and the requests parked on it. Each stream has its own
 /// waiters, so the end of one never touches the next.
 struct Shared {
-    /// Requests onto the stream. Unbounded: at most a create and a cancel per
-    /// parked request are ever queued.
+    /// Requests onto the stream. Unbounded, because the number of parked
+    /// requests bounds it: each queues a create and at most two cancels
+    /// (after its wake-up, and when it is dropped).
     requests: mpsc::UnboundedSender<pb::WatchRequest>,
     waiting: Mutex<HashMap<i64, oneshot::Sender<()>>>,
 }

@@ -177,25 +177,20 @@ pub async fn gateway(
     endpoints: &[String],
     pid: Option<u32>,
 ) -> Result<Vec<Metric>, String> {
+    // One connection per task, so a request never waits for another's.
     let mut conns = Vec::new();
     for i in 0..o.clients {
-        conns.push(tokio::sync::Mutex::new(
-            Connection::open(&endpoints[i % endpoints.len()]).await?,
-        ));
+        let conn = Connection::open(&endpoints[i % endpoints.len()]).await?;
+        conns.push(Arc::new(tokio::sync::Mutex::new(conn)));
     }
-    let slots = Arc::new(conns);
     let value = base64(&vec![b'x'; o.value_size]);
-    // `load` hands out gRPC clients; here each task takes the connection of
-    // its own slot instead (the task number is `i % clients`).
-    let grpc = clients(endpoints, 1).await?;
     let cpu = ServerCpu::start(pid);
     let (wall, lat) = {
-        let slots = slots.clone();
         let value = value.clone();
-        load(&grpc, o.clients, o.total, move |_, i| {
-            let (slots, value) = (slots.clone(), value.clone());
+        load(&conns, o.clients, o.total, move |conn, i| {
+            let value = value.clone();
             async move {
-                let mut conn = slots[i % slots.len()].lock().await;
+                let mut conn = conn.lock().await;
                 let body = format!(
                     r#"{{"key":"{}","value":"{value}"}}"#,
                     base64(format!("gw/{i}").as_bytes())
@@ -218,22 +213,18 @@ pub async fn gateway(
     let keys = o.total;
     let cpu = ServerCpu::start(pid);
     let (wall, lat) = {
-        let slots = slots.clone();
-        load(&grpc, o.clients, o.total, move |_, i| {
-            let slots = slots.clone();
-            async move {
-                let mut conn = slots[i % slots.len()].lock().await;
-                let k = i.wrapping_mul(2_654_435_761) % keys;
-                let body = format!(r#"{{"key":"{}"}}"#, base64(format!("gw/{k}").as_bytes()));
-                let answer = conn.request("POST", "/v3/kv/range", &body).await?;
-                if answer.windows(5).any(|w| w == b"\"kvs\"") {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "gw/{k} missing: {}",
-                        String::from_utf8_lossy(&answer)
-                    ))
-                }
+        load(&conns, o.clients, o.total, move |conn, i| async move {
+            let mut conn = conn.lock().await;
+            let k = i.wrapping_mul(2_654_435_761) % keys;
+            let body = format!(r#"{{"key":"{}"}}"#, base64(format!("gw/{k}").as_bytes()));
+            let answer = conn.request("POST", "/v3/kv/range", &body).await?;
+            if answer.windows(5).any(|w| w == b"\"kvs\"") {
+                Ok(())
+            } else {
+                Err(format!(
+                    "gw/{k} missing: {}",
+                    String::from_utf8_lossy(&answer)
+                ))
             }
         })
         .await?

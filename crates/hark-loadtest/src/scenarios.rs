@@ -252,16 +252,18 @@ pub(crate) fn pct_ms(sorted: &[u64], p: f64) -> f64 {
     sorted[i] as f64 / 1000.0
 }
 
-/// Runs `op(client, i)` for `i` in `0..total` from `concurrency` tasks spread
-/// over the clients; returns the wall time and each op's latency (µs), sorted.
-pub(crate) async fn load<F, Fut>(
-    cs: &[Client],
+/// Runs `op(client, i)` for `i` in `0..total` from `concurrency` tasks, task
+/// `t` using `cs[t % cs.len()]` (a gRPC client, or an HTTP connection of its
+/// own); returns the wall time and each op's latency (µs), sorted.
+pub(crate) async fn load<C, F, Fut>(
+    cs: &[C],
     concurrency: usize,
     total: usize,
     op: F,
 ) -> Result<(Duration, Vec<u64>), String>
 where
-    F: Fn(Client, usize) -> Fut + Clone + Send + Sync + 'static,
+    C: Clone + Send + 'static,
+    F: Fn(C, usize) -> Fut + Clone + Send + Sync + 'static,
     Fut: std::future::Future<Output = Result<(), String>> + Send,
 {
     let next = Arc::new(AtomicU64::new(0));

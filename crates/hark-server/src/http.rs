@@ -56,12 +56,16 @@ pub fn routes(node: NodeHandle) -> Router {
             "/livez",
             get({
                 let node = node.clone();
-                move |uri: axum::http::Uri| probe(node.clone(), Probe::Livez, uri)
+                move |uri: axum::http::Uri| {
+                    probe(node.clone(), Probe::Livez, HealthQuery::parse(uri.query()))
+                }
             }),
         )
         .route(
             "/readyz",
-            get(move |uri: axum::http::Uri| probe(node.clone(), Probe::Readyz, uri)),
+            get(move |uri: axum::http::Uri| {
+                probe(node.clone(), Probe::Readyz, HealthQuery::parse(uri.query()))
+            }),
         )
 }
 
@@ -78,15 +82,7 @@ enum Probe {
 /// Runs a probe's checks: `200 ok`, or `503` listing each check as
 /// `[+]name ok` / `[-]name failed: reason` and `<probe> check failed`;
 /// `?verbose` lists the checks on success too, `?exclude=name` skips one.
-async fn probe(node: NodeHandle, probe: Probe, uri: axum::http::Uri) -> impl IntoResponse {
-    let query = uri.query().unwrap_or("");
-    let verbose = query
-        .split('&')
-        .any(|p| p == "verbose" || p.starts_with("verbose="));
-    let excluded: Vec<&str> = query
-        .split('&')
-        .filter_map(|p| p.strip_prefix("exclude="))
-        .collect();
+async fn probe(node: NodeHandle, probe: Probe, query: HealthQuery) -> impl IntoResponse {
     let checks: &[&str] = match probe {
         Probe::Livez => &["serializable_read"],
         Probe::Readyz => &["data_corruption", "serializable_read", "linearizable_read"],
@@ -94,7 +90,7 @@ async fn probe(node: NodeHandle, probe: Probe, uri: axum::http::Uri) -> impl Int
     let mut lines = String::new();
     let mut failed = false;
     for &check in checks {
-        if excluded.contains(&check) {
+        if query.exclude.iter().any(|e| e == check) {
             lines += &format!("[+]{check} excluded: ok\n");
             continue;
         }
@@ -141,7 +137,7 @@ async fn probe(node: NodeHandle, probe: Probe, uri: axum::http::Uri) -> impl Int
             format!("{lines}{name} check failed\n"),
         );
     }
-    let body = if verbose {
+    let body = if query.verbose {
         format!("{lines}ok\n")
     } else {
         "ok".to_string()
@@ -189,20 +185,23 @@ async fn health(node: NodeHandle, query: HealthQuery) -> impl IntoResponse {
     }
 }
 
-/// `/health`'s query: `exclude=NOSPACE` (repeatable) ignores that alarm.
+/// The query of `/health` and the probes: `exclude=NAME` (repeatable)
+/// ignores that alarm (`/health`) or check (probes); `verbose` lists a
+/// probe's checks on success.
 #[derive(Debug, Default)]
 struct HealthQuery {
     exclude: Vec<String>,
+    verbose: bool,
 }
 
 impl HealthQuery {
     fn parse(query: Option<&str>) -> HealthQuery {
-        let exclude = query
-            .unwrap_or("")
-            .split('&')
+        let pairs = || query.unwrap_or("").split('&');
+        let exclude = pairs()
             .filter_map(|pair| pair.strip_prefix("exclude="))
             .map(str::to_string)
             .collect();
-        HealthQuery { exclude }
+        let verbose = pairs().any(|p| p == "verbose" || p.starts_with("verbose="));
+        HealthQuery { exclude, verbose }
     }
 }

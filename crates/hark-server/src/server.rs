@@ -169,9 +169,10 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     let grpc = grpc
         .into_axum_router()
         .layer(axum::middleware::map_response(crate::oversize::as_grpc_go));
-    // The JSON gateway calls these same gRPC routes in process.
+    // The HTTP dialects call these same gRPC routes in process.
+    let in_process = hark_http::in_process(Routes::from(grpc.clone()));
     let gateway = hark_http::routes(
-        hark_http::in_process(Routes::from(grpc.clone())),
+        in_process.clone(),
         hark_http::GatewayOptions {
             server_version: crate::ETCD_VERSION.to_string(),
             cluster_version: crate::ETCD_CLUSTER_VERSION.to_string(),
@@ -179,10 +180,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
             max_body_bytes: 2 * limit,
         },
     );
-    let consul_kv = hark_http::consul::routes(
-        hark_http::in_process(Routes::from(grpc.clone())),
-        config.max_request_bytes,
-    );
+    let consul_kv = hark_http::consul::routes(in_process, config.max_request_bytes);
     let http_routes = hark_http::cors::Cors::parse(&config.cors)
         .apply(gateway.merge(consul_kv).merge(http::routes(handle.clone())));
     // etcd's --listen-client-http-urls moves the HTTP endpoints off the
