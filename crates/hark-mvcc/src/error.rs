@@ -29,6 +29,12 @@ pub enum Error {
     /// A CORRUPT alarm is raised: writes are refused.
     #[error("etcdserver: corrupt cluster")]
     Corrupt,
+    /// A [`crate::WriteRequest::Guarded`] request's guard did not hold.
+    #[error("mvcc: guard of a guarded write did not hold")]
+    GuardFailed,
+    /// A record bucket name is empty or holds a NUL.
+    #[error("mvcc: invalid record bucket name")]
+    InvalidBucket,
     /// The store is shutting down or a previous write failed; nothing more is accepted.
     #[error("mvcc: store is closed")]
     Closed,

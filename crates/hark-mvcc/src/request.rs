@@ -5,6 +5,7 @@ use bytes::Bytes;
 
 use crate::alarm::{AlarmRequest, AlarmResponse};
 use crate::kv::KeyValue;
+use crate::records::{RecordGuard, RecordsRequest, RecordsResponse};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -246,6 +247,22 @@ pub enum WriteRequest {
     LeaseGrant(LeaseGrantRequest),
     LeaseRevoke(LeaseRevokeRequest),
     Alarm(AlarmRequest),
+    /// Changes records (see [`crate::records`]).
+    Records(RecordsRequest),
+    /// The request, applied only if the guard holds at apply time (else
+    /// [`crate::Error::GuardFailed`]): e.g. a write checked against
+    /// permissions at one auth revision is refused if they changed since.
+    Guarded(RecordGuard, Box<WriteRequest>),
+}
+
+impl WriteRequest {
+    /// The request a guard wraps, or this one.
+    pub fn unguarded(&self) -> &WriteRequest {
+        match self {
+            WriteRequest::Guarded(_, inner) => inner.unguarded(),
+            other => other,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -257,4 +274,5 @@ pub enum WriteResponse {
     LeaseGrant(LeaseGrantResponse),
     LeaseRevoke(LeaseRevokeResponse),
     Alarm(AlarmResponse),
+    Records(RecordsResponse),
 }

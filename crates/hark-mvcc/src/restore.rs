@@ -108,6 +108,20 @@ impl Restorer {
         self.flush_if_full()
     }
 
+    /// Adds one record (see [`crate::records`]).
+    pub fn record(&mut self, bucket: &str, key: &[u8], value: &[u8]) -> Result<()> {
+        if !crate::records::valid_bucket(bucket) {
+            return Err(Error::InvalidBucket);
+        }
+        self.batch_bytes += key.len() + value.len();
+        self.batch.put(
+            Table::Meta,
+            crate::records::record_key(bucket, key),
+            value.to_vec(),
+        );
+        self.flush_if_full()
+    }
+
     fn flush_if_full(&mut self) -> Result<()> {
         if self.batch.len() >= RESTORE_BATCH || self.batch_bytes >= RESTORE_BATCH_BYTES {
             self.backend.write(std::mem::take(&mut self.batch), false)?;

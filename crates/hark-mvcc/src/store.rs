@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::key_index::{KeyRange, TreeIndex};
 use crate::kv::{CommittedRevision, Event, EventKind, KeyValue};
 use crate::lease_table::{self, LeaseTable};
+use crate::records::{self, RecordChange, RecordTable, RecordsRequest, RecordsResponse};
 use crate::request::{
     CompactRequest, CompactResponse, DeleteRangeRequest, DeleteRangeResponse, LeaseGrantRequest,
     LeaseGrantResponse, LeaseRevokeRequest, LeaseRevokeResponse, PutRequest, PutResponse,
@@ -107,6 +108,10 @@ struct Shared {
     failed: AtomicBool,
     /// Raised alarms; changed only by the committer.
     alarms: Mutex<AlarmSet>,
+    /// Records of the layers above; changed only by the committer.
+    records: RwLock<RecordTable>,
+    /// Bumped after every applied records change (and install).
+    records_generation: AtomicU64,
     /// Whether a NOSPACE / CORRUPT alarm is raised (for readers, without the lock).
     nospace: AtomicBool,
     corrupt: AtomicBool,
@@ -210,6 +215,7 @@ impl Store {
             index,
             leases,
             alarms,
+            records,
             current,
             scheduled,
             finished,
@@ -225,6 +231,8 @@ impl Store {
             nospace: AtomicBool::new(alarms.any(AlarmKind::NoSpace)),
             corrupt: AtomicBool::new(alarms.any(AlarmKind::Corrupt)),
             alarms: Mutex::new(alarms),
+            records: RwLock::new(records),
+            records_generation: AtomicU64::new(1),
             sizes: SizeCache::default(),
             proposals: AtomicU64::new(0),
             reclaiming: Mutex::new(()),
@@ -316,6 +324,22 @@ impl Store {
     /// The raised alarms, by member then kind.
     pub fn alarms(&self) -> Vec<Alarm> {
         self.shared().alarms.lock().list(None)
+    }
+
+    /// The records of `bucket`, by key (see [`crate::records`]).
+    pub fn records(&self, bucket: &str) -> Vec<(Bytes, Bytes)> {
+        self.shared().records.read().bucket(bucket)
+    }
+
+    /// One record.
+    pub fn record(&self, bucket: &str, key: &[u8]) -> Option<Bytes> {
+        self.shared().records.read().get(bucket, key).cloned()
+    }
+
+    /// Changes whenever records may have changed: what a reader derived
+    /// from them at an equal generation is still current.
+    pub fn records_generation(&self) -> u64 {
+        self.shared().records_generation.load(Ordering::Acquire)
     }
 
     /// Raises, clears or lists alarms through the apply path.
@@ -804,6 +828,7 @@ struct Loaded {
     index: TreeIndex,
     leases: LeaseTable,
     alarms: AlarmSet,
+    records: RecordTable,
     current: i64,
     scheduled: i64,
     finished: i64,
@@ -874,6 +899,18 @@ fn load_state(backend: &dyn Backend) -> Result<Loaded> {
     if let Some(k) = bad {
         return Err(Error::Backend(format!("corrupt alarm record at key {k:?}")));
     }
+    let mut records = RecordTable::default();
+    let (from, to) = records::record_range();
+    backend.scan(Table::Meta, &from, Some(&to), &mut |k, v| {
+        match records::decode_record_key(k) {
+            Some((bucket, key)) => records.put(bucket, key, Bytes::copy_from_slice(v)),
+            None => bad = Some(k.to_vec()),
+        }
+        bad.is_none()
+    })?;
+    if let Some(k) = bad {
+        return Err(Error::Backend(format!("corrupt record at key {k:?}")));
+    }
     for (key, lease) in &key_lease {
         leases.attach(key, *lease);
     }
@@ -881,6 +918,7 @@ fn load_state(backend: &dyn Backend) -> Result<Loaded> {
         index,
         leases,
         alarms,
+        records,
         current,
         scheduled,
         finished,
@@ -986,6 +1024,19 @@ impl StoreImage<'_> {
             true
         })?;
         out.sort_unstable();
+        Ok(out)
+    }
+
+    /// Every record as `(bucket, key, value)`, by bucket then key.
+    pub fn records(&self) -> Result<Vec<(String, Bytes, Bytes)>> {
+        let mut out = Vec::new();
+        let (from, to) = records::record_range();
+        self.view.scan(Table::Meta, &from, Some(&to), &mut |k, v| {
+            if let Some((bucket, key)) = records::decode_record_key(k) {
+                out.push((bucket, key, Bytes::copy_from_slice(v)));
+            }
+            true
+        })?;
         Ok(out)
     }
 
@@ -1252,6 +1303,13 @@ impl Committer {
             for a in image.alarms()? {
                 batch.put(Table::Meta, alarm::record_key(a), Vec::new());
             }
+            for (bucket, key, value) in image.records()? {
+                batch.put(
+                    Table::Meta,
+                    records::record_key(&bucket, &key),
+                    value.to_vec(),
+                );
+            }
             let meta = |v: i64| v.to_be_bytes().to_vec();
             batch.put(
                 Table::Meta,
@@ -1283,6 +1341,8 @@ impl Committer {
             .corrupt
             .store(loaded.alarms.any(AlarmKind::Corrupt), Ordering::Release);
         *alarms = loaded.alarms;
+        *shared.records.write() = loaded.records;
+        shared.records_generation.fetch_add(1, Ordering::AcqRel);
         shared
             .compact_rev
             .store(loaded.scheduled, Ordering::Release);
@@ -1386,8 +1446,18 @@ impl Committer {
         batch: &mut WriteBatch,
         overlay: &mut HashMap<Revision, KeyValue>,
     ) -> Outcome {
-        if let Some(refusal) = self.refused_by_alarm(&req) {
+        if let Some(refusal) = self.refused_by_alarm(req.unguarded()) {
             return Outcome::Ready(Err(refusal), None);
+        }
+        let mut req = req;
+        while let WriteRequest::Guarded(guard, inner) = req {
+            if !self.shared.records.read().holds(&guard) {
+                return Outcome::Ready(Err(Error::GuardFailed), None);
+            }
+            req = *inner;
+        }
+        if let WriteRequest::Records(r) = req {
+            return self.apply_records(r, batch);
         }
         if let WriteRequest::Alarm(a) = req {
             return self.apply_alarm(a, batch);
@@ -1433,7 +1503,11 @@ impl Committer {
             WriteRequest::LeaseRevoke(r) => {
                 writer.revoke_lease(r.id).map(WriteResponse::LeaseRevoke)
             }
-            WriteRequest::Compact(_) | WriteRequest::LeaseGrant(_) | WriteRequest::Alarm(_) => {
+            WriteRequest::Compact(_)
+            | WriteRequest::LeaseGrant(_)
+            | WriteRequest::Alarm(_)
+            | WriteRequest::Records(_)
+            | WriteRequest::Guarded(..) => {
                 unreachable!("handled above")
             }
         };
@@ -1508,6 +1582,41 @@ impl Committer {
             alarms: listed,
         };
         Outcome::Ready(Ok(WriteResponse::Alarm(resp)), None)
+    }
+
+    /// Applies a records change if its guards hold. Readers see it before it
+    /// is durable (unlike revisions): records are rare, and a backend write
+    /// that fails stops the store, so nothing is served from a state that a
+    /// restart would lose without the writer having been told it failed.
+    fn apply_records(&mut self, req: RecordsRequest, batch: &mut WriteBatch) -> Outcome {
+        let mut table = self.shared.records.write();
+        let applied = req.guards.iter().all(|g| table.holds(g));
+        if applied {
+            for change in req.changes {
+                match change {
+                    RecordChange::Put { bucket, key, value } => {
+                        batch.put(
+                            Table::Meta,
+                            records::record_key(&bucket, &key),
+                            value.to_vec(),
+                        );
+                        table.put(bucket, key, value);
+                    }
+                    RecordChange::Delete { bucket, key } => {
+                        batch.delete(Table::Meta, records::record_key(&bucket, &key));
+                        table.delete(&bucket, &key);
+                    }
+                }
+            }
+            self.shared
+                .records_generation
+                .fetch_add(1, Ordering::AcqRel);
+        }
+        let resp = RecordsResponse {
+            header_revision: self.applied_rev,
+            applied,
+        };
+        Outcome::Ready(Ok(WriteResponse::Records(resp)), None)
     }
 
     fn accept_compaction(&mut self, request: CompactRequest, batch: &mut WriteBatch) -> Outcome {

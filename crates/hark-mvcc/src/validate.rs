@@ -14,11 +14,30 @@ pub(crate) fn check_write(req: &WriteRequest, max_txn_ops: usize) -> Result<()> 
         WriteRequest::Put(p) => check_put(p),
         WriteRequest::DeleteRange(d) => check_delete(d),
         WriteRequest::Txn(t) => check_txn(t, max_txn_ops),
+        WriteRequest::Guarded(_, inner) => check_write(inner, max_txn_ops),
+        WriteRequest::Records(r) => check_records(r),
         WriteRequest::Compact(_)
         | WriteRequest::LeaseGrant(_)
         | WriteRequest::LeaseRevoke(_)
         | WriteRequest::Alarm(_) => Ok(()),
     }
+}
+
+fn check_records(r: &crate::records::RecordsRequest) -> Result<()> {
+    use crate::records::{RecordChange, valid_bucket};
+    let buckets = r
+        .guards
+        .iter()
+        .map(|g| &g.bucket)
+        .chain(r.changes.iter().map(|c| match c {
+            RecordChange::Put { bucket, .. } | RecordChange::Delete { bucket, .. } => bucket,
+        }));
+    for bucket in buckets {
+        if !valid_bucket(bucket) {
+            return Err(Error::InvalidBucket);
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn check_range(r: &RangeRequest) -> Result<()> {

@@ -85,7 +85,7 @@ impl Proposal {
 }
 
 fn write_weight(req: &WriteRequest) -> usize {
-    match req {
+    match req.unguarded() {
         WriteRequest::Put(p) => p.key.len() + p.value.len(),
         WriteRequest::DeleteRange(d) => d.key.len() + d.range_end.len(),
         WriteRequest::Txn(t) => txn_weight(t),

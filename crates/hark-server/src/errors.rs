@@ -9,6 +9,7 @@ use tonic::Status;
 pub const REQUEST_TOO_LARGE: &str = "etcdserver: request is too large";
 pub const NO_SPACE: &str = "etcdserver: mvcc: database space exceeded";
 pub const CORRUPT: &str = "etcdserver: corrupt cluster";
+pub const AUTH_OLD_REVISION: &str = "etcdserver: revision of auth store is old";
 
 pub fn mvcc_status(e: Error) -> Status {
     match e {
@@ -29,6 +30,9 @@ pub fn mvcc_status(e: Error) -> Status {
         Error::NoSpace => no_space(),
         Error::Corrupt => Status::data_loss(CORRUPT),
         Error::Closed => Status::unavailable("etcdserver: server stopped"),
+        // The server guards writes only with the auth revision they were checked at.
+        Error::GuardFailed => Status::invalid_argument(AUTH_OLD_REVISION),
+        Error::InvalidBucket => Status::internal(format!("etcdserver: {e}")),
         Error::Backend(msg) => Status::internal(format!("etcdserver: {msg}")),
     }
 }

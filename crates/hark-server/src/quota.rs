@@ -19,7 +19,7 @@ const LEASE_OVERHEAD: u64 = 64;
 /// value plus overhead; a txn's costlier branch (nested txns included); a
 /// lease grant's overhead.
 pub fn cost(req: &WriteRequest) -> u64 {
-    match req {
+    match req.unguarded() {
         WriteRequest::Put(p) => put_cost(p.key.len(), p.value.len()),
         WriteRequest::Txn(t) => txn_cost(t),
         WriteRequest::LeaseGrant(_) => LEASE_OVERHEAD,

@@ -248,6 +248,9 @@ fn load(tx: &dyn ReadBuckets, dir: &Path) -> Result<RestoredStore> {
         }
         Ok(())
     })?;
+    for bucket in schema::RECORD_BUCKETS {
+        tx.each_entry(bucket, &mut |k, v| Ok(restorer.record(bucket, k, v)?))?;
+    }
     let (mut scheduled, mut finished) = (0, 0);
     tx.each_entry(schema::META, &mut |k, v| {
         let revision = || {

@@ -30,6 +30,10 @@ pub const BUCKETS: [&str; 10] = [
     AUTH_ROLES,
 ];
 
+/// The buckets that hold records of the layers above the store (auth's
+/// users, roles and switches), carried both ways as they are.
+pub const RECORD_BUCKETS: [&str; 3] = [AUTH, AUTH_USERS, AUTH_ROLES];
+
 pub const CONSISTENT_INDEX: &str = "consistent_index";
 pub const TERM: &str = "term";
 pub const CONF_STATE: &str = "confState";

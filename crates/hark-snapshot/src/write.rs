@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::Path;
 
 use bbolt_rs::{Bolt, BoltOptions, BucketRwApi, DbApi, DbRwAPI, TxRwApi, TxRwRefApi};
-use hark_mvcc::Store;
+use hark_mvcc::{Store, StoreImage};
 use prost::Message;
 
 use crate::schema::{self, ConfState, LeaseRecord, MemberRecord};
@@ -76,14 +76,7 @@ pub fn write_database(store: &Store, member: &Member, path: &Path) -> Result<Wri
     // keep their text.
     store.read_image(&mut |image| {
         let revision = image.revision()?;
-        let scheduled = image.scheduled_compact_revision()?;
-        let finished = image.finished_compact_revision()?;
-        let leases = image.leases()?;
-        let alarms = image.alarms()?;
-        write_small_buckets(
-            &mut db, member, revision, scheduled, finished, &leases, &alarms,
-        )
-        .map_err(store_err)?;
+        write_small_buckets(&mut db, member, image).map_err(store_err)?;
         let mut batch: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(ROWS_PER_TX);
         let mut batch_bytes = 0;
         let mut failure = None;
@@ -137,18 +130,17 @@ fn put_rows(db: &mut Bolt, rows: &mut Vec<(Vec<u8>, Vec<u8>)>) -> Result<()> {
 }
 
 /// Every bucket but `key`'s rows, in one transaction.
-fn write_small_buckets(
-    db: &mut Bolt,
-    member: &Member,
-    revision: i64,
-    scheduled: i64,
-    finished: i64,
-    leases: &[(i64, i64)],
-    alarms: &[hark_mvcc::Alarm],
-) -> Result<()> {
+fn write_small_buckets(db: &mut Bolt, member: &Member, image: &StoreImage<'_>) -> Result<()> {
+    let revision = image.revision()?;
+    let scheduled = image.scheduled_compact_revision()?;
+    let finished = image.finished_compact_revision()?;
+    let records = image.records()?;
     let mut tx = db.begin_rw()?;
     for name in schema::BUCKETS {
         tx.create_bucket_if_not_exists(name)?;
+    }
+    for (bucket, _, _) in &records {
+        tx.create_bucket_if_not_exists(bucket.as_str())?;
     }
     let mut put = |bucket: &str, k: &[u8], v: &[u8]| -> Result<()> {
         tx.bucket_mut(bucket)
@@ -184,7 +176,7 @@ fn write_small_buckets(
             &schema::revision_bytes(finished.min(scheduled)),
         )?;
     }
-    for &(id, ttl) in leases {
+    for (id, ttl) in image.leases()? {
         let record = LeaseRecord {
             id,
             ttl,
@@ -192,12 +184,15 @@ fn write_small_buckets(
         };
         put(schema::LEASE, &id.to_be_bytes(), &record.encode_to_vec())?;
     }
-    for alarm in alarms {
+    for alarm in image.alarms()? {
         let record = schema::AlarmRecord {
             member_id: alarm.member_id,
             alarm: alarm.kind.number(),
         };
         put(schema::ALARM, &record.encode_to_vec(), &[])?;
+    }
+    for (bucket, k, v) in &records {
+        put(bucket, k, v)?;
     }
     put(
         schema::CLUSTER,
