@@ -1,0 +1,33 @@
+//! `hark-auth`: etcd's authentication and role-based permissions over a
+//! `hark_mvcc::Store`.
+//!
+//! * Users, roles and the enable switch are store **records** in etcd's own
+//!   buckets and encodings ([`records`]), so they are written through the
+//!   store's one apply path: durable, replicated by the log in front of it,
+//!   and carried by snapshots to and from etcd.
+//! * Every change is planned from an [`AuthState`] and guarded by the auth
+//!   revision it was planned at: applied on every member alike, or not at
+//!   all when another change got there first (the caller plans again).
+//! * A request's [`Caller`] (from its token or client certificate) holds the
+//!   state it is judged by and offers one check per request kind; a
+//!   permitted write carries the revision guard, so a permission revoked
+//!   meanwhile refuses it at apply time.
+//! * Passwords are bcrypt hashes; tokens are checked without hashing.
+//!
+//! The crate knows nothing of gRPC: the server maps [`AuthError`]s to
+//! etcd's status codes.
+
+mod caller;
+mod error;
+mod perms;
+pub mod records;
+mod state;
+mod store;
+mod tokens;
+
+pub use caller::{Caller, LeaseKeys};
+pub use error::AuthError;
+pub use perms::Access;
+pub use records::{PermType, PermissionRecord, RoleRecord, UserRecord};
+pub use state::{AuthState, ROOT};
+pub use store::{AuthOptions, AuthStore, Credentials};

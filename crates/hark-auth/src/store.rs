@@ -1,0 +1,146 @@
+//! `AuthStore`: the auth state of one member, over its store's records.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use hark_mvcc::Store;
+use parking_lot::Mutex;
+
+use crate::caller::Caller;
+use crate::error::AuthError;
+use crate::state::AuthState;
+use crate::tokens::SimpleTokens;
+
+#[derive(Debug, Clone)]
+pub struct AuthOptions {
+    /// bcrypt's cost for new passwords (etcd's `--bcrypt-cost`, 4..=31).
+    pub bcrypt_cost: u32,
+    /// A simple token's life since its last use (etcd's `--auth-token-ttl`).
+    pub token_ttl: Duration,
+}
+
+impl Default for AuthOptions {
+    fn default() -> Self {
+        AuthOptions {
+            bcrypt_cost: 10,
+            token_ttl: Duration::from_secs(300),
+        }
+    }
+}
+
+/// Who a request comes from, as it says.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Credentials<'a> {
+    /// The token from `token` / `authorization` metadata (`Bearer ` removed).
+    pub token: Option<&'a str>,
+    /// The verified client certificate's common name, under `--client-cert-auth`.
+    pub common_name: Option<&'a str>,
+}
+
+/// Users, roles and tokens of one member. Cheap to clone.
+#[derive(Clone)]
+pub struct AuthStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Store,
+    options: AuthOptions,
+    state: Mutex<Arc<AuthState>>,
+    tokens: Mutex<SimpleTokens>,
+}
+
+impl AuthStore {
+    pub fn new(store: Store, options: AuthOptions) -> Result<AuthStore, AuthError> {
+        let state = AuthState::load(&store, store.records_generation())?;
+        Ok(AuthStore {
+            inner: Arc::new(Inner {
+                tokens: Mutex::new(SimpleTokens::new(options.token_ttl)),
+                state: Mutex::new(Arc::new(state)),
+                store,
+                options,
+            }),
+        })
+    }
+
+    pub fn options(&self) -> &AuthOptions {
+        &self.inner.options
+    }
+
+    /// The current state (decoded again only when the records changed).
+    pub fn state(&self) -> Result<Arc<AuthState>, AuthError> {
+        let generation = self.inner.store.records_generation();
+        let mut cached = self.inner.state.lock();
+        if cached.generation != generation {
+            *cached = Arc::new(AuthState::load(&self.inner.store, generation)?);
+        }
+        Ok(cached.clone())
+    }
+
+    /// Whether auth is enabled now (false if the state cannot be read).
+    pub fn enabled(&self) -> bool {
+        self.state().is_ok_and(|s| s.enabled())
+    }
+
+    /// The caller of a request. With auth disabled every caller is let
+    /// through and credentials are not looked at (as etcd).
+    pub fn caller(&self, credentials: Credentials<'_>) -> Result<Caller, AuthError> {
+        let state = self.state()?;
+        if !state.enabled() {
+            return Ok(Caller::new(state, None));
+        }
+        if let Some(token) = credentials.token {
+            let owner = self
+                .inner
+                .tokens
+                .lock()
+                .use_token(token, Instant::now())
+                .ok_or(AuthError::InvalidAuthToken)?;
+            let live = state
+                .user(&owner.user)
+                .is_some_and(|u| u.password == owner.password)
+                && owner.revision >= state.enabled_at();
+            if !live {
+                self.inner.tokens.lock().revoke(token);
+                return Err(AuthError::InvalidAuthToken);
+            }
+            return Ok(Caller::new(state, Some(owner.user)));
+        }
+        let user = credentials.common_name.map(str::to_owned);
+        Ok(Caller::new(state, user))
+    }
+
+    /// etcd's Authenticate: checks the password (bcrypt: slow on purpose;
+    /// call it off the async runtime) and issues a simple token.
+    pub fn authenticate(&self, name: &str, password: &str) -> Result<String, AuthError> {
+        let state = self.state()?;
+        if !state.enabled() {
+            return Err(AuthError::AuthNotEnabled);
+        }
+        let user = state.user(name).ok_or(AuthError::AuthFailed)?;
+        if user.no_password() {
+            return Err(AuthError::NoPasswordUser);
+        }
+        let hash = std::str::from_utf8(&user.password).map_err(|_| AuthError::AuthFailed)?;
+        if !bcrypt::verify(password, hash).unwrap_or(false) {
+            return Err(AuthError::AuthFailed);
+        }
+        Ok(self.inner.tokens.lock().issue(
+            name,
+            user.password.clone(),
+            state.revision(),
+            Instant::now(),
+        ))
+    }
+
+    /// A password's bcrypt hash at the configured cost, in Go's `$2a$` form
+    /// (what etcd stores, so snapshots move both ways). Slow on purpose.
+    pub fn hash_password(&self, password: &str) -> Result<Bytes, AuthError> {
+        let hashed = bcrypt::hash_with_result(password, self.inner.options.bcrypt_cost)
+            .map_err(|e| AuthError::Hashing(e.to_string()))?;
+        Ok(Bytes::from(
+            hashed.format_for_version(bcrypt::Version::TwoA),
+        ))
+    }
+}

@@ -1,0 +1,376 @@
+//! etcd's auth rules end to end over a store: changes through the apply
+//! path, tokens, and the checks a server makes per request.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use hark_auth::*;
+use hark_mvcc::*;
+
+fn auth() -> (Store, AuthStore) {
+    let store = Store::in_memory();
+    let options = AuthOptions {
+        bcrypt_cost: 4,
+        token_ttl: Duration::from_secs(60),
+    };
+    (store.clone(), AuthStore::new(store, options).unwrap())
+}
+
+/// Applies a planned change the way the server does.
+fn apply(store: &Store, change: RecordsRequest) {
+    match store.apply_blocking(WriteRequest::Records(change)).unwrap() {
+        WriteResponse::Records(r) => assert!(r.applied, "the guard held"),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn perm(kind: PermType, key: &str, end: &str) -> Option<PermissionRecord> {
+    Some(PermissionRecord {
+        perm_type: kind as i32,
+        key: Bytes::copy_from_slice(key.as_bytes()),
+        range_end: Bytes::copy_from_slice(end.as_bytes()),
+    })
+}
+
+/// root (with the root role), alice with role `r` (read [a, c), write "w"),
+/// auth enabled.
+fn enabled() -> (Store, AuthStore, String) {
+    let (store, auth) = auth();
+    let s = auth.state().unwrap();
+    assert_eq!(s.revision(), 1);
+    assert_eq!(s.auth_enable().unwrap_err(), AuthError::RootUserNotExist);
+    let hash = auth.hash_password("rootpw").unwrap();
+    apply(&store, s.user_add("root", hash, false).unwrap());
+    let s = auth.state().unwrap();
+    assert_eq!(s.auth_enable().unwrap_err(), AuthError::RootRoleNotExist);
+    apply(&store, s.user_grant_role("root", ROOT).unwrap().unwrap());
+    apply(&store, auth.state().unwrap().role_add("r").unwrap());
+    apply(
+        &store,
+        auth.state()
+            .unwrap()
+            .role_grant_permission("r", perm(PermType::Read, "a", "c"))
+            .unwrap(),
+    );
+    apply(
+        &store,
+        auth.state()
+            .unwrap()
+            .role_grant_permission("r", perm(PermType::Write, "w", ""))
+            .unwrap(),
+    );
+    let hash = auth.hash_password("alicepw").unwrap();
+    apply(
+        &store,
+        auth.state()
+            .unwrap()
+            .user_add("alice", hash, false)
+            .unwrap(),
+    );
+    apply(
+        &store,
+        auth.state()
+            .unwrap()
+            .user_grant_role("alice", "r")
+            .unwrap()
+            .unwrap(),
+    );
+    let s = auth.state().unwrap();
+    let before = s.revision();
+    apply(&store, s.auth_enable().unwrap().unwrap());
+    let s = auth.state().unwrap();
+    assert!(s.enabled());
+    assert_eq!(s.revision(), before, "enabling does not bump the revision");
+    let token = auth.authenticate("alice", "alicepw").unwrap();
+    (store, auth, token)
+}
+
+fn as_token<'a>(token: &'a str) -> Credentials<'a> {
+    Credentials {
+        token: Some(token),
+        common_name: None,
+    }
+}
+
+fn no_lease(_: i64) -> Vec<Bytes> {
+    Vec::new()
+}
+
+#[test]
+fn passwords_are_bcrypt_in_gos_form_and_never_kept() {
+    let (_, auth, _) = enabled();
+    let s = auth.state().unwrap();
+    let stored = &s.user("alice").unwrap().password;
+    assert!(stored.starts_with(b"$2a$04$"), "{stored:?}");
+    assert!(!stored.windows(7).any(|w| w == b"alicepw"));
+    assert_eq!(
+        auth.authenticate("alice", "wrong").unwrap_err(),
+        AuthError::AuthFailed
+    );
+    assert_eq!(
+        auth.authenticate("nobody", "x").unwrap_err(),
+        AuthError::AuthFailed
+    );
+}
+
+#[test]
+fn changes_follow_etcds_rules() {
+    let (store, auth, _) = enabled();
+    let s = auth.state().unwrap();
+    assert_eq!(
+        s.user_add("", Bytes::new(), false).unwrap_err(),
+        AuthError::UserEmpty
+    );
+    assert_eq!(
+        s.user_add("alice", Bytes::new(), false).unwrap_err(),
+        AuthError::UserAlreadyExist
+    );
+    assert_eq!(
+        s.user_delete("root").unwrap_err(),
+        AuthError::InvalidAuthMgmt
+    );
+    assert_eq!(
+        s.role_delete("root").unwrap_err(),
+        AuthError::InvalidAuthMgmt
+    );
+    assert_eq!(
+        s.user_revoke_role("root", "root").unwrap_err(),
+        AuthError::InvalidAuthMgmt
+    );
+    assert_eq!(
+        s.user_grant_role("alice", "nope").unwrap_err(),
+        AuthError::RoleNotFound
+    );
+    assert!(
+        s.user_grant_role("alice", "r").unwrap().is_none(),
+        "already granted"
+    );
+    assert_eq!(
+        s.user_revoke_role("alice", "x").unwrap_err(),
+        AuthError::RoleNotGranted
+    );
+    assert_eq!(s.role_add("").unwrap_err(), AuthError::RoleEmpty);
+    assert_eq!(s.role_add("r").unwrap_err(), AuthError::RoleAlreadyExist);
+    assert_eq!(
+        s.role_grant_permission("r", None).unwrap_err(),
+        AuthError::PermissionNotGiven
+    );
+    assert_eq!(
+        s.role_grant_permission("r", perm(PermType::Read, "b", "a"))
+            .unwrap_err(),
+        AuthError::InvalidAuthMgmt
+    );
+    assert_eq!(
+        s.role_revoke_permission("r", b"a", b"b").unwrap_err(),
+        AuthError::PermissionNotGranted
+    );
+    // A change planned from a state that moved on does not apply.
+    let stale = s.role_add("x").unwrap();
+    apply(&store, s.role_add("y").unwrap());
+    match store.apply_blocking(WriteRequest::Records(stale)).unwrap() {
+        WriteResponse::Records(r) => assert!(!r.applied),
+        other => panic!("{other:?}"),
+    }
+    assert!(auth.state().unwrap().role("x").is_none());
+    // Deleting a role takes it from its users.
+    apply(&store, auth.state().unwrap().role_delete("r").unwrap());
+    assert!(
+        auth.state()
+            .unwrap()
+            .user("alice")
+            .unwrap()
+            .roles
+            .is_empty()
+    );
+}
+
+#[test]
+fn requests_are_checked_per_kind() {
+    let (_, auth, token) = enabled();
+    let alice = auth.caller(as_token(&token)).unwrap();
+    assert_eq!(alice.user(), Some("alice"));
+    assert!(alice.range(&RangeRequest::range("a", "c")).is_ok());
+    assert_eq!(
+        alice.range(&RangeRequest::range("a", "d")).unwrap_err(),
+        AuthError::PermissionDenied
+    );
+    let put = |key: &str, prev_kv| {
+        let mut p = PutRequest::new(key.to_string(), "v");
+        p.prev_kv = prev_kv;
+        WriteRequest::Put(p)
+    };
+    assert!(alice.write(&put("w", false), &no_lease).is_ok());
+    assert_eq!(
+        alice.write(&put("w", true), &no_lease).unwrap_err(),
+        AuthError::PermissionDenied,
+        "prev_kv needs READ too"
+    );
+    // A forbidden write hidden in a nested branch refuses the whole txn.
+    let nested = TxnRequest {
+        compare: vec![],
+        success: vec![],
+        failure: vec![RequestOp::Txn(TxnRequest {
+            compare: vec![],
+            success: vec![RequestOp::Put(PutRequest::new("secret", "x"))],
+            failure: vec![],
+        })],
+    };
+    assert_eq!(
+        alice
+            .write(&WriteRequest::Txn(nested), &no_lease)
+            .unwrap_err(),
+        AuthError::PermissionDenied
+    );
+    // A compare reads.
+    let compare = TxnRequest {
+        compare: vec![Compare {
+            key: Bytes::from_static(b"z"),
+            range_end: Bytes::new(),
+            result: CompareResult::Equal,
+            target: CompareTarget::Version(0),
+        }],
+        success: vec![],
+        failure: vec![],
+    };
+    assert!(alice.write(&WriteRequest::Txn(compare), &no_lease).is_err());
+    // A put onto a lease holding a key outside the user's permission.
+    let mut leased = PutRequest::new("w", "v");
+    leased.lease = 7;
+    let lease_keys = |id: i64| {
+        if id == 7 {
+            vec![Bytes::from_static(b"secret")]
+        } else {
+            vec![]
+        }
+    };
+    assert_eq!(
+        alice
+            .write(&WriteRequest::Put(leased), &lease_keys)
+            .unwrap_err(),
+        AuthError::PermissionDenied
+    );
+    assert_eq!(
+        alice
+            .write(
+                &WriteRequest::LeaseRevoke(LeaseRevokeRequest { id: 7 }),
+                &lease_keys
+            )
+            .unwrap_err(),
+        AuthError::PermissionDenied
+    );
+    assert!(
+        alice
+            .write(
+                &WriteRequest::LeaseGrant(LeaseGrantRequest { id: 1, ttl: 5 }),
+                &no_lease
+            )
+            .is_ok()
+    );
+    let compact = WriteRequest::Compact(CompactRequest {
+        revision: 1,
+        physical: false,
+    });
+    assert_eq!(
+        alice.write(&compact, &no_lease).unwrap_err(),
+        AuthError::PermissionDenied
+    );
+    // Watches: a read grant on one key does not cover a from-key watch.
+    assert!(alice.watch(b"a", b"c").is_ok());
+    assert_eq!(
+        alice.watch(b"b", b"\0").unwrap_err(),
+        AuthError::PermissionDenied
+    );
+
+    let root_token = auth.authenticate("root", "rootpw").unwrap();
+    let root = auth.caller(as_token(&root_token)).unwrap();
+    assert!(root.write(&compact, &no_lease).is_ok());
+    assert!(root.watch(b"\0", b"\0").is_ok());
+
+    let anonymous = auth.caller(Credentials::default()).unwrap();
+    assert_eq!(
+        anonymous.range(&RangeRequest::key("a")).unwrap_err(),
+        AuthError::UserEmpty
+    );
+    assert_eq!(anonymous.admin().unwrap_err(), AuthError::UserEmpty);
+    assert_eq!(
+        auth.caller(as_token("forged.1")).err(),
+        Some(AuthError::InvalidAuthToken)
+    );
+    // A client certificate's common name names the user when no token is sent.
+    let by_cert = auth
+        .caller(Credentials {
+            token: None,
+            common_name: Some("alice"),
+        })
+        .unwrap();
+    assert_eq!(by_cert.user(), Some("alice"));
+}
+
+#[test]
+fn a_write_checked_before_a_revoke_is_refused_at_apply() {
+    let (store, auth, token) = enabled();
+    let alice = auth.caller(as_token(&token)).unwrap();
+    let put = WriteRequest::Put(PutRequest::new("w", "v"));
+    alice.write(&put, &no_lease).unwrap();
+    let guarded = alice.guarded(put);
+    apply(
+        &store,
+        auth.state()
+            .unwrap()
+            .role_revoke_permission("r", b"w", b"")
+            .unwrap(),
+    );
+    assert!(matches!(
+        store.apply_blocking(guarded),
+        Err(Error::GuardFailed)
+    ));
+    assert_eq!(store.current_revision(), 1);
+}
+
+#[test]
+fn tokens_die_with_a_password_change_a_user_delete_and_a_disable() {
+    let (store, auth, token) = enabled();
+    let hash = auth.hash_password("new").unwrap();
+    apply(
+        &store,
+        auth.state()
+            .unwrap()
+            .user_change_password("alice", hash)
+            .unwrap(),
+    );
+    assert_eq!(
+        auth.caller(as_token(&token)).err(),
+        Some(AuthError::InvalidAuthToken)
+    );
+    let token = auth.authenticate("alice", "new").unwrap();
+    assert!(auth.caller(as_token(&token)).is_ok());
+
+    let root_token = auth.authenticate("root", "rootpw").unwrap();
+    apply(
+        &store,
+        auth.state().unwrap().auth_disable().unwrap().unwrap(),
+    );
+    // Disabled: credentials are not looked at.
+    assert!(auth.caller(as_token("forged.1")).unwrap().admin().is_ok());
+    apply(
+        &store,
+        auth.state().unwrap().auth_enable().unwrap().unwrap(),
+    );
+    assert_eq!(
+        auth.caller(as_token(&root_token)).err(),
+        Some(AuthError::InvalidAuthToken)
+    );
+    assert_eq!(
+        auth.caller(as_token(&token)).err(),
+        Some(AuthError::InvalidAuthToken)
+    );
+
+    let token = auth.authenticate("alice", "new").unwrap();
+    let root_token = auth.authenticate("root", "rootpw").unwrap();
+    assert!(auth.caller(as_token(&root_token)).unwrap().admin().is_ok());
+    apply(&store, auth.state().unwrap().user_delete("alice").unwrap());
+    assert_eq!(
+        auth.caller(as_token(&token)).err(),
+        Some(AuthError::InvalidAuthToken)
+    );
+}
