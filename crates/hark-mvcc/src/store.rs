@@ -342,6 +342,12 @@ impl Store {
         self.shared().records_generation.load(Ordering::Acquire)
     }
 
+    /// The checks a write gets before it is applied (empty keys, txn
+    /// sizes), for callers that must fail them before checks of their own.
+    pub fn validate(&self, req: &WriteRequest) -> Result<()> {
+        validate::check_write(req, self.shared().options.max_txn_ops)
+    }
+
     /// Raises, clears or lists alarms through the apply path.
     pub fn alarm(&self, req: AlarmRequest) -> Result<AlarmResponse> {
         match self.apply_blocking(WriteRequest::Alarm(req))? {

@@ -70,6 +70,19 @@ pub struct Config {
     )]
     pub quota_backend_bytes: i64,
 
+    /// Auth token kind: `simple` (etcd's default).
+    #[arg(long, env = "HARK_AUTH_TOKEN", default_value = "simple", value_parser = parse_auth_token)]
+    pub auth_token: String,
+
+    /// Seconds a simple token lives after its last use.
+    #[arg(long, env = "HARK_AUTH_TOKEN_TTL", default_value_t = 300)]
+    pub auth_token_ttl: u64,
+
+    /// bcrypt cost of stored passwords (4 to 31).
+    #[arg(long, env = "HARK_BCRYPT_COST", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(4..=31))]
+    pub bcrypt_cost: u32,
+
     /// Most operations (and compares) in one transaction.
     #[arg(long, env = "HARK_MAX_TXN_OPS", default_value_t = 128)]
     pub max_txn_ops: usize,
@@ -364,6 +377,17 @@ pub fn is_peer_url(url: &str) -> bool {
 }
 
 /// Go's `time.ParseDuration` format: e.g. `500ms`, `10m`, `1h30m`, `1.5s`.
+/// `--auth-token`: Hark has etcd's simple tokens (JWT is not built yet).
+fn parse_auth_token(s: &str) -> Result<String, String> {
+    match s.split(',').next() {
+        Some("simple") => Ok(s.to_owned()),
+        Some(other) => Err(format!(
+            "auth token type {other:?} is not supported (use simple)"
+        )),
+        None => Err("empty auth token".into()),
+    }
+}
+
 pub fn parse_go_duration(s: &str) -> Result<Duration, String> {
     let bad = || format!("invalid duration {s:?}");
     if s == "0" {

@@ -32,6 +32,23 @@ pub const METHODS: &[(&str, &str, &str)] = &[
     ("etcdserverpb.Maintenance", "Snapshot", "server_stream"),
     ("etcdserverpb.Maintenance", "MoveLeader", "unary"),
     ("etcdserverpb.Maintenance", "Downgrade", "unary"),
+    ("etcdserverpb.Auth", "AuthEnable", "unary"),
+    ("etcdserverpb.Auth", "AuthDisable", "unary"),
+    ("etcdserverpb.Auth", "AuthStatus", "unary"),
+    ("etcdserverpb.Auth", "Authenticate", "unary"),
+    ("etcdserverpb.Auth", "UserAdd", "unary"),
+    ("etcdserverpb.Auth", "UserGet", "unary"),
+    ("etcdserverpb.Auth", "UserList", "unary"),
+    ("etcdserverpb.Auth", "UserDelete", "unary"),
+    ("etcdserverpb.Auth", "UserChangePassword", "unary"),
+    ("etcdserverpb.Auth", "UserGrantRole", "unary"),
+    ("etcdserverpb.Auth", "UserRevokeRole", "unary"),
+    ("etcdserverpb.Auth", "RoleAdd", "unary"),
+    ("etcdserverpb.Auth", "RoleGet", "unary"),
+    ("etcdserverpb.Auth", "RoleList", "unary"),
+    ("etcdserverpb.Auth", "RoleDelete", "unary"),
+    ("etcdserverpb.Auth", "RoleGrantPermission", "unary"),
+    ("etcdserverpb.Auth", "RoleRevokePermission", "unary"),
 ];
 
 const ALL_CODES: [Code; 17] = [

@@ -7,7 +7,10 @@ use hark_proto::etcdserverpb::{
 };
 use hark_proto::mvccpb;
 use prost::Message;
+use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status};
+
+use crate::access::auth_status;
 
 use crate::errors::{mvcc_status, replica_status, request_too_large};
 use crate::grpc_metrics;
@@ -24,20 +27,34 @@ impl KvService {
         KvService { node }
     }
 
-    async fn do_range(&self, req: pb::RangeRequest) -> Result<pb::RangeResponse, Status> {
+    async fn do_range(
+        &self,
+        metadata: MetadataMap,
+        req: pb::RangeRequest,
+    ) -> Result<pb::RangeResponse, Status> {
         let node = self.node.get()?;
-        if !req.serializable {
+        let serializable = req.serializable;
+        let req = range_from_pb(req);
+        if !req.key.is_empty() {
+            node.caller(&metadata)?.range(&req).map_err(auth_status)?;
+        }
+        if !serializable {
             node.linearizable_barrier().await?;
         }
-        let resp = node.store.range(&range_from_pb(req)).map_err(mvcc_status)?;
+        let resp = node.store.range(&req).map_err(mvcc_status)?;
         let header = node.header(resp.header_revision);
         Ok(range_to_pb(resp, header))
     }
 
-    async fn do_put(&self, req: pb::PutRequest) -> Result<pb::PutResponse, Status> {
+    async fn do_put(
+        &self,
+        metadata: MetadataMap,
+        req: pb::PutRequest,
+    ) -> Result<pb::PutResponse, Status> {
         let node = self.node.get()?;
         check_size(&node, &req)?;
-        match write(&node, mvcc::WriteRequest::Put(put_from_pb(req))).await? {
+        let put = mvcc::WriteRequest::Put(put_from_pb(req));
+        match write(&node, &metadata, put).await? {
             mvcc::WriteResponse::Put(r) => {
                 let header = node.header(r.header_revision);
                 Ok(put_to_pb(r, header))
@@ -48,11 +65,13 @@ impl KvService {
 
     async fn do_delete(
         &self,
+        metadata: MetadataMap,
         req: pb::DeleteRangeRequest,
     ) -> Result<pb::DeleteRangeResponse, Status> {
         let node = self.node.get()?;
         check_size(&node, &req)?;
-        match write(&node, mvcc::WriteRequest::DeleteRange(delete_from_pb(req))).await? {
+        let delete = mvcc::WriteRequest::DeleteRange(delete_from_pb(req));
+        match write(&node, &metadata, delete).await? {
             mvcc::WriteResponse::DeleteRange(r) => {
                 let header = node.header(r.header_revision);
                 Ok(delete_to_pb(r, header))
@@ -61,11 +80,15 @@ impl KvService {
         }
     }
 
-    async fn do_txn(&self, req: pb::TxnRequest) -> Result<pb::TxnResponse, Status> {
+    async fn do_txn(
+        &self,
+        metadata: MetadataMap,
+        req: pb::TxnRequest,
+    ) -> Result<pb::TxnResponse, Status> {
         let node = self.node.get()?;
         check_size(&node, &req)?;
         let txn = txn_from_pb(req)?;
-        match write(&node, mvcc::WriteRequest::Txn(txn)).await? {
+        match write(&node, &metadata, mvcc::WriteRequest::Txn(txn)).await? {
             mvcc::WriteResponse::Txn(r) => {
                 let header = node.header(r.header_revision);
                 Ok(txn_to_pb(r, header))
@@ -76,6 +99,7 @@ impl KvService {
 
     async fn do_compact(
         &self,
+        metadata: MetadataMap,
         req: pb::CompactionRequest,
     ) -> Result<pb::CompactionResponse, Status> {
         let node = self.node.get()?;
@@ -83,7 +107,7 @@ impl KvService {
             revision: req.revision,
             physical: req.physical,
         };
-        match write(&node, mvcc::WriteRequest::Compact(compact)).await? {
+        match write(&node, &metadata, mvcc::WriteRequest::Compact(compact)).await? {
             mvcc::WriteResponse::Compact(r) => Ok(pb::CompactionResponse {
                 header: node.header(r.header_revision),
             }),
@@ -101,7 +125,16 @@ fn check_size(node: &Node, req: &impl Message) -> Result<(), Status> {
     }
 }
 
-async fn write(node: &Node, req: mvcc::WriteRequest) -> Result<mvcc::WriteResponse, Status> {
+/// A write from a client: checked (validity first, as etcd's gRPC layer
+/// checks it before auth), authorized, then through the quota and the log.
+async fn write(
+    node: &Node,
+    metadata: &MetadataMap,
+    req: mvcc::WriteRequest,
+) -> Result<mvcc::WriteResponse, Status> {
+    node.store.validate(&req).map_err(mvcc_status)?;
+    let caller = node.caller(metadata)?;
+    let req = node.authorize_write(&caller, req)?;
     crate::quota::check(node, &req).await?;
     node.apply(req).await.map_err(replica_status)
 }
@@ -117,7 +150,11 @@ impl Kv for KvService {
         request: Request<pb::RangeRequest>,
     ) -> Result<Response<pb::RangeResponse>, Status> {
         let call = grpc_metrics::unary(SERVICE, "Range");
-        call.finish(self.do_range(request.into_inner()).await.map(Response::new))
+        call.finish(
+            self.do_range(request.metadata().clone(), request.into_inner())
+                .await
+                .map(Response::new),
+        )
     }
 
     async fn put(
@@ -125,7 +162,11 @@ impl Kv for KvService {
         request: Request<pb::PutRequest>,
     ) -> Result<Response<pb::PutResponse>, Status> {
         let call = grpc_metrics::unary(SERVICE, "Put");
-        call.finish(self.do_put(request.into_inner()).await.map(Response::new))
+        call.finish(
+            self.do_put(request.metadata().clone(), request.into_inner())
+                .await
+                .map(Response::new),
+        )
     }
 
     async fn delete_range(
@@ -134,7 +175,7 @@ impl Kv for KvService {
     ) -> Result<Response<pb::DeleteRangeResponse>, Status> {
         let call = grpc_metrics::unary(SERVICE, "DeleteRange");
         call.finish(
-            self.do_delete(request.into_inner())
+            self.do_delete(request.metadata().clone(), request.into_inner())
                 .await
                 .map(Response::new),
         )
@@ -145,7 +186,11 @@ impl Kv for KvService {
         request: Request<pb::TxnRequest>,
     ) -> Result<Response<pb::TxnResponse>, Status> {
         let call = grpc_metrics::unary(SERVICE, "Txn");
-        call.finish(self.do_txn(request.into_inner()).await.map(Response::new))
+        call.finish(
+            self.do_txn(request.metadata().clone(), request.into_inner())
+                .await
+                .map(Response::new),
+        )
     }
 
     async fn compact(
@@ -154,7 +199,7 @@ impl Kv for KvService {
     ) -> Result<Response<pb::CompactionResponse>, Status> {
         let call = grpc_metrics::unary(SERVICE, "Compact");
         call.finish(
-            self.do_compact(request.into_inner())
+            self.do_compact(request.metadata().clone(), request.into_inner())
                 .await
                 .map(Response::new),
         )

@@ -1,12 +1,15 @@
 //! The Lease service over `hark_lease::Lessor`.
 
+use hark_auth::Access;
 use hark_lease::{LeaseError, TimeToLive};
 use hark_proto::etcdserverpb::{self as pb, lease_server::Lease};
 use prost::Message;
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
+use tonic::metadata::MetadataMap;
 use tonic::{Code, Request, Response, Status, Streaming};
 
+use crate::access::{Needs, auth_status};
 use crate::cluster_leases::{keep_alive, time_to_live};
 use crate::errors::{lease_status, request_too_large};
 use crate::grpc_metrics;
@@ -23,7 +26,11 @@ impl LeaseService {
         LeaseService { node }
     }
 
-    async fn grant(&self, req: pb::LeaseGrantRequest) -> Result<pb::LeaseGrantResponse, Status> {
+    async fn grant(
+        &self,
+        metadata: MetadataMap,
+        req: pb::LeaseGrantRequest,
+    ) -> Result<pb::LeaseGrantResponse, Status> {
         let node = self.node.get()?;
         if req.encoded_len() > node.max_request_bytes {
             return Err(request_too_large());
@@ -32,6 +39,7 @@ impl LeaseService {
             id: req.id,
             ttl: req.ttl,
         });
+        node.authorize_write(&node.caller(&metadata)?, grant.clone())?;
         crate::quota::check(&node, &grant).await?;
         let (tx, rx) = oneshot::channel();
         node.lessor.grant(
@@ -50,8 +58,15 @@ impl LeaseService {
         })
     }
 
-    async fn revoke(&self, req: pb::LeaseRevokeRequest) -> Result<pb::LeaseRevokeResponse, Status> {
+    async fn revoke(
+        &self,
+        metadata: MetadataMap,
+        req: pb::LeaseRevokeRequest,
+    ) -> Result<pb::LeaseRevokeResponse, Status> {
         let node = self.node.get()?;
+        let revoke =
+            hark_mvcc::WriteRequest::LeaseRevoke(hark_mvcc::LeaseRevokeRequest { id: req.id });
+        node.authorize_write(&node.caller(&metadata)?, revoke)?;
         let (tx, rx) = oneshot::channel();
         node.lessor.revoke(
             req.id,
@@ -67,9 +82,17 @@ impl LeaseService {
 
     async fn time_to_live(
         &self,
+        metadata: MetadataMap,
         req: pb::LeaseTimeToLiveRequest,
     ) -> Result<pb::LeaseTimeToLiveResponse, Status> {
         let node = self.node.get()?;
+        let caller = node.caller(&metadata)?;
+        Needs::Authenticated.check(&caller)?;
+        if req.keys {
+            caller
+                .lease_keys(Access::Read, &node.lease_keys(req.id))
+                .map_err(auth_status)?;
+        }
         let asked = time_to_live(&node.replica, &node.lessor, req.id, req.keys)
             .await
             .map_err(lease_status)?;
@@ -112,7 +135,11 @@ impl Lease for LeaseService {
         request: Request<pb::LeaseGrantRequest>,
     ) -> Result<Response<pb::LeaseGrantResponse>, Status> {
         let call = grpc_metrics::unary(SERVICE, "LeaseGrant");
-        call.finish(self.grant(request.into_inner()).await.map(Response::new))
+        call.finish(
+            self.grant(request.metadata().clone(), request.into_inner())
+                .await
+                .map(Response::new),
+        )
     }
 
     async fn lease_revoke(
@@ -120,7 +147,11 @@ impl Lease for LeaseService {
         request: Request<pb::LeaseRevokeRequest>,
     ) -> Result<Response<pb::LeaseRevokeResponse>, Status> {
         let call = grpc_metrics::unary(SERVICE, "LeaseRevoke");
-        call.finish(self.revoke(request.into_inner()).await.map(Response::new))
+        call.finish(
+            self.revoke(request.metadata().clone(), request.into_inner())
+                .await
+                .map(Response::new),
+        )
     }
 
     type LeaseKeepAliveStream = ReceiverStream<Result<pb::LeaseKeepAliveResponse, Status>>;
@@ -130,6 +161,7 @@ impl Lease for LeaseService {
         request: Request<Streaming<pb::LeaseKeepAliveRequest>>,
     ) -> Result<Response<Self::LeaseKeepAliveStream>, Status> {
         let call = grpc_metrics::bidi_stream(SERVICE, "LeaseKeepAlive");
+        let metadata = request.metadata().clone();
         let mut inbound = request.into_inner();
         let mut shutdown = self.node.get()?.shutdown.clone();
         let handle = self.node.clone();
@@ -150,6 +182,18 @@ impl Lease for LeaseService {
                 let Ok(node) = handle.get() else {
                     break Code::Unavailable;
                 };
+                // Any user; unless root, one who may write every key of the lease.
+                let allowed = node.caller(&metadata).and_then(|caller| {
+                    Needs::Authenticated.check(&caller)?;
+                    caller
+                        .lease_keys(Access::Write, &node.lease_keys(req.id))
+                        .map_err(auth_status)
+                });
+                if let Err(status) = allowed {
+                    let code = status.code();
+                    let _ = tx.send(Err(status)).await;
+                    break code;
+                }
                 // etcd answers a keep-alive of an unknown or expired lease with
                 // TTL 0; a follower asks the leader, whose lessor keeps time.
                 let ttl = match keep_alive(&node.replica, &node.lessor, req.id).await {
@@ -179,7 +223,7 @@ impl Lease for LeaseService {
     ) -> Result<Response<pb::LeaseTimeToLiveResponse>, Status> {
         let call = grpc_metrics::unary(SERVICE, "LeaseTimeToLive");
         call.finish(
-            self.time_to_live(request.into_inner())
+            self.time_to_live(request.metadata().clone(), request.into_inner())
                 .await
                 .map(Response::new),
         )
@@ -187,9 +231,23 @@ impl Lease for LeaseService {
 
     async fn lease_leases(
         &self,
-        _request: Request<pb::LeaseLeasesRequest>,
+        request: Request<pb::LeaseLeasesRequest>,
     ) -> Result<Response<pb::LeaseLeasesResponse>, Status> {
         let call = grpc_metrics::unary(SERVICE, "LeaseLeases");
+        // Unless root, the caller must read every key of every lease.
+        let allowed = self.node.get().and_then(|node| {
+            let caller = node.caller(request.metadata())?;
+            Needs::Authenticated.check(&caller)?;
+            for id in node.lessor.leases() {
+                caller
+                    .lease_keys(Access::Read, &node.lease_keys(id))
+                    .map_err(auth_status)?;
+            }
+            Ok(())
+        });
+        if let Err(e) = allowed {
+            return call.finish(Err(e));
+        }
         let leases = |node: std::sync::Arc<crate::node::Node>| {
             let leases = node
                 .lessor

@@ -8,6 +8,8 @@
 //! [`start`] binds the listeners and serves until [`RunningServer::shutdown`];
 //! the `hark` binary wraps it with etcd's flags ([`Config`]).
 
+mod access;
+mod auth;
 mod authority;
 mod cluster_leases;
 mod compactor;

@@ -11,6 +11,7 @@ use hark_raft::{MemberInfo, MembershipChange, Replica};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
+use crate::access::{Needs, require};
 use crate::errors::{mvcc_status, replica_status};
 use crate::grpc_metrics;
 use crate::node::NodeHandle;
@@ -243,30 +244,46 @@ impl Maintenance for MaintenanceService {
         request: Request<pb::AlarmRequest>,
     ) -> Result<Response<pb::AlarmResponse>, Status> {
         let call = grpc_metrics::unary(MAINTENANCE, "Alarm");
+        let needs = match pb::alarm_request::AlarmAction::try_from(request.get_ref().action) {
+            Ok(pb::alarm_request::AlarmAction::Get) => Needs::Authenticated,
+            _ => Needs::Admin,
+        };
+        if let Err(e) = require(&self.node, request.metadata(), needs) {
+            return call.finish(Err(e));
+        }
         call.finish(self.do_alarm(request.into_inner()).await.map(Response::new))
     }
 
     async fn status(
         &self,
-        _request: Request<pb::StatusRequest>,
+        request: Request<pb::StatusRequest>,
     ) -> Result<Response<pb::StatusResponse>, Status> {
         let call = grpc_metrics::unary(MAINTENANCE, "Status");
+        if let Err(e) = require(&self.node, request.metadata(), Needs::Authenticated) {
+            return call.finish(Err(e));
+        }
         call.finish(self.do_status().map(Response::new))
     }
 
     async fn defragment(
         &self,
-        _request: Request<pb::DefragmentRequest>,
+        request: Request<pb::DefragmentRequest>,
     ) -> Result<Response<pb::DefragmentResponse>, Status> {
         let call = grpc_metrics::unary(MAINTENANCE, "Defragment");
+        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
+            return call.finish(Err(e));
+        }
         call.finish(self.do_defragment().await.map(Response::new))
     }
 
     async fn hash(
         &self,
-        _request: Request<pb::HashRequest>,
+        request: Request<pb::HashRequest>,
     ) -> Result<Response<pb::HashResponse>, Status> {
         let call = grpc_metrics::unary(MAINTENANCE, "Hash");
+        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
+            return call.finish(Err(e));
+        }
         call.finish(self.do_hash().await.map(Response::new))
     }
 
@@ -275,6 +292,9 @@ impl Maintenance for MaintenanceService {
         request: Request<pb::HashKvRequest>,
     ) -> Result<Response<pb::HashKvResponse>, Status> {
         let call = grpc_metrics::unary(MAINTENANCE, "HashKV");
+        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
+            return call.finish(Err(e));
+        }
         call.finish(
             self.do_hash_kv(request.into_inner())
                 .await
@@ -286,9 +306,12 @@ impl Maintenance for MaintenanceService {
 
     async fn snapshot(
         &self,
-        _request: Request<pb::SnapshotRequest>,
+        request: Request<pb::SnapshotRequest>,
     ) -> Result<Response<Self::SnapshotStream>, Status> {
         let call = grpc_metrics::server_stream(MAINTENANCE, "Snapshot");
+        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
+            return call.finish(Err(e));
+        }
         let node = match self.node.get() {
             Ok(node) => node,
             Err(e) => return call.finish(Err(e)),
@@ -324,6 +347,9 @@ impl Maintenance for MaintenanceService {
         request: Request<pb::MoveLeaderRequest>,
     ) -> Result<Response<pb::MoveLeaderResponse>, Status> {
         let call = grpc_metrics::unary(MAINTENANCE, "MoveLeader");
+        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
+            return call.finish(Err(e));
+        }
         let node = match self.node.get() {
             Ok(node) => node,
             Err(e) => return call.finish(Err(e)),
@@ -343,9 +369,13 @@ impl Maintenance for MaintenanceService {
 
     async fn downgrade(
         &self,
-        _request: Request<pb::DowngradeRequest>,
+        request: Request<pb::DowngradeRequest>,
     ) -> Result<Response<pb::DowngradeResponse>, Status> {
-        grpc_metrics::unary(MAINTENANCE, "Downgrade").finish(Err(unsupported("Downgrade")))
+        let call = grpc_metrics::unary(MAINTENANCE, "Downgrade");
+        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
+            return call.finish(Err(e));
+        }
+        call.finish(Err(unsupported("Downgrade")))
     }
 }
 
@@ -399,6 +429,9 @@ impl Cluster for ClusterService {
         request: Request<pb::MemberAddRequest>,
     ) -> Result<Response<pb::MemberAddResponse>, Status> {
         let call = grpc_metrics::unary(CLUSTER, "MemberAdd");
+        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
+            return call.finish(Err(e));
+        }
         let req = request.into_inner();
         let result = async {
             let node = self.node.get()?;
@@ -442,6 +475,9 @@ impl Cluster for ClusterService {
         request: Request<pb::MemberRemoveRequest>,
     ) -> Result<Response<pb::MemberRemoveResponse>, Status> {
         let call = grpc_metrics::unary(CLUSTER, "MemberRemove");
+        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
+            return call.finish(Err(e));
+        }
         let id = request.into_inner().id;
         let result = self
             .change(MembershipChange::Remove { id })
@@ -455,6 +491,9 @@ impl Cluster for ClusterService {
         request: Request<pb::MemberUpdateRequest>,
     ) -> Result<Response<pb::MemberUpdateResponse>, Status> {
         let call = grpc_metrics::unary(CLUSTER, "MemberUpdate");
+        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
+            return call.finish(Err(e));
+        }
         let req = request.into_inner();
         let valid = !req.peer_ur_ls.is_empty()
             && req.peer_ur_ls.iter().all(|u| crate::config::is_peer_url(u));
@@ -476,6 +515,9 @@ impl Cluster for ClusterService {
         request: Request<pb::MemberListRequest>,
     ) -> Result<Response<pb::MemberListResponse>, Status> {
         let call = grpc_metrics::unary(CLUSTER, "MemberList");
+        if let Err(e) = require(&self.node, request.metadata(), Needs::Authenticated) {
+            return call.finish(Err(e));
+        }
         let node = match self.node.get() {
             Ok(node) => node,
             Err(e) => return call.finish(Err(e)),
@@ -497,6 +539,9 @@ impl Cluster for ClusterService {
         request: Request<pb::MemberPromoteRequest>,
     ) -> Result<Response<pb::MemberPromoteResponse>, Status> {
         let call = grpc_metrics::unary(CLUSTER, "MemberPromote");
+        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
+            return call.finish(Err(e));
+        }
         let id = request.into_inner().id;
         let result = self
             .change(MembershipChange::Promote { id })

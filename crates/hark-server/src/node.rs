@@ -3,6 +3,7 @@
 
 use std::sync::{Arc, Weak};
 
+use hark_auth::AuthStore;
 use hark_lease::Lessor;
 use hark_mvcc::{Store, WriteRequest, WriteResponse};
 use hark_proto::etcdserverpb::ResponseHeader;
@@ -24,6 +25,8 @@ pub struct Node {
     /// The replicated log every write goes through (a cluster of one when
     /// this member runs alone).
     pub replica: Arc<Replica>,
+    /// Users, roles and tokens (etcd's auth store).
+    pub auth: AuthStore,
     /// Flips to `true` at shutdown: long-lived streams end themselves.
     pub shutdown: watch::Receiver<bool>,
 }

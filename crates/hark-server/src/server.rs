@@ -8,8 +8,8 @@ use std::time::Duration;
 use hark_lease::{Lessor, LessorConfig};
 use hark_mvcc::{Store, StoreOptions};
 use hark_proto::etcdserverpb::{
-    cluster_server::ClusterServer, kv_server::KvServer, lease_server::LeaseServer,
-    maintenance_server::MaintenanceServer,
+    auth_server::AuthServer, cluster_server::ClusterServer, kv_server::KvServer,
+    lease_server::LeaseServer, maintenance_server::MaintenanceServer,
 };
 use hark_raft::{Join, MemberInfo, MembershipChange, Replica, ReplicaConfig, ReplicaError};
 use hark_watch::{WatchConfig, WatchHub};
@@ -21,6 +21,7 @@ use tokio_stream::wrappers::TcpListenerStream;
 use tonic::service::Routes;
 use tonic::transport::Server;
 
+use crate::auth::AuthService;
 use crate::authority::AuthorityFix;
 use crate::cluster_leases::{LeaseForwards, ReplicatedLeases, follow_leadership};
 use crate::config::{ClusterPlan, ClusterState, Config, socket_addrs};
@@ -132,7 +133,16 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     });
     let lessor = Lessor::start_with_log(store.clone(), lease_log, lessor_config, false);
     let (stop, shutdown) = watch::channel(false);
+    let auth = hark_auth::AuthStore::new(
+        store.clone(),
+        hark_auth::AuthOptions {
+            bcrypt_cost: config.bcrypt_cost,
+            token_ttl: Duration::from_secs(config.auth_token_ttl.max(1)),
+        },
+    )
+    .map_err(|e| format!("cannot read the auth store: {e}"))?;
     let node = Arc::new(Node {
+        auth,
         store,
         hub,
         lessor,
@@ -162,6 +172,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
                 MaintenanceServer::new(MaintenanceService::new(handle.clone()))
                     .max_decoding_message_size(limit),
             )
+            .add_service(AuthServer::new(AuthService::new(handle.clone())))
             .add_service(
                 ClusterServer::new(ClusterService::new(handle.clone()))
                     .max_decoding_message_size(limit),
@@ -518,10 +529,14 @@ impl RunningServer {
             match Arc::try_unwrap(node) {
                 Ok(owned) => {
                     let Node {
-                        store, hub, lessor, ..
+                        store,
+                        hub,
+                        lessor,
+                        auth,
+                        ..
                     } = owned;
                     let _ = tokio::task::spawn_blocking(move || {
-                        drop(lessor);
+                        drop((lessor, auth));
                         hub.shutdown();
                         // The last handle: joins the store's threads, closes RocksDB.
                         drop(store);

@@ -91,7 +91,8 @@ impl StreamingService<pb::WatchRequest> for WatchMethod {
             .metadata()
             .get(REQUIRE_LEADER_KEY)
             .is_some_and(|v| v == "true");
-        Box::pin(async move { open_stream(handle, request.into_inner(), require_leader) })
+        let metadata = request.metadata().clone();
+        Box::pin(async move { open_stream(handle, metadata, request.into_inner(), require_leader) })
     }
 }
 
@@ -106,6 +107,7 @@ type Fragmented = Arc<Mutex<HashSet<i64>>>;
 
 fn open_stream(
     handle: NodeHandle,
+    metadata: tonic::metadata::MetadataMap,
     inbound: Streaming<pb::WatchRequest>,
     require_leader: bool,
 ) -> Result<Response<FrameStream>, Status> {
@@ -121,6 +123,7 @@ fn open_stream(
     let lost_leader = Arc::new(std::sync::atomic::AtomicBool::new(false));
     tokio::spawn(recv_loop(
         node.shutdown.clone(),
+        (handle.clone(), metadata),
         inbound,
         stream,
         fragmented.clone(),
@@ -162,6 +165,7 @@ async fn leader_lost(replica: Option<&Arc<hark_raft::Replica>>) {
 
 async fn recv_loop(
     mut shutdown: tokio::sync::watch::Receiver<bool>,
+    caller: (NodeHandle, tonic::metadata::MetadataMap),
     mut inbound: Streaming<pb::WatchRequest>,
     stream: WatchStream,
     fragmented: Fragmented,
@@ -174,7 +178,7 @@ async fn recv_loop(
             msg = inbound.message() => match msg {
                 Ok(Some(req)) => {
                     call.received();
-                    handle(&stream, &fragmented, req)
+                    handle(&caller, &stream, &fragmented, req)
                 }
                 // etcd's watch stream ends only when its client cancels it:
                 // a client's close counts as Canceled there.
@@ -196,9 +200,22 @@ async fn recv_loop(
     call.handled(code);
 }
 
-fn handle(stream: &WatchStream, fragmented: &Fragmented, req: pb::WatchRequest) {
+fn handle(
+    (node, metadata): &(NodeHandle, tonic::metadata::MetadataMap),
+    stream: &WatchStream,
+    fragmented: &Fragmented,
+    req: pb::WatchRequest,
+) {
     match req.request_union {
         Some(RequestUnion::CreateRequest(c)) => {
+            // A negative start revision is refused first (by the engine).
+            if c.start_revision >= 0
+                && let Ok(node) = node.get()
+                && let Some(reason) = node.watch_refusal(metadata, &c.key, &c.range_end)
+            {
+                stream.reject(reason);
+                return;
+            }
             let filters = |f: FilterType| c.filters.contains(&(f as i32));
             let create = WatchRequest {
                 id: c.watch_id,

@@ -215,6 +215,16 @@ impl WatchStream {
         result
     }
 
+    /// Refuses a create for a reason of the caller's (e.g. permission): the
+    /// client gets created + canceled with `reason` and watch id -1, in order
+    /// with the stream's other replies; no id is used.
+    pub fn reject(&self, reason: String) {
+        let _ = self.commands.send(Command::Reject {
+            stream: self.id,
+            reason,
+        });
+    }
+
     fn admit(&self, req: &mut WatchRequest) -> Result<WatchId, WatchError> {
         let mut ids = self.ids.lock();
         if ids.closed {

@@ -1,0 +1,789 @@
+//! Authentication and permissions as users meet them.
+//!
+//! * etcdctl 3.4 and 3.5 run one auth script against etcd 3.5.1 and
+//!   against Hark; their output (stdout, stderr without clientv3's JSON
+//!   log lines, exit codes) must be the same bytes.
+//! * An attacker battery over raw gRPC: each of etcd's auth advisories and
+//!   each permission rule, refused with etcd's error while the server keeps
+//!   serving everyone else.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use hark_proto::etcdserverpb as pb;
+use pb::{
+    auth_client::AuthClient, kv_client::KvClient, lease_client::LeaseClient,
+    maintenance_client::MaintenanceClient, watch_client::WatchClient,
+};
+use tonic::transport::Channel;
+
+/// One etcdctl command: args and stdin.
+type Step = (&'static [&'static str], &'static str);
+
+/// The auth script; `{R}` is root's `--user`, `{A}` alice's. It leaves out
+/// what etcd 3.5.1 still allowed and later etcd (and Hark) refuse: a
+/// non-root compaction (3.5.28) and an inverted permission range; the
+/// attacker battery below covers those.
+const SCRIPT: &[Step] = &[
+    (&["user", "add", "root:rootpw"], ""),
+    (&["auth", "enable"], ""),
+    (&["role", "add", "root"], ""),
+    (&["user", "grant-role", "root", "root"], ""),
+    (&["auth", "enable"], ""),
+    (&["get", "a"], ""),
+    (&["{R}", "put", "a", "1"], ""),
+    (&["{R}", "user", "add", "alice:alicepw"], ""),
+    (&["{R}", "user", "add", "alice:again"], ""),
+    (&["{R}", "role", "add", "r"], ""),
+    (
+        &["{R}", "role", "grant-permission", "r", "read", "a", "c"],
+        "",
+    ),
+    (
+        &[
+            "{R}",
+            "role",
+            "grant-permission",
+            "--prefix",
+            "r",
+            "readwrite",
+            "w",
+        ],
+        "",
+    ),
+    (
+        &[
+            "{R}",
+            "role",
+            "grant-permission",
+            "--from-key",
+            "r",
+            "read",
+            "z",
+        ],
+        "",
+    ),
+    (&["{R}", "role", "grant-permission", "r", "write", "p"], ""),
+    (
+        &["{R}", "role", "grant-permission", "nope", "read", "b"],
+        "",
+    ),
+    (&["{R}", "user", "grant-role", "alice", "r"], ""),
+    (&["{R}", "user", "grant-role", "alice", "nope"], ""),
+    (&["{R}", "role", "get", "r"], ""),
+    (&["{R}", "user", "get", "alice"], ""),
+    (&["{R}", "user", "get", "--detail", "alice"], ""),
+    (&["{R}", "user", "list"], ""),
+    (&["{R}", "role", "list"], ""),
+    (&["{A}", "get", "a"], ""),
+    (&["{A}", "put", "a", "2"], ""),
+    (&["{A}", "put", "w1", "2"], ""),
+    (&["{A}", "get", "--prefix", "w"], ""),
+    (&["{A}", "get", "--from-key", "z"], ""),
+    (&["{A}", "get", "--from-key", "y"], ""),
+    (&["{A}", "get", "--prefix", ""], ""),
+    (&["{A}", "put", "p", "x"], ""),
+    (&["{A}", "put", "--prev-kv", "p", "y"], ""),
+    (&["{A}", "del", "--prev-kv", "w1"], ""),
+    (&["{A}", "user", "list"], ""),
+    (&["{A}", "user", "get", "alice"], ""),
+    (&["{A}", "role", "get", "r"], ""),
+    (&["{A}", "role", "get", "root"], ""),
+    (&["--user", "alice:wrong", "get", "a"], ""),
+    (&["--user", "nobody:x", "get", "a"], ""),
+    (&["{R}", "role", "revoke-permission", "r", "a", "c"], ""),
+    (&["{R}", "role", "revoke-permission", "r", "a", "c"], ""),
+    (
+        &["{R}", "role", "revoke-permission", "--prefix", "r", "w"],
+        "",
+    ),
+    (&["{R}", "role", "get", "r"], ""),
+    (
+        &["{R}", "user", "passwd", "alice", "--interactive=false"],
+        "newpw\n",
+    ),
+    (&["--user", "alice:alicepw", "get", "a"], ""),
+    (&["--user", "alice:newpw", "get", "a"], ""),
+    (&["{R}", "user", "revoke-role", "alice", "r"], ""),
+    (&["{R}", "user", "revoke-role", "alice", "r"], ""),
+    (&["{R}", "user", "get", "alice"], ""),
+    (&["{R}", "user", "delete", "root"], ""),
+    (&["{R}", "role", "delete", "root"], ""),
+    (&["{R}", "user", "revoke-role", "root", "root"], ""),
+    (&["{R}", "user", "delete", "alice"], ""),
+    (&["{R}", "user", "delete", "alice"], ""),
+    (&["{R}", "role", "delete", "r"], ""),
+    (&["{R}", "role", "delete", "r"], ""),
+    (&["{R}", "auth", "disable"], ""),
+    (&["get", "a"], ""),
+    (&["user", "list"], ""),
+];
+
+/// Steps only etcdctl 3.5 has.
+const SCRIPT_35: &[Step] = &[
+    (&["auth", "status"], ""),
+    (&["auth", "enable"], ""),
+    (&["{R}", "auth", "status"], ""),
+    (&["{R}", "auth", "disable"], ""),
+];
+
+fn run_script(ctl: &Path, endpoint: &str, steps: &[Step]) -> String {
+    let mut transcript = String::new();
+    for (args, stdin) in steps {
+        let args: Vec<&str> = args
+            .iter()
+            .flat_map(|a| match *a {
+                "{R}" => vec!["--user", "root:rootpw"],
+                "{A}" => vec!["--user", "alice:alicepw"],
+                other => vec![other],
+            })
+            .collect();
+        let mut child = Command::new(ctl)
+            .env("ETCDCTL_API", "3")
+            .arg(format!("--endpoints={endpoint}"))
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr: String = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .filter(|l| !l.starts_with("{\"level\""))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        transcript += &format!(
+            "$ {}\n{}{}[exit {}]\n",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout),
+            stderr,
+            out.status.code().unwrap_or(-1)
+        );
+    }
+    transcript
+}
+
+#[test]
+fn etcdctl_auth_flow_matches_etcd() {
+    let Some(etcd_bin) = common::etcd::tool("etcd-3.5") else {
+        return;
+    };
+    let ctls: Vec<_> = ["etcdctl", "etcdctl-3.5"]
+        .into_iter()
+        .filter_map(|name| common::etcd::tool(name).map(|p| (name, p)))
+        .collect();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    for (name, ctl) in ctls {
+        let mut steps = SCRIPT.to_vec();
+        if name == "etcdctl-3.5" {
+            steps.extend_from_slice(SCRIPT_35);
+        }
+        let etcd = common::etcd::Etcd::start(&etcd_bin);
+        let want = run_script(&ctl, &etcd.endpoint, &steps);
+        drop(etcd);
+        let hark = rt.block_on(common::start(&[]));
+        let got = run_script(&ctl, &hark.endpoint(), &steps);
+        rt.block_on(hark.server.shutdown());
+        if got != want {
+            let diff: Vec<String> = want
+                .lines()
+                .zip(got.lines())
+                .filter(|(w, g)| w != g)
+                .map(|(w, g)| format!("etcd: {w}\nhark: {g}"))
+                .take(10)
+                .collect();
+            panic!(
+                "{name}: Hark's transcript differs from etcd's:\n{}\n\n--- etcd\n{want}\n--- hark\n{got}",
+                diff.join("\n")
+            );
+        }
+        assert!(want.contains("Authentication Enabled"), "{want}");
+    }
+}
+
+// ---- the attacker battery ----
+
+const ROOT_PW: &str = "rootpw";
+
+struct Battery {
+    channel: Channel,
+    root: String,
+    alice: String,
+}
+
+fn with_token<T>(message: T, token: &str) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    if !token.is_empty() {
+        request
+            .metadata_mut()
+            .insert("token", token.parse().unwrap());
+    }
+    request
+}
+
+async fn authenticate(
+    channel: &Channel,
+    name: &str,
+    password: &str,
+) -> Result<String, tonic::Status> {
+    let resp = AuthClient::new(channel.clone())
+        .authenticate(pb::AuthenticateRequest {
+            name: name.into(),
+            password: password.into(),
+        })
+        .await?;
+    Ok(resp.into_inner().token)
+}
+
+fn perm(kind: i32, key: &str, end: &str) -> Option<hark_proto::authpb::Permission> {
+    Some(hark_proto::authpb::Permission {
+        perm_type: kind,
+        key: key.as_bytes().to_vec().into(),
+        range_end: end.as_bytes().to_vec().into(),
+    })
+}
+
+/// root; alice with role `r`: read [a, c), read "p" only, readwrite prefix "w".
+async fn setup(endpoint: &str) -> Battery {
+    let channel = Channel::from_shared(endpoint.to_string())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut auth = AuthClient::new(channel.clone());
+    auth.user_add(pb::AuthUserAddRequest {
+        name: "root".into(),
+        password: ROOT_PW.into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    auth.user_grant_role(pb::AuthUserGrantRoleRequest {
+        user: "root".into(),
+        role: "root".into(),
+    })
+    .await
+    .unwrap();
+    auth.auth_enable(pb::AuthEnableRequest {}).await.unwrap();
+    let root = authenticate(&channel, "root", ROOT_PW).await.unwrap();
+    let as_root = |m| with_token(m, &root);
+    auth.user_add(as_root(pb::AuthUserAddRequest {
+        name: "alice".into(),
+        password: "alicepw".into(),
+        ..Default::default()
+    }))
+    .await
+    .unwrap();
+    auth.role_add(with_token(
+        pb::AuthRoleAddRequest { name: "r".into() },
+        &root,
+    ))
+    .await
+    .unwrap();
+    for p in [perm(0, "a", "c"), perm(0, "p", ""), perm(2, "w", "x")] {
+        auth.role_grant_permission(with_token(
+            pb::AuthRoleGrantPermissionRequest {
+                name: "r".into(),
+                perm: p,
+            },
+            &root,
+        ))
+        .await
+        .unwrap();
+    }
+    auth.user_grant_role(with_token(
+        pb::AuthUserGrantRoleRequest {
+            user: "alice".into(),
+            role: "r".into(),
+        },
+        &root,
+    ))
+    .await
+    .unwrap();
+    let alice = authenticate(&channel, "alice", "alicepw").await.unwrap();
+    Battery {
+        channel,
+        root,
+        alice,
+    }
+}
+
+#[track_caller]
+fn refused<T: std::fmt::Debug>(result: Result<T, tonic::Status>, code: tonic::Code, message: &str) {
+    let status = result.expect_err("refused");
+    assert_eq!((status.code(), status.message()), (code, message));
+}
+
+const DENIED: &str = "etcdserver: permission denied";
+
+async fn put(b: &Battery, token: &str, key: &str) -> Result<pb::PutResponse, tonic::Status> {
+    KvClient::new(b.channel.clone())
+        .put(with_token(
+            pb::PutRequest {
+                key: key.as_bytes().to_vec().into(),
+                value: b"v".to_vec().into(),
+                ..Default::default()
+            },
+            token,
+        ))
+        .await
+        .map(|r| r.into_inner())
+}
+
+async fn range(
+    b: &Battery,
+    token: &str,
+    key: &str,
+    range_end: &str,
+) -> Result<pb::RangeResponse, tonic::Status> {
+    KvClient::new(b.channel.clone())
+        .range(with_token(
+            pb::RangeRequest {
+                key: key.as_bytes().to_vec().into(),
+                range_end: range_end.as_bytes().to_vec().into(),
+                ..Default::default()
+            },
+            token,
+        ))
+        .await
+        .map(|r| r.into_inner())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_are_required_and_checked() {
+    let server = common::start(&["--auth-token-ttl=2"]).await;
+    let b = setup(&server.endpoint()).await;
+    use tonic::Code;
+    // No token.
+    refused(
+        range(&b, "", "a", "").await,
+        Code::InvalidArgument,
+        "etcdserver: user name is empty",
+    );
+    refused(
+        put(&b, "", "w1").await,
+        Code::InvalidArgument,
+        "etcdserver: user name is empty",
+    );
+    // A forged token, a wrong password, an unknown user.
+    refused(
+        range(&b, "abcdefghijklmnop.1", "a", "").await,
+        Code::Unauthenticated,
+        "etcdserver: invalid auth token",
+    );
+    let failed = "etcdserver: authentication failed, invalid user ID or password";
+    refused(
+        authenticate(&b.channel, "alice", "wrong").await,
+        Code::InvalidArgument,
+        failed,
+    );
+    refused(
+        authenticate(&b.channel, "mallory", "x").await,
+        Code::InvalidArgument,
+        failed,
+    );
+    // `Bearer ` in `authorization` works as the bare token does.
+    let mut bearer = tonic::Request::new(pb::RangeRequest {
+        key: b"a".to_vec().into(),
+        ..Default::default()
+    });
+    bearer.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {}", b.alice).parse().unwrap(),
+    );
+    KvClient::new(b.channel.clone())
+        .range(bearer)
+        .await
+        .unwrap();
+    // An expired token: its TTL (2 s) runs from its last use.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    range(&b, &b.alice, "a", "").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    range(&b, &b.alice, "a", "")
+        .await
+        .expect("each use starts the TTL again");
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    refused(
+        range(&b, &b.alice, "a", "").await,
+        Code::Unauthenticated,
+        "etcdserver: invalid auth token",
+    );
+    refused(
+        range(&b, &b.root, "a", "").await,
+        Code::Unauthenticated,
+        "etcdserver: invalid auth token",
+    );
+    // The server still serves a fresh login.
+    let alice = authenticate(&b.channel, "alice", "alicepw").await.unwrap();
+    range(&b, &alice, "a", "").await.unwrap();
+    server.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn key_permissions_hold_for_every_request_kind() {
+    let server = common::start(&[]).await;
+    let b = setup(&server.endpoint()).await;
+    use tonic::Code;
+    let mut kv = KvClient::new(b.channel.clone());
+    put(&b, &b.root, "secret").await.unwrap();
+    // Reads: within [a, c) yes; a range past it, a prefix over a point
+    // grant, a from-key over a point grant: no.
+    range(&b, &b.alice, "a", "c").await.unwrap();
+    refused(
+        range(&b, &b.alice, "a", "d").await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    range(&b, &b.alice, "p", "").await.unwrap();
+    refused(
+        range(&b, &b.alice, "p", "q").await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    refused(
+        range(&b, &b.alice, "p", "\0").await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    refused(
+        range(&b, &b.alice, "\0", "\0").await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    // Writes, and prev_kv reads what it returns.
+    put(&b, &b.alice, "w1").await.unwrap();
+    refused(put(&b, &b.alice, "a").await, Code::PermissionDenied, DENIED);
+    // A forbidden write hidden in a nested txn branch refuses the whole txn.
+    let before = range(&b, &b.root, "secret", "")
+        .await
+        .unwrap()
+        .header
+        .unwrap()
+        .revision;
+    let forbidden = pb::RequestOp {
+        request: Some(pb::request_op::Request::RequestPut(pb::PutRequest {
+            key: b"secret".to_vec().into(),
+            value: b"stolen".to_vec().into(),
+            ..Default::default()
+        })),
+    };
+    let nested = pb::TxnRequest {
+        compare: vec![],
+        success: vec![],
+        failure: vec![pb::RequestOp {
+            request: Some(pb::request_op::Request::RequestTxn(pb::TxnRequest {
+                success: vec![forbidden],
+                ..Default::default()
+            })),
+        }],
+    };
+    refused(
+        kv.txn(with_token(nested, &b.alice)).await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    // A compare reads its key.
+    let compare = pb::TxnRequest {
+        compare: vec![pb::Compare {
+            key: b"secret".to_vec().into(),
+            target: pb::compare::CompareTarget::Version as i32,
+            target_union: Some(pb::compare::TargetUnion::Version(0)),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    refused(
+        kv.txn(with_token(compare, &b.alice)).await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    let after = range(&b, &b.root, "secret", "").await.unwrap();
+    assert_eq!(
+        after.header.unwrap().revision,
+        before,
+        "nothing was written"
+    );
+    assert_eq!(&after.kvs[0].value[..], b"v");
+    server.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watches_are_checked_at_create_against_the_range_as_sent() {
+    let server = common::start(&[]).await;
+    let b = setup(&server.endpoint()).await;
+    let (tx, rx) = tokio::sync::mpsc::channel(8);
+    let mut stream = WatchClient::new(b.channel.clone())
+        .watch(with_token(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+            &b.alice,
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    let create = |key: &str, end: &str| pb::WatchRequest {
+        request_union: Some(pb::watch_request::RequestUnion::CreateRequest(
+            pb::WatchCreateRequest {
+                key: key.as_bytes().to_vec().into(),
+                range_end: end.as_bytes().to_vec().into(),
+                ..Default::default()
+            },
+        )),
+    };
+    let reason = "rpc error: code = PermissionDenied desc = etcdserver: permission denied";
+    // GHSA-xg4h-6gfc-h4m8: read on "p" alone does not allow watching from "p".
+    for (key, end) in [("p", "\0"), ("p", "q"), ("", "\0"), ("a", "d")] {
+        tx.send(create(key, end)).await.unwrap();
+        let r = stream.message().await.unwrap().unwrap();
+        assert!(r.created && r.canceled, "{key:?}..{end:?}: {r:?}");
+        assert_eq!((r.watch_id, r.cancel_reason.as_str()), (-1, reason));
+    }
+    // A permitted create still gets the stream's first id.
+    tx.send(create("p", "")).await.unwrap();
+    let r = stream.message().await.unwrap().unwrap();
+    assert!(r.created && !r.canceled, "{r:?}");
+    assert_eq!(r.watch_id, 0);
+    put(&b, &b.root, "p").await.unwrap();
+    let r = stream.message().await.unwrap().unwrap();
+    assert_eq!(&r.events[0].kv.as_ref().unwrap().key[..], b"p");
+    server.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leases_and_admin_calls_need_their_permissions() {
+    let server = common::start(&[]).await;
+    let b = setup(&server.endpoint()).await;
+    use tonic::Code;
+    let mut lease = LeaseClient::new(b.channel.clone());
+    let id = lease
+        .lease_grant(with_token(
+            pb::LeaseGrantRequest { ttl: 60, id: 0 },
+            &b.root,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .id;
+    let mut kv = KvClient::new(b.channel.clone());
+    kv.put(with_token(
+        pb::PutRequest {
+            key: b"secret".to_vec().into(),
+            value: b"v".to_vec().into(),
+            lease: id,
+            ..Default::default()
+        },
+        &b.root,
+    ))
+    .await
+    .unwrap();
+    // Any user may grant a lease of its own.
+    lease
+        .lease_grant(with_token(
+            pb::LeaseGrantRequest { ttl: 60, id: 0 },
+            &b.alice,
+        ))
+        .await
+        .unwrap();
+    // Lease calls on a lease holding a key outside alice's permission.
+    refused(
+        lease
+            .lease_revoke(with_token(pb::LeaseRevokeRequest { id }, &b.alice))
+            .await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    refused(
+        lease
+            .lease_time_to_live(with_token(
+                pb::LeaseTimeToLiveRequest { id, keys: true },
+                &b.alice,
+            ))
+            .await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    refused(
+        lease
+            .lease_leases(with_token(pb::LeaseLeasesRequest {}, &b.alice))
+            .await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    refused(
+        kv.put(with_token(
+            pb::PutRequest {
+                key: b"w1".to_vec().into(),
+                value: b"v".to_vec().into(),
+                lease: id,
+                ..Default::default()
+            },
+            &b.alice,
+        ))
+        .await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    tx.send(pb::LeaseKeepAliveRequest { id }).await.unwrap();
+    let mut keep = lease
+        .lease_keep_alive(with_token(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+            &b.alice,
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    refused(keep.message().await, Code::PermissionDenied, DENIED);
+    // Without keys, TimeToLive needs only a user.
+    lease
+        .lease_time_to_live(with_token(
+            pb::LeaseTimeToLiveRequest { id, keys: false },
+            &b.alice,
+        ))
+        .await
+        .unwrap();
+
+    // Admin-only calls, refused to alice.
+    let mut m = MaintenanceClient::new(b.channel.clone());
+    refused(
+        kv.compact(with_token(
+            pb::CompactionRequest {
+                revision: 1,
+                physical: false,
+            },
+            &b.alice,
+        ))
+        .await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    refused(
+        m.defragment(with_token(pb::DefragmentRequest {}, &b.alice))
+            .await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    refused(
+        m.hash(with_token(pb::HashRequest {}, &b.alice)).await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    refused(
+        m.hash_kv(with_token(pb::HashKvRequest { revision: 0 }, &b.alice))
+            .await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    refused(
+        m.snapshot(with_token(pb::SnapshotRequest {}, &b.alice))
+            .await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    refused(
+        m.move_leader(with_token(pb::MoveLeaderRequest { target_id: 1 }, &b.alice))
+            .await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    let activate = pb::AlarmRequest {
+        action: pb::alarm_request::AlarmAction::Activate as i32,
+        member_id: 1,
+        alarm: pb::AlarmType::Nospace as i32,
+    };
+    refused(
+        m.alarm(with_token(activate, &b.alice)).await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    let mut cluster = pb::cluster_client::ClusterClient::new(b.channel.clone());
+    refused(
+        cluster
+            .member_add(with_token(
+                pb::MemberAddRequest {
+                    peer_ur_ls: vec!["http://127.0.0.1:1".into()],
+                    is_learner: true,
+                },
+                &b.alice,
+            ))
+            .await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    let mut auth = AuthClient::new(b.channel.clone());
+    refused(
+        auth.auth_status(with_token(pb::AuthStatusRequest {}, &b.alice))
+            .await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    refused(
+        auth.user_list(with_token(pb::AuthUserListRequest {}, &b.alice))
+            .await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    refused(
+        auth.role_grant_permission(with_token(
+            pb::AuthRoleGrantPermissionRequest {
+                name: "r".into(),
+                perm: perm(2, "\0", "\0"),
+            },
+            &b.alice,
+        ))
+        .await,
+        Code::PermissionDenied,
+        DENIED,
+    );
+    // Any authenticated user: Status, MemberList, alarm listing.
+    m.status(with_token(pb::StatusRequest {}, &b.alice))
+        .await
+        .unwrap();
+    cluster
+        .member_list(with_token(
+            pb::MemberListRequest {
+                linearizable: false,
+            },
+            &b.alice,
+        ))
+        .await
+        .unwrap();
+    let get = pb::AlarmRequest {
+        action: pb::alarm_request::AlarmAction::Get as i32,
+        ..Default::default()
+    };
+    m.alarm(with_token(get, &b.alice)).await.unwrap();
+    refused(
+        m.status(with_token(pb::StatusRequest {}, "")).await,
+        Code::InvalidArgument,
+        "etcdserver: user name is empty",
+    );
+    // Root may do all of it, and the server kept serving throughout.
+    kv.compact(with_token(
+        pb::CompactionRequest {
+            revision: 1,
+            physical: false,
+        },
+        &b.root,
+    ))
+    .await
+    .unwrap();
+    m.hash_kv(with_token(pb::HashKvRequest { revision: 0 }, &b.root))
+        .await
+        .unwrap();
+    auth.auth_status(with_token(pb::AuthStatusRequest {}, &b.root))
+        .await
+        .unwrap();
+    range(&b, &b.alice, "a", "").await.unwrap();
+    server.server.shutdown().await;
+}
