@@ -10,7 +10,10 @@ use hark_proto::etcdserverpb::{
 };
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
+
+use crate::secure::{ConnectOptions, Credentials};
 
 use crate::txn::Txn;
 use crate::watch::{Mux, Watch, WatchOptions};
@@ -28,6 +31,8 @@ pub enum Error {
     Watch(#[from] crate::watch::WatchError),
     #[error("timed out")]
     Timeout,
+    #[error("TLS: {0}")]
+    Tls(String),
 }
 
 /// A connection to one or more endpoints. Calls go to one endpoint at a time
@@ -44,12 +49,25 @@ pub struct Client {
 pub(crate) struct Endpoints {
     channels: Arc<Vec<Channel>>,
     current: Arc<AtomicUsize>,
+    pub(crate) credentials: Credentials,
 }
 
+/// A channel whose calls carry the client's token.
+pub(crate) type Conn = InterceptedService<Channel, Credentials>;
+
 impl Endpoints {
-    pub fn current(&self) -> (usize, Channel) {
+    pub fn current(&self) -> (usize, Conn) {
         let i = self.current.load(Ordering::Relaxed) % self.channels.len();
-        (i, self.channels[i].clone())
+        (i, self.conn(i))
+    }
+
+    fn conn(&self, i: usize) -> Conn {
+        InterceptedService::new(self.channels[i].clone(), self.credentials.clone())
+    }
+
+    /// The bare channel of endpoint `i` (for Authenticate).
+    pub fn channel(&self, i: usize) -> Channel {
+        self.channels[i].clone()
     }
 
     /// Endpoint `i` failed: move on to the next (unless someone already did).
@@ -65,13 +83,15 @@ impl Endpoints {
     }
 }
 
-fn endpoint(url: &str) -> Result<Endpoint, Error> {
+/// The endpoint of `url`, and whether it asks for TLS (`https://`). The
+/// endpoint itself is always `http://`: TLS is the connector's.
+fn endpoint(url: &str) -> Result<(Endpoint, bool), Error> {
     let url = url.trim();
     // etcd clients accept bare host:port.
-    let full = if url.contains("://") {
-        url.to_string()
-    } else {
-        format!("http://{url}")
+    let (full, tls) = match url.split_once("://") {
+        Some(("https", rest)) => (format!("http://{rest}"), true),
+        Some(_) => (url.to_string(), false),
+        None => (format!("http://{url}"), false),
     };
     Endpoint::from_shared(full)
         .map(|e| {
@@ -80,6 +100,7 @@ fn endpoint(url: &str) -> Result<Endpoint, Error> {
                 .http2_keep_alive_interval(Duration::from_secs(10))
                 .keep_alive_timeout(Duration::from_secs(20))
         })
+        .map(|e| (e, tls))
         .map_err(|e| Error::Endpoint(url.to_string(), e.to_string()))
 }
 
@@ -89,17 +110,59 @@ impl Client {
     pub async fn connect(
         endpoints: impl IntoIterator<Item = impl AsRef<str>>,
     ) -> Result<Client, Error> {
-        let channels: Vec<Channel> = endpoints
-            .into_iter()
-            .map(|e| endpoint(e.as_ref()).map(|e| e.connect_lazy()))
-            .collect::<Result<_, _>>()?;
+        Self::connect_with(endpoints, ConnectOptions::default()).await
+    }
+
+    /// [`Client::connect`] with TLS and / or a user. With a user it
+    /// authenticates first (a wrong password fails here), and again
+    /// whenever the server says the token is invalid or stale, for every
+    /// call and every watch.
+    pub async fn connect_with(
+        endpoints: impl IntoIterator<Item = impl AsRef<str>>,
+        options: ConnectOptions,
+    ) -> Result<Client, Error> {
+        let mut tls_config = None;
+        let mut channels = Vec::new();
+        for url in endpoints {
+            let (endpoint, https) = endpoint(url.as_ref())?;
+            let channel = match (&options.tls, https) {
+                (None, false) => endpoint.connect_lazy(),
+                (tls, _) => {
+                    if tls_config.is_none() {
+                        let tls = tls.clone().unwrap_or_default();
+                        tls_config = Some(tls.client_config().map_err(Error::Tls)?);
+                    }
+                    let config = tls_config.clone().expect("built above");
+                    crate::secure::tls_channel(endpoint, config)
+                }
+            };
+            channels.push(channel);
+        }
         if channels.is_empty() {
             return Err(Error::NoEndpoints);
         }
         let endpoints = Endpoints {
             channels: Arc::new(channels),
             current: Arc::default(),
+            credentials: Credentials::new(options.user.clone()),
         };
+        if options.user.is_some() {
+            let mut last = None;
+            for i in 0..endpoints.len() {
+                match endpoints.credentials.renew(endpoints.channel(i)).await {
+                    Ok(()) => {
+                        last = None;
+                        endpoints.current.store(i, Ordering::Relaxed);
+                        break;
+                    }
+                    Err(s) if s.code() == tonic::Code::Unavailable => last = Some(s),
+                    Err(s) => return Err(s.into()),
+                }
+            }
+            if let Some(s) = last {
+                return Err(s.into());
+            }
+        }
         let mux = Mux::start(endpoints.clone());
         Ok(Client { endpoints, mux })
     }
@@ -108,7 +171,7 @@ impl Client {
     /// (nothing reached it), on the next ones, each once.
     async fn call<T, F, Fut>(&self, f: F) -> Result<T, Error>
     where
-        F: Fn(Channel) -> Fut,
+        F: Fn(Conn) -> Fut,
         Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
         let mut last = None;
@@ -119,6 +182,14 @@ impl Client {
                 Err(s) if s.code() == tonic::Code::Unavailable => {
                     self.endpoints.failed(i);
                     last = Some(s);
+                }
+                // The token died (expired, or auth changed): renew, then once more.
+                Err(s) if self.endpoints.credentials.renewable(&s) => {
+                    self.endpoints
+                        .credentials
+                        .renew(self.endpoints.channel(i))
+                        .await?;
+                    return Ok(f(self.endpoints.conn(i)).await?.into_inner());
                 }
                 Err(s) => return Err(s.into()),
             }
@@ -442,7 +513,7 @@ impl Client {
     }
 }
 
-fn kv(channel: Channel) -> KvClient<Channel> {
+fn kv(channel: Conn) -> KvClient<Conn> {
     KvClient::new(channel).max_decoding_message_size(usize::MAX)
 }
 

@@ -26,6 +26,7 @@
 mod blocking;
 pub mod cache;
 mod client;
+mod secure;
 mod txn;
 pub mod watch;
 
@@ -34,6 +35,7 @@ pub use cache::{Cache, CacheEvent};
 pub use client::{Client, Error, KeepAlive};
 pub use hark_proto::etcdserverpb as pb;
 pub use hark_proto::mvccpb::{Event, KeyValue, event::EventType};
+pub use secure::{ConnectOptions, TlsOptions};
 pub use txn::{Compare, CompareOp, Op, Txn};
 pub use watch::{Watch, WatchError, WatchOptions, WatchUpdate};
 

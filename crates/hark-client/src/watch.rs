@@ -281,6 +281,7 @@ impl MuxTask {
                     continue;
                 }
             };
+            let mut renew = false;
             loop {
                 tokio::select! {
                     cmd = self.commands.recv() => match cmd {
@@ -291,7 +292,10 @@ impl MuxTask {
                         Ok(Some(resp)) => {
                             // A healthy stream resets the backoff.
                             self.backoff = FIRST_BACKOFF;
-                            self.response(resp, &requests);
+                            if self.response(resp, &requests) {
+                                renew = true;
+                                break;
+                            }
                         }
                         Ok(None) => break,
                         Err(e) => {
@@ -302,6 +306,15 @@ impl MuxTask {
                             break;
                         }
                     },
+                }
+            }
+            if renew {
+                // The stream's token died: a new token, then a new stream
+                // that creates every watch again from where it stopped.
+                let channel = self.endpoints.channel(endpoint);
+                match self.endpoints.credentials.renew(channel).await {
+                    Ok(()) => continue,
+                    Err(e) => tracing::debug!(error = %e, "renewing the token failed"),
                 }
             }
             if !self.wait_backoff().await {
@@ -414,12 +427,14 @@ impl MuxTask {
         }
     }
 
-    fn response(&mut self, resp: WatchResponse, requests: &Requests) {
+    /// Handles one response; `true` when the stream must be opened again
+    /// with a renewed token.
+    fn response(&mut self, resp: WatchResponse, requests: &Requests) -> bool {
         let header = resp.header;
         let header_rev = header.map_or(0, |h| h.revision);
         if resp.created {
             let Some(id) = self.in_flight.take() else {
-                return;
+                return false;
             };
             self.send_next_create(requests);
             match self.watches.get_mut(&id) {
@@ -428,6 +443,15 @@ impl MuxTask {
                     let _ = requests.send(cancel_request(resp.watch_id));
                 }
                 None => {}
+                Some(_)
+                    if resp.canceled
+                        && self
+                            .endpoints
+                            .credentials
+                            .renewable_reason(&resp.cancel_reason) =>
+                {
+                    return true;
+                }
                 Some(_) if resp.canceled => {
                     let state = self.watches.remove(&id).expect("present");
                     let _ = state.tx.send(Err(WatchError::Canceled {
@@ -451,7 +475,7 @@ impl MuxTask {
                     self.by_server_id.insert(resp.watch_id, id);
                 }
             }
-            return;
+            return false;
         }
         if resp.watch_id == -1 && !resp.canceled {
             // A progress reply for the whole stream: every watch is current.
@@ -466,10 +490,10 @@ impl MuxTask {
                     }));
                 }
             }
-            return;
+            return false;
         }
         let Some(&id) = self.by_server_id.get(&resp.watch_id) else {
-            return;
+            return false;
         };
         if resp.canceled {
             self.by_server_id.remove(&resp.watch_id);
@@ -485,14 +509,14 @@ impl MuxTask {
                 };
                 let _ = state.tx.send(Err(err));
             }
-            return;
+            return false;
         }
         let Some(w) = self.watches.get_mut(&id) else {
-            return;
+            return false;
         };
         w.fragments.extend(resp.events);
         if resp.fragment {
-            return;
+            return false;
         }
         let events = std::mem::take(&mut w.fragments);
         match events.last().and_then(|e| e.kv.as_ref()) {
@@ -505,6 +529,7 @@ impl MuxTask {
             events,
             created: false,
         }));
+        false
     }
 }
 

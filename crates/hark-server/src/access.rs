@@ -22,6 +22,28 @@ pub fn token(metadata: &MetadataMap) -> Option<&str> {
     Some(raw.strip_prefix("Bearer ").unwrap_or(raw))
 }
 
+/// Internal metadata carrying the verified client certificate's common
+/// name from the connection to the handlers; whatever a client sends under
+/// this name is removed first.
+const CLIENT_CN: &str = "hark-internal-client-cn";
+
+/// Middleware on the gRPC routes: sets [`CLIENT_CN`] from the connection's
+/// verified certificate (mutual TLS), and only from there.
+pub async fn client_identity(mut request: axum::extract::Request) -> axum::extract::Request {
+    let headers = request.headers_mut();
+    headers.remove(CLIENT_CN);
+    let cn = request
+        .extensions()
+        .get::<crate::tls::ConnInfo>()
+        .and_then(|info| info.common_name.clone());
+    if let Some(cn) = cn
+        && let Ok(value) = axum::http::HeaderValue::from_str(&cn)
+    {
+        request.headers_mut().insert(CLIENT_CN, value);
+    }
+    request
+}
+
 /// etcd's gRPC code for each auth error (its `rpctypes`).
 pub fn auth_status(e: AuthError) -> Status {
     use AuthError::*;
@@ -62,7 +84,7 @@ impl Node {
     pub fn auth_caller(&self, metadata: &MetadataMap) -> Result<Caller, AuthError> {
         self.auth.caller(Credentials {
             token: token(metadata),
-            common_name: None,
+            common_name: metadata.get(CLIENT_CN).and_then(|v| v.to_str().ok()),
         })
     }
 

@@ -70,6 +70,46 @@ pub struct Config {
     )]
     pub quota_backend_bytes: i64,
 
+    /// Certificate (PEM) served on https:// client URLs.
+    #[arg(long, env = "HARK_CERT_FILE")]
+    pub cert_file: Option<PathBuf>,
+
+    /// Private key (PEM) of `--cert-file`.
+    #[arg(long, env = "HARK_KEY_FILE")]
+    pub key_file: Option<PathBuf>,
+
+    /// CA certificates (PEM) that client certificates must chain to.
+    #[arg(long, env = "HARK_TRUSTED_CA_FILE")]
+    pub trusted_ca_file: Option<PathBuf>,
+
+    /// Require a client certificate signed by `--trusted-ca-file`; its common
+    /// name is the user when a request carries no token.
+    #[arg(long, env = "HARK_CLIENT_CERT_AUTH", num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false)]
+    pub client_cert_auth: bool,
+
+    /// Revoked client certificates (PEM CRLs).
+    #[arg(long, env = "HARK_CLIENT_CRL_FILE")]
+    pub client_crl_file: Option<PathBuf>,
+
+    /// Serve https:// client URLs with a generated self-signed certificate
+    /// (development only).
+    #[arg(long, env = "HARK_AUTO_TLS", num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false)]
+    pub auto_tls: bool,
+
+    /// Lowest TLS version accepted: TLS1.2 or TLS1.3.
+    #[arg(long, env = "HARK_TLS_MIN_VERSION")]
+    pub tls_min_version: Option<String>,
+
+    /// Highest TLS version accepted: TLS1.2 or TLS1.3.
+    #[arg(long, env = "HARK_TLS_MAX_VERSION")]
+    pub tls_max_version: Option<String>,
+
+    /// Cipher suites allowed (IANA names, comma-separated) [default: rustls'].
+    #[arg(long, env = "HARK_CIPHER_SUITES", value_delimiter = ',')]
+    pub cipher_suites: Vec<String>,
+
     /// Auth token kind: `simple` (etcd's default).
     #[arg(long, env = "HARK_AUTH_TOKEN", default_value = "simple", value_parser = parse_auth_token)]
     pub auth_token: String,
@@ -344,10 +384,16 @@ impl Config {
 }
 
 /// Resolves an `http://host:port` URL to the addresses to bind or advertise.
+/// Whether a listen URL is served with TLS.
+pub fn is_https(url: &str) -> bool {
+    url.trim().starts_with("https://")
+}
+
 pub fn socket_addrs(url: &str) -> Result<Vec<SocketAddr>, String> {
     let rest = url
         .strip_prefix("http://")
-        .ok_or_else(|| format!("unsupported URL {url:?}: Hark serves plain http:// only"))?;
+        .or_else(|| url.strip_prefix("https://"))
+        .ok_or_else(|| format!("unsupported URL {url:?}: use http:// or https://"))?;
     let host_port = rest.trim_end_matches('/');
     let addrs: Vec<SocketAddr> = host_port
         .to_socket_addrs()
@@ -493,7 +539,12 @@ mod tests {
             socket_addrs("http://127.0.0.1:2379").unwrap(),
             vec!["127.0.0.1:2379".parse().unwrap()]
         );
-        assert!(socket_addrs("https://127.0.0.1:2379").is_err());
+        assert_eq!(
+            socket_addrs("https://127.0.0.1:2379").unwrap(),
+            vec!["127.0.0.1:2379".parse().unwrap()]
+        );
+        assert!(is_https("https://127.0.0.1:2379") && !is_https("http://127.0.0.1:2379"));
+        assert!(socket_addrs("unix://x").is_err());
         assert!(socket_addrs("http://127.0.0.1").is_err());
         assert!(is_peer_url("http://not-yet-in-dns.test:2380"));
         assert!(is_peer_url("http://[::1]:2380"));

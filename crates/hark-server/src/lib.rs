@@ -25,6 +25,7 @@ mod oversize;
 mod quota;
 mod server;
 mod server_metrics;
+mod tls;
 mod traffic;
 mod watch;
 mod watch_frame;

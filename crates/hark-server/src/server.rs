@@ -57,6 +57,8 @@ pub struct RunningServer {
     pub metrics_addrs: Vec<SocketAddr>,
     /// Bound `--listen-client-http-urls` addresses.
     pub client_http_addrs: Vec<SocketAddr>,
+    /// Whether each client address serves TLS.
+    client_tls: Vec<bool>,
     node: Arc<Node>,
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
@@ -73,6 +75,17 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     let retention = config.retention()?;
     // Ports first: a taken port must fail the start before the store and its
     // threads exist (seen: the process then crashed on its way out).
+    for url in config
+        .listen_peer_urls
+        .iter()
+        .chain(&config.listen_metrics_urls)
+    {
+        if crate::config::is_https(url) {
+            return Err(format!(
+                "{url}: TLS on peer and metrics URLs is not built yet; use http://"
+            ));
+        }
+    }
     let client_listeners = bind_all(&config.listen_client_urls).await?;
     let metrics_listeners = bind_all(&config.listen_metrics_urls).await?;
     let client_http_listeners = bind_all(&config.listen_client_http_urls).await?;
@@ -96,6 +109,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     if let Some(snapshot) = &config.from_snapshot {
         restore_first(snapshot, &data_dir).await?;
     }
+    let tls = client_tls(config, &data_dir)?;
     let store = {
         let dir = data_dir.clone();
         tokio::task::spawn_blocking(move || Store::open(dir, options))
@@ -117,7 +131,18 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     let metrics_addrs = local_addrs(&metrics_listeners)?;
     let client_http_addrs = local_addrs(&client_http_listeners)?;
     let client_urls = if config.advertise_client_urls.is_empty() {
-        client_addrs.iter().map(|a| format!("http://{a}")).collect()
+        client_addrs
+            .iter()
+            .zip(listen_urls(&config.listen_client_urls))
+            .map(|(a, url)| {
+                let scheme = if crate::config::is_https(url) {
+                    "https"
+                } else {
+                    "http"
+                };
+                format!("{scheme}://{a}")
+            })
+            .collect()
     } else {
         config.advertise_client_urls.clone()
     };
@@ -177,9 +202,14 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
                 ClusterServer::new(ClusterService::new(handle.clone()))
                     .max_decoding_message_size(limit),
             );
+    // Before the in-process clone: a gateway request must not name a user
+    // by certificate (etcd ignores the CN for gateway requests).
     let grpc = grpc
         .into_axum_router()
-        .layer(axum::middleware::map_response(crate::oversize::as_grpc_go));
+        .layer(axum::middleware::map_response(crate::oversize::as_grpc_go))
+        .layer(axum::middleware::map_request(
+            crate::access::client_identity,
+        ));
     // The HTTP dialects call these same gRPC routes in process.
     let in_process = hark_http::in_process(Routes::from(grpc.clone()));
     let gateway = hark_http::routes(
@@ -204,18 +234,31 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     let client_http_routes = Routes::from(http_routes);
     let metrics_routes = Routes::from(http::routes(handle.clone()));
 
+    if let Some(tls) = &tls {
+        tls.watch_files(node.shutdown.clone());
+    }
+    let tls_for = |url: &String| crate::config::is_https(url).then(|| tls.clone()).flatten();
+    let client_tls: Vec<_> = listen_urls(&config.listen_client_urls)
+        .map(tls_for)
+        .collect();
+    let client_http_tls: Vec<_> = listen_urls(&config.listen_client_http_urls)
+        .map(tls_for)
+        .collect();
+    let client_schemes: Vec<bool> = client_tls.iter().map(Option::is_some).collect();
     let mut tasks = Vec::new();
-    for listener in client_listeners {
+    for (listener, tls) in client_listeners.into_iter().zip(client_tls) {
         tasks.push(serve(
             listener,
+            tls,
             client_routes.clone(),
             node.shutdown.clone(),
             Traffic::Counted,
         ));
     }
-    for listener in client_http_listeners {
+    for (listener, tls) in client_http_listeners.into_iter().zip(client_http_tls) {
         tasks.push(serve(
             listener,
+            tls,
             client_http_routes.clone(),
             node.shutdown.clone(),
             Traffic::Counted,
@@ -224,6 +267,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     for listener in metrics_listeners {
         tasks.push(serve(
             listener,
+            None,
             metrics_routes.clone(),
             node.shutdown.clone(),
             Traffic::NotCounted,
@@ -257,6 +301,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         client_addrs,
         metrics_addrs,
         client_http_addrs,
+        client_tls: client_schemes,
         node,
         stop,
         tasks,
@@ -413,9 +458,54 @@ async fn restore_first(
     Ok(())
 }
 
+/// The listen URLs that make listeners, in order.
+fn listen_urls(urls: &[String]) -> impl Iterator<Item = &String> {
+    urls.iter().filter(|u| !u.trim().is_empty())
+}
+
+/// The client listeners' TLS, if any client URL is https:// (etcd's flags).
+fn client_tls(
+    config: &Config,
+    data_dir: &std::path::Path,
+) -> Result<Option<Arc<crate::tls::TlsServer>>, String> {
+    let urls: Vec<&String> = listen_urls(&config.listen_client_urls)
+        .chain(listen_urls(&config.listen_client_http_urls))
+        .collect();
+    let settings = crate::tls::TlsSettings {
+        cert_file: config.cert_file.clone(),
+        key_file: config.key_file.clone(),
+        trusted_ca_file: config.trusted_ca_file.clone(),
+        client_cert_auth: config.client_cert_auth,
+        client_crl_file: config.client_crl_file.clone(),
+        auto_tls: config.auto_tls,
+        min_version: config.tls_min_version.clone(),
+        max_version: config.tls_max_version.clone(),
+        cipher_suites: config.cipher_suites.clone(),
+    };
+    if !urls.iter().any(|u| crate::config::is_https(u)) {
+        if settings.is_set() {
+            tracing::warn!("TLS flags are set but no client URL is https://: serving plain HTTP");
+        }
+        return Ok(None);
+    }
+    if !settings.is_set() {
+        return Err("https:// client URLs need --cert-file and --key-file (or --auto-tls)".into());
+    }
+    let hosts: Vec<String> = urls
+        .iter()
+        .filter_map(|u| {
+            let rest = u.trim().split_once("://")?.1;
+            let host = rest.rsplit_once(':').map_or(rest, |(h, _)| h);
+            Some(host.trim_matches(['[', ']']).to_string())
+        })
+        .collect();
+    let auto_dir = data_dir.join("fixtures").join("client");
+    crate::tls::TlsServer::new(settings, &auto_dir, &hosts).map(Some)
+}
+
 async fn bind_all(urls: &[String]) -> Result<Vec<TcpListener>, String> {
     let mut listeners = Vec::new();
-    for url in urls.iter().filter(|u| !u.trim().is_empty()) {
+    for url in listen_urls(urls) {
         let addr = socket_addrs(url)?[0];
         let listener = TcpListener::bind(addr)
             .await
@@ -442,14 +532,15 @@ enum Traffic {
 
 fn serve(
     listener: TcpListener,
+    tls: Option<Arc<crate::tls::TlsServer>>,
     routes: Routes,
     mut shutdown: watch::Receiver<bool>,
     traffic: Traffic,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         // Every connection goes through AuthorityFix (see authority.rs).
-        let incoming = accepted(listener).map(move |tcp| {
-            let counted = Counted::new(tcp, traffic == Traffic::Counted);
+        let incoming = connections(listener, tls).map(move |conn| {
+            let counted = Counted::new(conn, traffic == Traffic::Counted);
             Ok::<_, std::io::Error>(AuthorityFix::new(counted))
         });
         let result = Server::builder()
@@ -465,6 +556,45 @@ fn serve(
             tracing::error!(error = %e, "listener failed");
         }
     })
+}
+
+/// A listener's connections: plain, or TLS once their handshake is done.
+/// Handshakes run in tasks of their own under [`crate::tls::HANDSHAKE_TIMEOUT`],
+/// so a client that stalls one holds up nobody else.
+fn connections(
+    listener: TcpListener,
+    tls: Option<Arc<crate::tls::TlsServer>>,
+) -> std::pin::Pin<Box<dyn tokio_stream::Stream<Item = crate::tls::Conn> + Send>> {
+    use crate::tls::{Conn, HANDSHAKE_TIMEOUT};
+    let Some(tls) = tls else {
+        return Box::pin(accepted(listener).map(Conn::Plain));
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    tokio::spawn(async move {
+        let mut incoming = std::pin::pin!(accepted(listener));
+        loop {
+            let tcp = tokio::select! {
+                tcp = incoming.next() => match tcp {
+                    Some(tcp) => tcp,
+                    None => return,
+                },
+                // The server stopped serving this listener.
+                _ = tx.closed() => return,
+            };
+            let acceptor = tokio_rustls::TlsAcceptor::from(tls.config());
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+                    Ok(Ok(stream)) => {
+                        let _ = tx.send(Conn::Tls(Box::new(stream))).await;
+                    }
+                    Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
+                    Err(_) => tracing::debug!("TLS handshake timed out"),
+                }
+            });
+        }
+    });
+    Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx))
 }
 
 /// A listener's connections, Nagle off. A failed accept (out of file
@@ -487,7 +617,8 @@ impl RunningServer {
     pub fn endpoints(&self) -> Vec<String> {
         self.client_addrs
             .iter()
-            .map(|a| format!("http://{a}"))
+            .zip(&self.client_tls)
+            .map(|(a, tls)| format!("{}://{a}", if *tls { "https" } else { "http" }))
             .collect()
     }
 

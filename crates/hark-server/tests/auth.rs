@@ -376,6 +376,20 @@ async fn credentials_are_required_and_checked() {
         Code::InvalidArgument,
         "etcdserver: user name is empty",
     );
+    // Naming a user through the server's internal certificate metadata
+    // does nothing: only a verified client certificate sets it.
+    let mut spoof = tonic::Request::new(pb::RangeRequest {
+        key: b"a".to_vec().into(),
+        ..Default::default()
+    });
+    spoof
+        .metadata_mut()
+        .insert("hark-internal-client-cn", "root".parse().unwrap());
+    refused(
+        KvClient::new(b.channel.clone()).range(spoof).await,
+        Code::InvalidArgument,
+        "etcdserver: user name is empty",
+    );
     // A forged token, a wrong password, an unknown user.
     refused(
         range(&b, "abcdefghijklmnop.1", "a", "").await,

@@ -1,0 +1,371 @@
+//! TLS on the client listeners, with rustls: etcd's flags (`--cert-file`,
+//! `--key-file`, `--trusted-ca-file`, `--client-cert-auth`,
+//! `--client-crl-file`, `--auto-tls`, `--tls-min-version`,
+//! `--tls-max-version`, `--cipher-suites`), handshakes off the accept loop
+//! under a timeout, and certificates reloaded on SIGHUP or when their files
+//! change, so rotation needs no restart.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime};
+
+use parking_lot::RwLock;
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, CertificateRevocationListDer, PrivateKeyDer};
+use rustls::server::WebPkiClientVerifier;
+use rustls::{ServerConfig, SupportedCipherSuite, SupportedProtocolVersion};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tonic::transport::server::Connected;
+
+/// How long a client has to finish its TLS handshake (etcd's
+/// GHSA-6vch-q96h-7gc3: a client that opens connections and never
+/// completes a handshake must not hold the listener up).
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How often the certificate files are looked at for changes.
+const RELOAD_POLL: Duration = Duration::from_secs(2);
+
+/// The client-side TLS settings (etcd's flags of the same names).
+#[derive(Debug, Clone, Default)]
+pub struct TlsSettings {
+    pub cert_file: Option<PathBuf>,
+    pub key_file: Option<PathBuf>,
+    pub trusted_ca_file: Option<PathBuf>,
+    pub client_cert_auth: bool,
+    pub client_crl_file: Option<PathBuf>,
+    pub auto_tls: bool,
+    pub min_version: Option<String>,
+    pub max_version: Option<String>,
+    pub cipher_suites: Vec<String>,
+}
+
+impl TlsSettings {
+    /// Whether any certificate is configured (or generated).
+    pub fn is_set(&self) -> bool {
+        self.auto_tls || self.cert_file.is_some() || self.key_file.is_some()
+    }
+}
+
+/// A listener's TLS: the current rustls config, swapped on reload.
+pub struct TlsServer {
+    settings: TlsSettings,
+    current: RwLock<Arc<ServerConfig>>,
+    /// Modification times of the files the current config was built from.
+    stamps: RwLock<Vec<Option<SystemTime>>>,
+}
+
+impl TlsServer {
+    /// Builds the config; with `--auto-tls` and no certificate, makes a
+    /// self-signed one under `auto_dir` (kept there for restarts).
+    pub fn new(
+        mut settings: TlsSettings,
+        auto_dir: &Path,
+        hosts: &[String],
+    ) -> Result<Arc<TlsServer>, String> {
+        if settings.auto_tls && settings.cert_file.is_none() {
+            let (cert, key) = self_signed(auto_dir, hosts)?;
+            settings.cert_file = Some(cert);
+            settings.key_file = Some(key);
+        }
+        let config = build(&settings)?;
+        let stamps = stamps(&settings);
+        Ok(Arc::new(TlsServer {
+            settings,
+            current: RwLock::new(Arc::new(config)),
+            stamps: RwLock::new(stamps),
+        }))
+    }
+
+    pub fn config(&self) -> Arc<ServerConfig> {
+        self.current.read().clone()
+    }
+
+    /// Rebuilds the config from the files; on failure the old one stays.
+    pub fn reload(&self) -> Result<(), String> {
+        let config = build(&self.settings)?;
+        *self.current.write() = Arc::new(config);
+        *self.stamps.write() = stamps(&self.settings);
+        Ok(())
+    }
+
+    fn changed(&self) -> bool {
+        *self.stamps.read() != stamps(&self.settings)
+    }
+
+    /// Reloads on SIGHUP and when a file changes, until `shutdown`.
+    pub fn watch_files(self: &Arc<Self>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
+        let tls = self.clone();
+        tokio::spawn(async move {
+            #[cfg(unix)]
+            let mut hup =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+            loop {
+                #[cfg(unix)]
+                let hangup = async {
+                    match hup.as_mut() {
+                        Some(s) => s.recv().await.is_some(),
+                        None => std::future::pending().await,
+                    }
+                };
+                #[cfg(not(unix))]
+                let hangup = std::future::pending::<bool>();
+                let forced = tokio::select! {
+                    _ = crate::server::shutting_down(&mut shutdown) => return,
+                    got = hangup => got,
+                    _ = tokio::time::sleep(RELOAD_POLL) => false,
+                };
+                if forced || tls.changed() {
+                    match tls.reload() {
+                        Ok(()) => tracing::info!("TLS certificates reloaded"),
+                        Err(e) => {
+                            tracing::error!(error = %e, "reloading TLS certificates failed; the old ones stay");
+                            // Not again until the files change once more.
+                            *tls.stamps.write() = stamps(&tls.settings);
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
+
+fn stamps(s: &TlsSettings) -> Vec<Option<SystemTime>> {
+    [
+        &s.cert_file,
+        &s.key_file,
+        &s.trusted_ca_file,
+        &s.client_crl_file,
+    ]
+    .into_iter()
+    .map(|f| {
+        f.as_ref()
+            .and_then(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+    })
+    .collect()
+}
+
+fn read(path: &Path, what: &str) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("cannot read {what} {}: {e}", path.display()))
+}
+
+/// etcd's `--tls-min-version` / `--tls-max-version` values rustls has.
+fn version(name: &str) -> Result<&'static SupportedProtocolVersion, String> {
+    match name {
+        "TLS1.2" => Ok(&rustls::version::TLS12),
+        "TLS1.3" => Ok(&rustls::version::TLS13),
+        "TLS1.0" | "TLS1.1" => Err(format!(
+            "{name} is not supported: it is broken, and rustls has only TLS1.2 and TLS1.3"
+        )),
+        other => Err(format!(
+            "unknown TLS version {other:?} (use TLS1.2 or TLS1.3)"
+        )),
+    }
+}
+
+/// A cipher suite by its IANA (Go) name, e.g. `TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256`.
+fn cipher_suite(provider: &CryptoProvider, name: &str) -> Result<SupportedCipherSuite, String> {
+    provider
+        .cipher_suites
+        .iter()
+        .copied()
+        .find(|s| s.suite().as_str() == Some(name))
+        .ok_or_else(|| format!("unsupported cipher suite {name:?}"))
+}
+
+pub fn build(s: &TlsSettings) -> Result<ServerConfig, String> {
+    let (Some(cert_file), Some(key_file)) = (&s.cert_file, &s.key_file) else {
+        return Err("TLS needs both --cert-file and --key-file (or --auto-tls)".into());
+    };
+    let certs: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(&read(cert_file, "certificate")?)
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("bad certificate in {}: {e}", cert_file.display()))?;
+    if certs.is_empty() {
+        return Err(format!("no certificate in {}", cert_file.display()));
+    }
+    let key = PrivateKeyDer::from_pem_slice(&read(key_file, "key")?)
+        .map_err(|e| format!("bad private key in {}: {e}", key_file.display()))?;
+
+    let mut provider = rustls::crypto::ring::default_provider();
+    if !s.cipher_suites.is_empty() {
+        provider.cipher_suites = s
+            .cipher_suites
+            .iter()
+            .map(|n| cipher_suite(&provider, n.trim()))
+            .collect::<Result<_, _>>()?;
+    }
+    let min = s.min_version.as_deref().map(version).transpose()?;
+    let max = s.max_version.as_deref().map(version).transpose()?;
+    let versions: Vec<&'static SupportedProtocolVersion> =
+        [&rustls::version::TLS12, &rustls::version::TLS13]
+            .into_iter()
+            .filter(|v| min.is_none_or(|m| u16::from(v.version) >= u16::from(m.version)))
+            .filter(|v| max.is_none_or(|m| u16::from(v.version) <= u16::from(m.version)))
+            .collect();
+    if versions.is_empty() {
+        return Err("--tls-min-version is above --tls-max-version".into());
+    }
+    let provider = Arc::new(provider);
+    let builder = ServerConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&versions)
+        .map_err(|e| format!("TLS versions and cipher suites do not fit: {e}"))?;
+    let builder = match &s.trusted_ca_file {
+        Some(ca) if s.client_cert_auth => {
+            let mut roots = rustls::RootCertStore::empty();
+            for cert in CertificateDer::pem_slice_iter(&read(ca, "trusted CA")?) {
+                let cert =
+                    cert.map_err(|e| format!("bad CA certificate in {}: {e}", ca.display()))?;
+                roots
+                    .add(cert)
+                    .map_err(|e| format!("bad CA certificate in {}: {e}", ca.display()))?;
+            }
+            let mut verifier =
+                WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
+            if let Some(crl) = &s.client_crl_file {
+                let crls: Vec<CertificateRevocationListDer<'static>> =
+                    CertificateRevocationListDer::pem_slice_iter(&read(crl, "CRL")?)
+                        .collect::<Result<_, _>>()
+                        .map_err(|e| format!("bad CRL in {}: {e}", crl.display()))?;
+                verifier = verifier.with_crls(crls);
+            }
+            let verifier = verifier
+                .build()
+                .map_err(|e| format!("cannot verify client certificates: {e}"))?;
+            builder.with_client_cert_verifier(verifier)
+        }
+        None if s.client_cert_auth => {
+            return Err("--client-cert-auth needs --trusted-ca-file".into());
+        }
+        _ => builder.with_no_client_auth(),
+    };
+    let mut config = builder
+        .with_single_cert(certs, key)
+        .map_err(|e| format!("the certificate and key do not fit: {e}"))?;
+    // gRPC over h2; the JSON gateway and /metrics also over HTTP/1.1.
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// `--auto-tls`: a self-signed certificate for the listen hosts, made once
+/// and kept in `dir` (etcd keeps its own under the data dir too).
+fn self_signed(dir: &Path, hosts: &[String]) -> Result<(PathBuf, PathBuf), String> {
+    let cert = dir.join("cert.pem");
+    let key = dir.join("key.pem");
+    if cert.exists() && key.exists() {
+        return Ok((cert, key));
+    }
+    let mut names: Vec<String> = hosts.to_vec();
+    names.extend(["localhost".to_string(), "127.0.0.1".to_string()]);
+    names.sort();
+    names.dedup();
+    let generated = rcgen::generate_simple_self_signed(names)
+        .map_err(|e| format!("cannot make a self-signed certificate: {e}"))?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let write = |path: &Path, body: String| {
+        std::fs::write(path, body).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    };
+    write(&key, generated.signing_key.serialize_pem())?;
+    write(&cert, generated.cert.pem())?;
+    tracing::warn!(dir = %dir.display(), "--auto-tls: serving a self-signed certificate (development only)");
+    Ok((cert, key))
+}
+
+/// A client connection: plain or TLS.
+pub enum Conn {
+    Plain(TcpStream),
+    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
+}
+
+/// What a request learns of its connection.
+#[derive(Debug, Clone)]
+pub struct ConnInfo {
+    /// The verified client certificate's common name (mutual TLS).
+    pub common_name: Option<String>,
+}
+
+/// The subject common name of a DER certificate.
+pub fn common_name(der: &[u8]) -> Option<String> {
+    let (_, cert) = x509_parser::parse_x509_certificate(der).ok()?;
+    let cn = cert.subject().iter_common_name().next()?;
+    cn.as_str().ok().map(str::to_owned)
+}
+
+impl Connected for Conn {
+    type ConnectInfo = ConnInfo;
+
+    fn connect_info(&self) -> ConnInfo {
+        let common_name = match self {
+            Conn::Plain(_) => None,
+            Conn::Tls(t) => t
+                .get_ref()
+                .1
+                .peer_certificates()
+                .and_then(|chain| chain.first())
+                .and_then(|c| common_name(c)),
+        };
+        ConnInfo { common_name }
+    }
+}
+
+impl AsyncRead for Conn {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Conn::Plain(t) => Pin::new(t).poll_read(cx, buf),
+            Conn::Tls(t) => Pin::new(t.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Conn {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Conn::Plain(t) => Pin::new(t).poll_write(cx, buf),
+            Conn::Tls(t) => Pin::new(t.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Conn::Plain(t) => Pin::new(t).poll_write_vectored(cx, bufs),
+            Conn::Tls(t) => Pin::new(t.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Conn::Plain(t) => t.is_write_vectored(),
+            Conn::Tls(t) => t.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Conn::Plain(t) => Pin::new(t).poll_flush(cx),
+            Conn::Tls(t) => Pin::new(t.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Conn::Plain(t) => Pin::new(t).poll_shutdown(cx),
+            Conn::Tls(t) => Pin::new(t.as_mut()).poll_shutdown(cx),
+        }
+    }
+}

@@ -1,0 +1,363 @@
+//! TLS as users meet it: etcdctl 3.4 and 3.5 over mutual TLS (certificates
+//! made here with rcgen), the client certificate's common name as the user
+//! under auth (a token wins), refusals (no certificate, a revoked one,
+//! plaintext against the TLS port), a stalled handshake that holds up
+//! nobody, certificate rotation without a restart, and --auto-tls.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use rcgen::{
+    BasicConstraints, CertificateParams, CertificateRevocationListParams, CertifiedIssuer, DnType,
+    ExtendedKeyUsagePurpose, IsCa, KeyIdMethod, KeyPair, KeyUsagePurpose, RevokedCertParams,
+    SerialNumber, date_time_ymd,
+};
+
+struct Pki {
+    dir: tempfile::TempDir,
+}
+
+impl Pki {
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn path_str(&self, name: &str) -> String {
+        self.path(name).display().to_string()
+    }
+}
+
+fn write(path: &Path, body: &str) {
+    std::fs::write(path, body).unwrap();
+}
+
+/// A CA, a server certificate for 127.0.0.1 (`server.pem`, and a second
+/// one, `server2.pem`, for rotation), client certificates for root, alice
+/// and mallory, and a CRL revoking mallory's.
+fn pki() -> Pki {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "hark test CA");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    write(&dir.path().join("ca.pem"), &ca.pem());
+    let leaf = |name: &str, cn: &str, serial: u64, server: bool| {
+        let sans = if server {
+            vec!["127.0.0.1".to_string(), "localhost".to_string()]
+        } else {
+            vec![]
+        };
+        let mut params = CertificateParams::new(sans).unwrap();
+        params.distinguished_name.push(DnType::CommonName, cn);
+        params.serial_number = Some(SerialNumber::from(serial));
+        params.extended_key_usages = vec![if server {
+            ExtendedKeyUsagePurpose::ServerAuth
+        } else {
+            ExtendedKeyUsagePurpose::ClientAuth
+        }];
+        let key = KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &ca).unwrap();
+        write(&dir.path().join(format!("{name}.pem")), &cert.pem());
+        write(
+            &dir.path().join(format!("{name}.key")),
+            &key.serialize_pem(),
+        );
+    };
+    leaf("server", "server one", 1, true);
+    leaf("server2", "server two", 2, true);
+    leaf("root", "root", 3, false);
+    leaf("alice", "alice", 4, false);
+    leaf("mallory", "mallory", 5, false);
+    let crl = CertificateRevocationListParams {
+        this_update: date_time_ymd(2020, 1, 1),
+        next_update: date_time_ymd(2099, 1, 1),
+        crl_number: SerialNumber::from(1u64),
+        issuing_distribution_point: None,
+        revoked_certs: vec![RevokedCertParams {
+            serial_number: SerialNumber::from(5u64),
+            revocation_time: date_time_ymd(2021, 1, 1),
+            reason_code: None,
+            invalidity_date: None,
+        }],
+        key_identifier_method: KeyIdMethod::Sha256,
+    }
+    .signed_by(&ca)
+    .unwrap();
+    write(&dir.path().join("crl.pem"), &crl.pem().unwrap());
+    Pki { dir }
+}
+
+/// etcdctl with TLS flags for `who` (a client certificate name, or none).
+fn ctl(bin: &Path, endpoint: &str, pki: &Pki, who: Option<&str>, args: &[&str]) -> (bool, String) {
+    let mut cmd = Command::new(bin);
+    cmd.env("ETCDCTL_API", "3")
+        .arg(format!("--endpoints={endpoint}"))
+        .arg(format!("--cacert={}", pki.path_str("ca.pem")))
+        .arg("--dial-timeout=2s")
+        .arg("--command-timeout=3s");
+    if let Some(who) = who {
+        cmd.arg(format!("--cert={}", pki.path_str(&format!("{who}.pem"))))
+            .arg(format!("--key={}", pki.path_str(&format!("{who}.key"))));
+    }
+    let out = cmd.args(args).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned()
+        + &String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .filter(|l| !l.starts_with("{\"level\""))
+            .collect::<Vec<_>>()
+            .join("\n");
+    (out.status.success(), text)
+}
+
+/// The server's https:// endpoint (the common start also listens on http).
+fn https(server: &common::TestServer) -> String {
+    server
+        .server
+        .endpoints()
+        .into_iter()
+        .find(|e| e.starts_with("https://"))
+        .expect("an https:// listener")
+}
+
+fn start_args(pki: &Pki) -> Vec<String> {
+    vec![
+        "--listen-client-urls=https://127.0.0.1:0".into(),
+        format!("--cert-file={}", pki.path_str("server.pem")),
+        format!("--key-file={}", pki.path_str("server.key")),
+        format!("--trusted-ca-file={}", pki.path_str("ca.pem")),
+        "--client-cert-auth".into(),
+        format!("--client-crl-file={}", pki.path_str("crl.pem")),
+    ]
+}
+
+async fn start_tls(pki: &Pki) -> common::TestServer {
+    let args = start_args(pki);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    common::start(&args).await
+}
+
+#[test]
+fn etcdctl_over_mutual_tls_with_the_certificate_as_the_user() {
+    let ctls: Vec<PathBuf> = ["etcdctl", "etcdctl-3.5"]
+        .into_iter()
+        .filter_map(common::etcd::tool)
+        .collect();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let pki = pki();
+    let server = rt.block_on(start_tls(&pki));
+    let endpoint = https(&server);
+    for bin in &ctls {
+        let run = |who, args: &[&str]| ctl(bin, &endpoint, &pki, who, args);
+        assert_eq!(
+            run(Some("alice"), &["put", "k", "v"]),
+            (true, "OK\n".into())
+        );
+        assert_eq!(run(Some("alice"), &["get", "k"]), (true, "k\nv\n".into()));
+        // No certificate, a revoked one, and plaintext: refused.
+        assert!(!run(None, &["get", "k"]).0);
+        assert!(!run(Some("mallory"), &["get", "k"]).0);
+        let plain = endpoint.replace("https://", "http://");
+        assert!(!ctl(bin, &plain, &pki, Some("alice"), &["get", "k"]).0);
+    }
+    // Auth over TLS: the certificate's common name is the user.
+    let bin = ctls.last().expect("an etcdctl");
+    let run = |who, args: &[&str]| ctl(bin, &endpoint, &pki, who, args);
+    for step in [
+        &["user", "add", "root:rootpw"][..],
+        &["role", "add", "root"],
+        &["user", "grant-role", "root", "root"],
+        &["user", "add", "alice:alicepw"],
+        &["role", "add", "r"],
+        &["role", "grant-permission", "r", "read", "k"],
+        &["user", "grant-role", "alice", "r"],
+        &["auth", "enable"],
+    ] {
+        let (ok, out) = run(Some("root"), step);
+        assert!(ok, "{step:?}: {out}");
+    }
+    // root by certificate, with no password anywhere.
+    assert_eq!(
+        run(Some("root"), &["put", "secret", "s"]),
+        (true, "OK\n".into())
+    );
+    assert_eq!(run(Some("alice"), &["get", "k"]), (true, "k\nv\n".into()));
+    let (ok, out) = run(Some("alice"), &["get", "secret"]);
+    assert!(
+        !ok && out.contains("etcdserver: permission denied"),
+        "{out}"
+    );
+    let (ok, out) = run(Some("alice"), &["user", "list"]);
+    assert!(
+        !ok && out.contains("etcdserver: permission denied"),
+        "{out}"
+    );
+    // A token wins over the certificate.
+    assert_eq!(
+        run(Some("alice"), &["--user", "root:rootpw", "get", "secret"]),
+        (true, "secret\ns\n".into())
+    );
+    rt.block_on(server.server.shutdown());
+}
+
+/// The certificate a TLS server presents.
+async fn served_certificate(addr: &str, pki: &Pki) -> Vec<u8> {
+    use rustls::pki_types::{CertificateDer, ServerName, pem::PemObject};
+    let mut roots = rustls::RootCertStore::empty();
+    let ca = std::fs::read(pki.path("ca.pem")).unwrap();
+    roots
+        .add(CertificateDer::from_pem_slice(&ca).unwrap())
+        .unwrap();
+    let client_cert = CertificateDer::pem_file_iter(pki.path("alice.pem"))
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = rustls::pki_types::PrivateKeyDer::from_pem_file(pki.path("alice.key")).unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_client_auth_cert(client_cert, key)
+    .unwrap();
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let name = ServerName::try_from("127.0.0.1").unwrap();
+    let tls = connector.connect(name, tcp).await.unwrap();
+    tls.get_ref().1.peer_certificates().unwrap()[0].to_vec()
+}
+
+fn pem_der(path: &Path) -> Vec<u8> {
+    use rustls::pki_types::{CertificateDer, pem::PemObject};
+    CertificateDer::from_pem_file(path).unwrap().to_vec()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn certificates_rotate_without_a_restart_and_stalled_handshakes_block_nobody() {
+    let pki = pki();
+    let server = start_tls(&pki).await;
+    let addr = https(&server).trim_start_matches("https://").to_string();
+    assert_eq!(
+        served_certificate(&addr, &pki).await,
+        pem_der(&pki.path("server.pem"))
+    );
+
+    // A client that connects and never says a word.
+    let stalled = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    // Others are served meanwhile.
+    assert_eq!(
+        served_certificate(&addr, &pki).await,
+        pem_der(&pki.path("server.pem"))
+    );
+
+    // Rotation: new files in place; new connections get the new certificate.
+    std::fs::copy(pki.path("server2.pem"), pki.path("server.pem")).unwrap();
+    std::fs::copy(pki.path("server2.key"), pki.path("server.key")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if served_certificate(&addr, &pki).await == pem_der(&pki.path("server2.pem")) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the new certificate was not served"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    // The stalled connection is closed once the handshake timeout passes.
+    use tokio::io::AsyncReadExt;
+    let mut stalled = stalled;
+    let mut buf = [0u8; 16];
+    let read = tokio::time::timeout(Duration::from_secs(15), stalled.read(&mut buf)).await;
+    assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "{read:?}");
+    server.server.shutdown().await;
+}
+
+#[test]
+fn auto_tls_serves_a_self_signed_certificate() {
+    let Some(bin) = common::etcd::tool("etcdctl-3.5") else {
+        return;
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(common::start(&[
+        "--listen-client-urls=https://127.0.0.1:0",
+        "--auto-tls",
+    ]));
+    let endpoint = https(&server);
+    let out = Command::new(&bin)
+        .args([
+            format!("--endpoints={endpoint}"),
+            // etcdctl skips verification only with transport security on.
+            "--insecure-skip-tls-verify".into(),
+            "--insecure-transport=false".into(),
+            "put".into(),
+            "k".into(),
+            "v".into(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "OK\n");
+    assert!(server.dir.path().join("fixtures/client/cert.pem").exists());
+    rt.block_on(server.server.shutdown());
+}
+
+#[tokio::test]
+async fn bad_tls_settings_are_refused_at_start() {
+    let pki = pki();
+    let dir = tempfile::tempdir().unwrap();
+    let start = |extra: Vec<String>| {
+        let mut args = vec![
+            "hark".to_string(),
+            "--listen-client-urls=https://127.0.0.1:0".into(),
+            "--listen-peer-urls=http://127.0.0.1:0".into(),
+            format!("--data-dir={}", dir.path().display()),
+        ];
+        args.extend(extra);
+        <hark_server::Config as clap::Parser>::try_parse_from(args).unwrap()
+    };
+    let cert = format!("--cert-file={}", pki.path_str("server.pem"));
+    let key = format!("--key-file={}", pki.path_str("server.key"));
+    for (extra, expected) in [
+        (vec![], "need --cert-file and --key-file"),
+        (
+            vec![cert.clone(), key.clone(), "--client-cert-auth".into()],
+            "needs --trusted-ca-file",
+        ),
+        (
+            vec![cert.clone(), key.clone(), "--tls-min-version=TLS1.0".into()],
+            "not supported",
+        ),
+        (
+            vec![
+                cert.clone(),
+                format!("--key-file={}", pki.path_str("alice.key")),
+            ],
+            "do not fit",
+        ),
+        (
+            vec![
+                cert.clone(),
+                key.clone(),
+                "--cipher-suites=TLS_RSA_WITH_RC4_128_SHA".into(),
+            ],
+            "unsupported cipher suite",
+        ),
+    ] {
+        let err = match hark_server::start(&start(extra.clone())).await {
+            Ok(_) => panic!("{extra:?} started"),
+            Err(e) => e,
+        };
+        assert!(err.contains(expected), "{extra:?}: {err}");
+    }
+}
