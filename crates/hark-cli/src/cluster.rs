@@ -2,7 +2,7 @@
 //! `move-leader`, printed as etcdctl 3.5 prints them.
 
 use clap::Subcommand;
-use hark_client::{Client, pb};
+use hark_client::pb;
 
 use crate::json::{self, Obj};
 use crate::print::{Format, fields_header, go_quote, print_table, unsupported};
@@ -136,7 +136,7 @@ pub async fn move_leader(ctx: &Ctx, args: &[String]) -> Outcome {
     let deadline = tokio::time::Instant::now() + ctx.command_timeout;
     let mut leader = None;
     for ep in &ctx.endpoints {
-        let c = Client::connect([ep]).await.map_err(Exit::from)?;
+        let c = ctx.connect(&[ep]).await?;
         let status = match tokio::time::timeout_at(deadline, c.status()).await {
             Ok(s) => s?,
             Err(_) => return Err(Exit::new(EXIT_ERROR, "context deadline exceeded")),

@@ -2,6 +2,7 @@
 //! byte as etcdctl 3.5 prints them), error messages and exit codes, over
 //! `hark-client`. Works against Hark and etcd.
 
+mod auth;
 mod cluster;
 mod json;
 mod print;
@@ -70,6 +71,29 @@ struct Cli {
     /// print byte strings as hex encoded strings
     #[arg(long, global = true)]
     hex: bool,
+    /// username[:password] for authentication (prompt if password is not supplied)
+    #[arg(long, global = true, env = "ETCDCTL_USER")]
+    user: Option<String>,
+    /// password for authentication (if this option is used, --user option shouldn't include password)
+    #[arg(long, global = true, env = "ETCDCTL_PASSWORD")]
+    password: Option<String>,
+    /// verify certificates of TLS-enabled secure servers using this CA bundle
+    #[arg(long, global = true, env = "ETCDCTL_CACERT")]
+    cacert: Option<std::path::PathBuf>,
+    /// identify secure client using this TLS certificate file
+    #[arg(long, global = true, env = "ETCDCTL_CERT")]
+    cert: Option<std::path::PathBuf>,
+    /// identify secure client using this TLS key file
+    #[arg(long, global = true, env = "ETCDCTL_KEY")]
+    key: Option<std::path::PathBuf>,
+    /// skip server certificate verification (CAUTION: this option should be enabled only for testing purposes)
+    #[arg(long, global = true, env = "ETCDCTL_INSECURE_SKIP_TLS_VERIFY", num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false)]
+    insecure_skip_tls_verify: bool,
+    /// disable transport security for client connections
+    #[arg(long, global = true, env = "ETCDCTL_INSECURE_TRANSPORT", num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = true)]
+    insecure_transport: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -107,6 +131,15 @@ enum Command {
     Member(cluster::MemberCommand),
     /// Transfers leadership to another etcd cluster member.
     MoveLeader { args: Vec<String> },
+    /// User related commands
+    #[command(subcommand)]
+    User(auth::UserCommand),
+    /// Role related commands
+    #[command(subcommand)]
+    Role(auth::RoleCommand),
+    /// Enable or disable authentication
+    #[command(subcommand)]
+    Auth(auth::AuthCommand),
 }
 
 #[derive(Subcommand)]
@@ -324,12 +357,20 @@ pub struct Ctx {
     format: Format,
     /// `--hex` (etcdctl's JSON member list prints ids in hex with it).
     hex: bool,
+    /// `--user`, `--password` and the TLS flags.
+    options: hark_client::ConnectOptions,
 }
 
 impl Ctx {
     async fn client(&self) -> Result<Client, Exit> {
-        Client::connect(&self.endpoints)
+        self.connect(&self.endpoints).await
+    }
+
+    /// A client of `endpoints` with this command's user and TLS.
+    async fn connect(&self, endpoints: &[impl AsRef<str>]) -> Result<Client, Exit> {
+        Client::connect_with(endpoints, self.options.clone())
             .await
+            // A refused login too, as etcdctl exits.
             .map_err(|e| Exit::new(EXIT_BAD_CONNECTION, e.to_string()))
     }
 
@@ -360,6 +401,7 @@ impl Ctx {
             command_timeout: self.command_timeout,
             format: self.format,
             hex: self.hex,
+            options: self.options.clone(),
         })
     }
 
@@ -395,11 +437,13 @@ async fn run(cli: Cli) -> Outcome {
             ),
         )
     })?;
+    let options = connect_options(&cli)?;
     let ctx = Ctx {
         endpoints: cli.endpoints.iter().map(|e| e.trim().to_string()).collect(),
         command_timeout,
         format,
         hex: cli.hex,
+        options,
     };
     match cli.command {
         Command::Put(a) => {
@@ -452,7 +496,64 @@ async fn run(cli: Cli) -> Outcome {
         Command::Alarm(a) => alarm(&ctx, a).await,
         Command::Member(m) => cluster::member(&ctx, m).await,
         Command::MoveLeader { args } => cluster::move_leader(&ctx, &args).await,
+        Command::User(c) => auth::user(&ctx, c).await,
+        Command::Role(c) => auth::role(&ctx, c).await,
+        Command::Auth(c) => auth::auth(&ctx, c).await,
     }
+}
+
+/// etcdctl's `--user`, `--password` and TLS flags as client options: TLS
+/// when a CA, a certificate or (with `--insecure-transport=false`)
+/// `--insecure-skip-tls-verify` is given, or an endpoint is `https://`.
+fn connect_options(cli: &Cli) -> Result<hark_client::ConnectOptions, Exit> {
+    let read = |path: &std::path::Path| {
+        std::fs::read(path)
+            .map_err(|e| Exit::new(EXIT_BAD_CONNECTION, format!("open {}: {e}", path.display())))
+    };
+    let user = match (&cli.user, &cli.password) {
+        (None, _) => None,
+        // With --password the whole of --user is the name (as etcdctl 3.5).
+        (Some(user), Some(password)) => Some((user.clone(), password.clone())),
+        (Some(user), None) => match user.split_once(':') {
+            Some((name, password)) => Some((name.to_string(), password.to_string())),
+            None => {
+                eprint!("Password: ");
+                let mut line = String::new();
+                std::io::stdin()
+                    .read_line(&mut line)
+                    .map_err(|e| Exit::new(EXIT_ERROR, e.to_string()))?;
+                Some((
+                    user.clone(),
+                    line.trim_end_matches(['\n', '\r']).to_string(),
+                ))
+            }
+        },
+    };
+    let skip = cli.insecure_skip_tls_verify && !cli.insecure_transport;
+    let https = cli
+        .endpoints
+        .iter()
+        .any(|e| e.trim().starts_with("https://"));
+    let tls = if cli.cacert.is_some() || cli.cert.is_some() || skip || https {
+        let identity = match (&cli.cert, &cli.key) {
+            (Some(cert), Some(key)) => Some((read(cert)?, read(key)?)),
+            (None, None) => None,
+            _ => {
+                return Err(Exit::new(
+                    EXIT_BAD_ARGS,
+                    "--cert and --key must be given together",
+                ));
+            }
+        };
+        Some(hark_client::TlsOptions {
+            ca_pem: cli.cacert.as_deref().map(read).transpose()?,
+            identity,
+            insecure_skip_verify: skip,
+        })
+    } else {
+        None
+    };
+    Ok(hark_client::ConnectOptions { user, tls })
 }
 
 /// Go's `time.ParseDuration` for the forms people use (`2s`, `500ms`, `1m30s`).
@@ -926,9 +1027,9 @@ async fn endpoint_status(ctx: &Ctx) -> Outcome {
     let mut statuses = Vec::new();
     let mut failed = false;
     for ep in &ctx.endpoints {
-        let result = match Client::connect([ep]).await {
+        let result = match ctx.connect(&[ep]).await {
             Ok(c) => ctx.timed(c.status()).await,
-            Err(e) => Err(Exit::from(e)),
+            Err(e) => Err(e),
         };
         match result {
             Ok(s) => statuses.push((ep.clone(), s)),
@@ -952,9 +1053,9 @@ async fn endpoint_status(ctx: &Ctx) -> Outcome {
 async fn defrag(ctx: &Ctx) -> Outcome {
     let mut failed = false;
     for ep in &ctx.endpoints {
-        let result = match Client::connect([ep]).await {
+        let result = match ctx.connect(&[ep]).await {
             Ok(c) => c.defragment().await.map_err(Exit::from),
-            Err(e) => Err(Exit::from(e)),
+            Err(e) => Err(e),
         };
         match result {
             Ok(_) => println!("Finished defragmenting etcd member[{ep}]"),
@@ -1004,7 +1105,7 @@ async fn endpoint_health(ctx: &Ctx) -> Outcome {
     for ep in &ctx.endpoints {
         let start = Instant::now();
         let probe = async {
-            let c = Client::connect([ep]).await?;
+            let c = Client::connect_with([ep], ctx.options.clone()).await?;
             match c.get("health").await {
                 Ok(_) => {}
                 Err(hark_client::Error::Status(s))

@@ -645,3 +645,170 @@ fn member_order_does_not_count() {
         "|  ID  | STATUS |\n| <lease> | a |\n| <lease> | b |\n"
     );
 }
+
+/// The auth commands: etcdctl 3.5 against one server, harkctl against
+/// another, one script; `R` runs as root, `A` as alice.
+#[test]
+fn etcdctl_3_5_auth_output() {
+    let Some(etcdctl) = find_on_path("etcdctl-3.5") else {
+        assert_ne!(
+            std::env::var("HARK_REQUIRE_ETCDCTL").as_deref(),
+            Ok("1"),
+            "etcdctl-3.5 is not on PATH"
+        );
+        return;
+    };
+    let etcdctl = etcdctl.to_str().unwrap().to_string();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let golden = rt.block_on(server());
+    let ours = rt.block_on(server());
+    let (ge, oe) = (
+        golden.running.endpoints()[0].clone(),
+        ours.running.endpoints()[0].clone(),
+    );
+    let steps: &[(&[&str], &str)] = &[
+        (&["user", "add"], ""),
+        (&["user", "add", ":x"], ""),
+        (&["user", "add", "root:rootpw"], ""),
+        (&["user", "add", "root", "--interactive=false"], "again\n"),
+        (&["auth", "status"], ""),
+        (&["auth", "enable"], ""),
+        (&["get", "a"], ""),
+        (&["R", "auth", "status"], ""),
+        (
+            &["R", "user", "add", "alice", "--interactive=false"],
+            "alicepw\n",
+        ),
+        (&["R", "user", "add", "carol", "--new-user-password=c"], ""),
+        (&["R", "role", "add", "r"], ""),
+        (&["R", "role", "add", "r"], ""),
+        (
+            &["R", "role", "grant-permission", "r", "read", "a", "c"],
+            "",
+        ),
+        (
+            &[
+                "R",
+                "role",
+                "grant-permission",
+                "--prefix",
+                "r",
+                "readwrite",
+                "w",
+            ],
+            "",
+        ),
+        (
+            &[
+                "R",
+                "role",
+                "grant-permission",
+                "--from-key",
+                "r",
+                "READ",
+                "z",
+            ],
+            "",
+        ),
+        (&["R", "role", "grant-permission", "r", "write", "p"], ""),
+        (&["R", "role", "grant-permission", "r", "bogus", "p"], ""),
+        (
+            &[
+                "R",
+                "role",
+                "grant-permission",
+                "--prefix",
+                "--from-key",
+                "r",
+                "read",
+                "p",
+            ],
+            "",
+        ),
+        (
+            &[
+                "R",
+                "role",
+                "grant-permission",
+                "--prefix",
+                "r",
+                "read",
+                "p",
+                "q",
+            ],
+            "",
+        ),
+        (&["R", "role", "grant-permission", "r", "read"], ""),
+        (&["R", "user", "grant-role", "alice", "r"], ""),
+        (&["R", "user", "grant-role", "alice", "nope"], ""),
+        (&["R", "role", "get", "r"], ""),
+        (&["R", "role", "get", "nope"], ""),
+        (&["R", "user", "get", "alice"], ""),
+        (&["R", "user", "get", "--detail", "alice"], ""),
+        (&["R", "user", "get", "nobody"], ""),
+        (&["R", "user", "list"], ""),
+        (&["R", "role", "list"], ""),
+        (&["A", "get", "a"], ""),
+        (&["A", "put", "a", "2"], ""),
+        (&["A", "put", "w1", "2"], ""),
+        (&["A", "user", "list"], ""),
+        (&["A", "user", "get", "alice"], ""),
+        (&["--user", "alice:wrong", "get", "a"], ""),
+        (
+            &["--user", "alice", "--password", "alicepw", "get", "a"],
+            "",
+        ),
+        (
+            &["--user", "alice:x", "--password", "alicepw", "get", "a"],
+            "",
+        ),
+        (&["R", "role", "revoke-permission", "r", "a", "c"], ""),
+        (&["R", "role", "revoke-permission", "r", "a", "c"], ""),
+        (
+            &["R", "role", "revoke-permission", "--prefix", "r", "w"],
+            "",
+        ),
+        (
+            &["R", "role", "revoke-permission", "--from-key", "r", "z"],
+            "",
+        ),
+        (&["R", "role", "revoke-permission", "r", "p"], ""),
+        (
+            &["R", "user", "passwd", "alice", "--interactive=false"],
+            "newpw\n",
+        ),
+        (&["--user", "alice:newpw", "user", "get", "alice"], ""),
+        (&["R", "user", "revoke-role", "alice", "r"], ""),
+        (&["R", "user", "revoke-role", "alice", "r"], ""),
+        (&["R", "user", "delete", "root"], ""),
+        (&["R", "role", "delete", "root"], ""),
+        (&["R", "user", "delete", "alice"], ""),
+        (&["R", "role", "delete", "r"], ""),
+        (&["R", "auth", "disable"], ""),
+        (&["auth", "status"], ""),
+        (&["user", "list"], ""),
+    ];
+    let mut mismatches = Vec::new();
+    for (args, stdin) in steps {
+        let args: Vec<&str> = args
+            .iter()
+            .flat_map(|a| match *a {
+                "R" => vec!["--user", "root:rootpw"],
+                "A" => vec!["--user", "alice:alicepw"],
+                other => vec![other],
+            })
+            .collect();
+        let want = run(&etcdctl, &ge, &args, stdin);
+        let got = run(HARKCTL, &oe, &args, stdin);
+        if want != got {
+            mismatches.push(format!("{args:?}\n  etcdctl: {want:?}\n  harkctl: {got:?}"));
+        }
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    rt.block_on(golden.running.shutdown());
+    rt.block_on(ours.running.shutdown());
+}

@@ -169,7 +169,7 @@ impl Client {
 
     /// Runs a call on the current endpoint; when that endpoint is unavailable
     /// (nothing reached it), on the next ones, each once.
-    async fn call<T, F, Fut>(&self, f: F) -> Result<T, Error>
+    pub(crate) async fn call<T, F, Fut>(&self, f: F) -> Result<T, Error>
     where
         F: Fn(Conn) -> Fut,
         Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,

@@ -23,6 +23,7 @@
 //! # Ok(()) }
 //! ```
 
+mod auth;
 mod blocking;
 pub mod cache;
 mod client;
@@ -30,9 +31,11 @@ mod secure;
 mod txn;
 pub mod watch;
 
+pub use auth::PermissionType;
 pub use blocking::{Changed, Changes};
 pub use cache::{Cache, CacheEvent};
 pub use client::{Client, Error, KeepAlive};
+pub use hark_proto::authpb::Permission;
 pub use hark_proto::etcdserverpb as pb;
 pub use hark_proto::mvccpb::{Event, KeyValue, event::EventType};
 pub use secure::{ConnectOptions, TlsOptions};
