@@ -6,7 +6,40 @@ use std::io::BufRead;
 use clap::Subcommand;
 use hark_client::{Client, PermissionType, pb};
 
+use crate::json::{self, Obj};
+use crate::print::Format;
 use crate::{Ctx, EXIT_BAD_ARGS, Exit, Outcome};
+
+/// etcdctl prints auth answers in simple and json only (and `role get` in
+/// fields too): the other formats are refused before anything is sent.
+fn check_format(ctx: &Ctx, fields_too: bool) -> Result<(), Exit> {
+    match ctx.format {
+        Format::Table => Err(crate::print::unsupported("table")),
+        Format::Fields if !fields_too => Err(crate::print::unsupported("fields")),
+        _ => Ok(()),
+    }
+}
+
+/// Prints an answer: `-w json` as etcdctl's JSON printer writes the
+/// response (its header, then `fields`), otherwise etcdctl's simple line(s).
+fn show(
+    ctx: &Ctx,
+    header: &Option<pb::ResponseHeader>,
+    fields: impl FnOnce(Obj) -> Obj,
+    simple: impl FnOnce(),
+) {
+    match ctx.format {
+        Format::Json => {
+            let o = Obj::new().opt("header", json::header(header));
+            println!("{}", fields(o).end());
+        }
+        _ => simple(),
+    }
+}
+
+fn strings(v: &[String]) -> Vec<String> {
+    v.iter().map(|s| json::string(s)).collect()
+}
 
 #[derive(Subcommand)]
 pub enum UserCommand {
@@ -124,6 +157,7 @@ fn read_password(name: &str, interactive: bool) -> Result<String, Exit> {
 }
 
 pub async fn user(ctx: &Ctx, command: UserCommand) -> Outcome {
+    check_format(ctx, false)?;
     match command {
         UserCommand::Add {
             args,
@@ -148,8 +182,8 @@ pub async fn user(ctx: &Ctx, command: UserCommand) -> Outcome {
                 },
             };
             let c = ctx.client().await?;
-            ctx.timed(c.user_add(&name, &password, no_password)).await?;
-            println!("User {name} created");
+            let r = ctx.timed(c.user_add(&name, &password, no_password)).await?;
+            show(ctx, &r.header, |o| o, || println!("User {name} created"));
         }
         UserCommand::Delete { args } => {
             let [name] = args.as_slice() else {
@@ -158,8 +192,8 @@ pub async fn user(ctx: &Ctx, command: UserCommand) -> Outcome {
                 ));
             };
             let c = ctx.client().await?;
-            ctx.timed(c.user_delete(name)).await?;
-            println!("User {name} deleted");
+            let r = ctx.timed(c.user_delete(name)).await?;
+            show(ctx, &r.header, |o| o, || println!("User {name} deleted"));
         }
         UserCommand::Get { args, detail } => {
             let [name] = args.as_slice() else {
@@ -169,6 +203,15 @@ pub async fn user(ctx: &Ctx, command: UserCommand) -> Outcome {
             };
             let c = ctx.client().await?;
             let user = ctx.timed(c.user_get(name)).await?;
+            if matches!(ctx.format, Format::Json) {
+                show(
+                    ctx,
+                    &user.header,
+                    |o| o.list_nz("roles", strings(&user.roles)),
+                    || {},
+                );
+                return Ok(());
+            }
             println!("User: {name}");
             if detail {
                 for role in &user.roles {
@@ -183,9 +226,17 @@ pub async fn user(ctx: &Ctx, command: UserCommand) -> Outcome {
         }
         UserCommand::List => {
             let c = ctx.client().await?;
-            for user in ctx.timed(c.user_list()).await?.users {
-                println!("{user}");
-            }
+            let r = ctx.timed(c.user_list()).await?;
+            show(
+                ctx,
+                &r.header,
+                |o| o.list_nz("users", strings(&r.users)),
+                || {
+                    for user in &r.users {
+                        println!("{user}");
+                    }
+                },
+            );
         }
         UserCommand::Passwd { args, interactive } => {
             let [name] = args.as_slice() else {
@@ -195,8 +246,8 @@ pub async fn user(ctx: &Ctx, command: UserCommand) -> Outcome {
             };
             let password = read_password(name, interactive)?;
             let c = ctx.client().await?;
-            ctx.timed(c.user_change_password(name, &password)).await?;
-            println!("Password updated");
+            let r = ctx.timed(c.user_change_password(name, &password)).await?;
+            show(ctx, &r.header, |o| o, || println!("Password updated"));
         }
         UserCommand::GrantRole { args } => {
             let [user, role] = args.as_slice() else {
@@ -205,8 +256,13 @@ pub async fn user(ctx: &Ctx, command: UserCommand) -> Outcome {
                 ));
             };
             let c = ctx.client().await?;
-            ctx.timed(c.user_grant_role(user, role)).await?;
-            println!("Role {role} is granted to user {user}");
+            let r = ctx.timed(c.user_grant_role(user, role)).await?;
+            show(
+                ctx,
+                &r.header,
+                |o| o,
+                || println!("Role {role} is granted to user {user}"),
+            );
         }
         UserCommand::RevokeRole { args } => {
             let [user, role] = args.as_slice() else {
@@ -215,8 +271,13 @@ pub async fn user(ctx: &Ctx, command: UserCommand) -> Outcome {
                 ));
             };
             let c = ctx.client().await?;
-            ctx.timed(c.user_revoke_role(user, role)).await?;
-            println!("Role {role} is revoked from user {user}");
+            let r = ctx.timed(c.user_revoke_role(user, role)).await?;
+            show(
+                ctx,
+                &r.header,
+                |o| o,
+                || println!("Role {role} is revoked from user {user}"),
+            );
         }
     }
     Ok(())
@@ -299,6 +360,7 @@ fn permission_range(
 }
 
 pub async fn role(ctx: &Ctx, command: RoleCommand) -> Outcome {
+    check_format(ctx, matches!(command, RoleCommand::Get { .. }))?;
     match command {
         RoleCommand::Add { args } => {
             let [name] = args.as_slice() else {
@@ -307,8 +369,8 @@ pub async fn role(ctx: &Ctx, command: RoleCommand) -> Outcome {
                 ));
             };
             let c = ctx.client().await?;
-            ctx.timed(c.role_add(name)).await?;
-            println!("Role {name} created");
+            let r = ctx.timed(c.role_add(name)).await?;
+            show(ctx, &r.header, |o| o, || println!("Role {name} created"));
         }
         RoleCommand::Delete { args } => {
             let [name] = args.as_slice() else {
@@ -317,8 +379,8 @@ pub async fn role(ctx: &Ctx, command: RoleCommand) -> Outcome {
                 ));
             };
             let c = ctx.client().await?;
-            ctx.timed(c.role_delete(name)).await?;
-            println!("Role {name} deleted");
+            let r = ctx.timed(c.role_delete(name)).await?;
+            show(ctx, &r.header, |o| o, || println!("Role {name} deleted"));
         }
         RoleCommand::Get { args } => {
             let [name] = args.as_slice() else {
@@ -328,13 +390,49 @@ pub async fn role(ctx: &Ctx, command: RoleCommand) -> Outcome {
             };
             let c = ctx.client().await?;
             let r = ctx.timed(c.role_get(name)).await?;
-            print_role(name, &r);
+            let perms: Vec<String> = r
+                .perm
+                .iter()
+                .map(|p| {
+                    Obj::new()
+                        .int_nz("permType", i64::from(p.perm_type))
+                        .bytes_nz("key", &p.key)
+                        .bytes_nz("range_end", &p.range_end)
+                        .end()
+                })
+                .collect();
+            if matches!(ctx.format, Format::Fields) {
+                crate::print::fields_header(&r.header);
+                for p in &r.perm {
+                    let kind = PermissionType::try_from(p.perm_type)
+                        .map(|t| t.as_str_name().to_string())
+                        .unwrap_or_else(|_| p.perm_type.to_string());
+                    println!("\"PermType\" :  {kind}");
+                    println!("\"Key\" : {}", crate::print::go_quote(&p.key));
+                    println!("\"RangeEnd\" : {}", crate::print::go_quote(&p.range_end));
+                }
+                return Ok(());
+            }
+            show(
+                ctx,
+                &r.header,
+                |o| o.list_nz("perm", perms),
+                || print_role(name, &r),
+            );
         }
         RoleCommand::List => {
             let c = ctx.client().await?;
-            for role in ctx.timed(c.role_list()).await?.roles {
-                println!("{role}");
-            }
+            let r = ctx.timed(c.role_list()).await?;
+            show(
+                ctx,
+                &r.header,
+                |o| o.list_nz("roles", strings(&r.roles)),
+                || {
+                    for role in &r.roles {
+                        println!("{role}");
+                    }
+                },
+            );
         }
         RoleCommand::GrantPermission {
             args,
@@ -356,9 +454,15 @@ pub async fn role(ctx: &Ctx, command: RoleCommand) -> Outcome {
             };
             let (key, end) = permission_range(&args[2], args.get(3), prefix, from_key)?;
             let c = ctx.client().await?;
-            ctx.timed(c.role_grant_permission(&args[0], kind, key, end))
+            let r = ctx
+                .timed(c.role_grant_permission(&args[0], kind, key, end))
                 .await?;
-            println!("Role {} updated", args[0]);
+            show(
+                ctx,
+                &r.header,
+                |o| o,
+                || println!("Role {} updated", args[0]),
+            );
         }
         RoleCommand::RevokePermission {
             args,
@@ -372,11 +476,14 @@ pub async fn role(ctx: &Ctx, command: RoleCommand) -> Outcome {
             }
             let (key, end) = permission_range(&args[1], args.get(2), prefix, from_key)?;
             let c = ctx.client().await?;
-            ctx.timed(c.role_revoke_permission(&args[0], key, end.clone()))
+            let r = ctx
+                .timed(c.role_revoke_permission(&args[0], key, end.clone()))
                 .await?;
             let role = &args[0];
             let shown = &args[1];
-            if end.is_empty() {
+            if matches!(ctx.format, Format::Json) {
+                show(ctx, &r.header, |o| o, || {});
+            } else if end.is_empty() {
                 println!("Permission of key {shown} is revoked from role {role}");
             } else if end == [0] {
                 println!("Permission of range [{shown}, <open ended> is revoked from role {role}");
@@ -392,20 +499,36 @@ pub async fn role(ctx: &Ctx, command: RoleCommand) -> Outcome {
 }
 
 pub async fn auth(ctx: &Ctx, command: AuthCommand) -> Outcome {
+    check_format(ctx, false)?;
     let c = ctx.client().await?;
     match command {
         AuthCommand::Enable => {
-            enable(ctx, &c).await?;
-            println!("Authentication Enabled");
+            let header = enable(ctx, &c).await?;
+            show(ctx, &header, |o| o, || println!("Authentication Enabled"));
         }
         AuthCommand::Disable => {
-            ctx.timed(c.auth_disable()).await?;
-            println!("Authentication Disabled");
+            let r = ctx.timed(c.auth_disable()).await?;
+            show(
+                ctx,
+                &r.header,
+                |o| o,
+                || println!("Authentication Disabled"),
+            );
         }
         AuthCommand::Status => {
             let s = ctx.timed(c.auth_status()).await?;
-            println!("Authentication Status: {}", s.enabled);
-            println!("AuthRevision: {}", s.auth_revision);
+            show(
+                ctx,
+                &s.header,
+                |o| {
+                    o.bool_nz("enabled", s.enabled)
+                        .int_nz("authRevision", s.auth_revision)
+                },
+                || {
+                    println!("Authentication Status: {}", s.enabled);
+                    println!("AuthRevision: {}", s.auth_revision);
+                },
+            );
         }
     }
     Ok(())
@@ -413,7 +536,7 @@ pub async fn auth(ctx: &Ctx, command: AuthCommand) -> Outcome {
 
 /// etcdctl's enable: when root lacks the root role, it makes the role,
 /// grants it, and tries again.
-async fn enable(ctx: &Ctx, c: &Client) -> Outcome {
+async fn enable(ctx: &Ctx, c: &Client) -> Result<Option<pb::ResponseHeader>, Exit> {
     match ctx.timed(c.auth_enable()).await {
         Err(e) if e.message.as_deref() == Some("etcdserver: root user does not have root role") => {
             match ctx.timed(c.role_add("root")).await {
@@ -423,9 +546,8 @@ async fn enable(ctx: &Ctx, c: &Client) -> Outcome {
                 _ => {}
             }
             ctx.timed(c.user_grant_role("root", "root")).await?;
-            ctx.timed(c.auth_enable()).await?;
-            Ok(())
+            Ok(ctx.timed(c.auth_enable()).await?.header)
         }
-        other => other.map(|_| ()),
+        other => other.map(|r| r.header),
     }
 }
