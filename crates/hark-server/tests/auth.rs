@@ -801,3 +801,93 @@ async fn leases_and_admin_calls_need_their_permissions() {
     range(&b, &b.alice, "a", "").await.unwrap();
     server.server.shutdown().await;
 }
+
+/// One JSON gateway call with curl: (HTTP status, body with the header and
+/// the token masked).
+fn gateway(endpoint: &str, path: &str, body: &str, token: Option<&str>) -> (String, String) {
+    let mut cmd = Command::new("curl");
+    cmd.args(["-s", "-w", "\n%{http_code}", "-X", "POST"])
+        .arg(format!("{endpoint}{path}"))
+        .args(["-d", body]);
+    if let Some(token) = token {
+        cmd.args(["-H", &format!("Authorization: {token}")]);
+    }
+    let out = String::from_utf8(cmd.output().unwrap().stdout).unwrap();
+    let (body, code) = out.rsplit_once('\n').unwrap();
+    let header = regex::Regex::new(r#""header":\{[^}]*\}"#).unwrap();
+    let token = regex::Regex::new(r#""token":"[^"]*""#).unwrap();
+    let body = header.replace_all(body, r#""header":{}"#);
+    let body = token.replace_all(&body, r#""token":"<token>""#);
+    (code.to_string(), body.into_owned())
+}
+
+fn token_of(body: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(body).unwrap();
+    v["token"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn the_json_gateway_authenticates_like_etcds() {
+    let Some(etcd_bin) = common::etcd::tool("etcd-3.5") else {
+        return;
+    };
+    if common::find_on_path("curl").is_none() {
+        assert!(
+            std::env::var("HARK_REQUIRE_ETCDCTL").as_deref() != Ok("1"),
+            "want curl"
+        );
+        return;
+    }
+    let script = |endpoint: &str| -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let mut call = |path: &str, body: &str, token: Option<&str>| {
+            let r = gateway(endpoint, path, body, token);
+            out.push(r.clone());
+            r
+        };
+        call(
+            "/v3/auth/user/add",
+            r#"{"name":"root","password":"pw"}"#,
+            None,
+        );
+        call(
+            "/v3/auth/user/grant",
+            r#"{"user":"root","role":"root"}"#,
+            None,
+        );
+        call("/v3/auth/enable", "{}", None);
+        call("/v3/kv/range", r#"{"key":"YQ=="}"#, None);
+        call(
+            "/v3/auth/authenticate",
+            r#"{"name":"root","password":"bad"}"#,
+            None,
+        );
+        let (_, body) = gateway(
+            endpoint,
+            "/v3/auth/authenticate",
+            r#"{"name":"root","password":"pw"}"#,
+            None,
+        );
+        let token = token_of(&body);
+        call(
+            "/v3/kv/put",
+            r#"{"key":"YQ==","value":"MQ=="}"#,
+            Some(&token),
+        );
+        call("/v3/kv/range", r#"{"key":"YQ=="}"#, Some(&token));
+        call("/v3/kv/range", r#"{"key":"YQ=="}"#, Some("forged.1"));
+        call("/v3/auth/status", "{}", Some(&token));
+        call("/v3/auth/user/list", "{}", Some(&token));
+        out
+    };
+    let etcd = common::etcd::Etcd::start(&etcd_bin);
+    let want = script(&etcd.endpoint);
+    drop(etcd);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let hark = rt.block_on(common::start(&[]));
+    let got = script(&hark.endpoint());
+    rt.block_on(hark.server.shutdown());
+    for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+        assert_eq!(w, g, "step {i}");
+    }
+}
