@@ -8,6 +8,7 @@ mod http_load;
 mod lean_watch;
 mod maintenance;
 mod scenarios;
+mod secure;
 mod servers;
 
 use std::collections::BTreeMap;
@@ -51,6 +52,10 @@ Options (defaults finish within a minute):
                    with --compare-etcd) and quote each figure's median
                    over the rounds; lost and duplicated events are added
                    up over all rounds [1]
+  --tls            with --compare-etcd: both servers serve TLS on their
+                   client URLs (a CA and certificate made for the run)
+  --user           with --compare-etcd: both servers run with auth on;
+                   every client authenticates as root (a token per client)
   --json           machine-readable output (one JSON document)
 ";
 
@@ -106,7 +111,12 @@ async fn run(opts: Options) -> Result<(), String> {
                         servers::Kind::Etcd => etcd.clone(),
                     };
                     eprintln!("== {scenario} on {name}, {of}");
-                    let server = servers::Server::start(kind, &binary, opts.cluster).await?;
+                    let secure = servers::Secure {
+                        tls: opts.tls,
+                        user: opts.user,
+                    };
+                    let server =
+                        servers::Server::start(kind, &binary, opts.cluster, secure).await?;
                     let metrics =
                         scenarios::run(scenario, &opts, &server.endpoints, Some(server.pid)).await;
                     server.stop();

@@ -110,6 +110,9 @@ pub struct Options {
     pub fill_mb: u64,
     pub pid: Option<u32>,
     pub rounds: usize,
+    /// With --compare-etcd: TLS on the client URLs, auth on.
+    pub tls: bool,
+    pub user: bool,
 }
 
 impl Options {
@@ -136,6 +139,8 @@ impl Options {
             fill_mb: 256,
             pid: None,
             rounds: 1,
+            tls: false,
+            user: false,
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -156,6 +161,8 @@ impl Options {
             match flag.as_str() {
                 "-h" | "--help" | "help" => o.help = true,
                 "--json" => o.json = true,
+                "--tls" => o.tls = true,
+                "--user" => o.user = true,
                 "--endpoints" => {
                     o.endpoints = Some(value()?.split(',').map(str::to_string).collect())
                 }
@@ -229,7 +236,11 @@ pub(crate) async fn clients(endpoints: &[String], n: usize) -> Result<Vec<Client
     for i in 0..n {
         let mut rotated = endpoints.to_vec();
         rotated.rotate_left(i % endpoints.len().max(1));
-        out.push(Client::connect(&rotated).await.map_err(|e| e.to_string())?);
+        out.push(
+            crate::secure::connect(&rotated)
+                .await
+                .map_err(|e| e.to_string())?,
+        );
     }
     Ok(out)
 }
@@ -427,7 +438,7 @@ async fn create_watchers(
 
 async fn watch_latency(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String> {
     let n = o.watchers.unwrap_or(100);
-    let writer = Client::connect(endpoints)
+    let writer = crate::secure::connect(endpoints)
         .await
         .map_err(|e| e.to_string())?;
     let watches = create_watchers(endpoints, n, o.streams, "lat/key", false, 0).await?;
@@ -530,7 +541,7 @@ where
             .map_err(|e| e.to_string())
             .and_then(|rt| {
                 rt.block_on(async move {
-                    let client = Client::connect(&endpoints)
+                    let client = crate::secure::connect(&endpoints)
                         .await
                         .map_err(|e| e.to_string())?;
                     work(client).await
@@ -583,7 +594,7 @@ async fn fanout(
 
     eprintln!("   creating {n} watchers over {} streams", o.streams);
     let first = current_revision(
-        &Client::connect(endpoints)
+        &crate::secure::connect(endpoints)
             .await
             .map_err(|e| e.to_string())?,
     )

@@ -16,6 +16,13 @@ pub enum Kind {
 /// leaves room for an LSM's space amplification while it compacts.
 const QUOTA: u64 = 8 << 30;
 
+/// `--tls` / `--user`: the same for Hark and etcd.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Secure {
+    pub tls: bool,
+    pub user: bool,
+}
+
 pub struct Server {
     children: Vec<Child>,
     /// Every member's client URL.
@@ -36,7 +43,12 @@ impl Server {
     /// Starts `members` servers (1: a single member as each runs by
     /// default; more: a cluster started with etcd's flags, the same for
     /// Hark and etcd) on fresh data dirs, and waits until each serves.
-    pub async fn start(kind: Kind, binary: &str, members: usize) -> Result<Server, String> {
+    pub async fn start(
+        kind: Kind,
+        binary: &str,
+        members: usize,
+        secure: Secure,
+    ) -> Result<Server, String> {
         let dir = std::env::temp_dir().join(format!(
             "hark-loadtest-{}-{}",
             std::process::id(),
@@ -44,6 +56,12 @@ impl Server {
         ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let tls = if secure.tls {
+            Some(crate::secure::certificates(&dir)?)
+        } else {
+            None
+        };
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let ports: Vec<(u16, u16)> = (0..members).map(|_| (free_port(), free_port())).collect();
         let initial: Vec<String> = ports
             .iter()
@@ -57,7 +75,7 @@ impl Server {
             dir: dir.clone(),
         };
         for (i, (client_port, peer_port)) in ports.iter().enumerate() {
-            let endpoint = format!("http://127.0.0.1:{client_port}");
+            let endpoint = format!("{scheme}://127.0.0.1:{client_port}");
             let peer = format!("http://127.0.0.1:{peer_port}");
             let data = dir.join(format!("m{i}")).display().to_string();
             let mut args = vec![
@@ -66,6 +84,9 @@ impl Server {
                 format!("--quota-backend-bytes={QUOTA}"),
                 "--log-level=error".into(),
             ];
+            if let Some((cert, key, _)) = &tls {
+                args.extend([format!("--cert-file={cert}"), format!("--key-file={key}")]);
+            }
             if members == 1 && matches!(kind, Kind::Hark) {
                 // Alone, Hark is a cluster of one; not on etcd's default port.
                 args.push(format!("--listen-peer-urls={peer}"));
@@ -91,9 +112,17 @@ impl Server {
             server.children.push(child);
             server.endpoints.push(endpoint);
         }
+        let tls_options = tls.map(|(_, _, ca)| hark_client::TlsOptions {
+            ca_pem: Some(ca),
+            ..Default::default()
+        });
+        let plain = hark_client::ConnectOptions {
+            user: None,
+            tls: tls_options.clone(),
+        };
         let deadline = Instant::now() + Duration::from_secs(60);
         for endpoint in &server.endpoints {
-            let client = hark_client::Client::connect([endpoint])
+            let client = hark_client::Client::connect_with([endpoint], plain.clone())
                 .await
                 .map_err(|e| e.to_string())?;
             while client.status().await.map_or(true, |s| s.leader == 0) {
@@ -103,6 +132,16 @@ impl Server {
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }
+        let user = if secure.user {
+            crate::secure::enable_auth(&server.endpoints, tls_options.clone()).await?;
+            Some((crate::secure::USER.into(), crate::secure::PASSWORD.into()))
+        } else {
+            None
+        };
+        crate::secure::set(hark_client::ConnectOptions {
+            user,
+            tls: tls_options,
+        });
         Ok(server)
     }
 
