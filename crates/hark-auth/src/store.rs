@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hark_mvcc::Store;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 
 use crate::caller::Caller;
 use crate::error::AuthError;
@@ -47,7 +47,8 @@ pub struct AuthStore {
 struct Inner {
     store: Store,
     options: AuthOptions,
-    state: Mutex<Arc<AuthState>>,
+    /// Read by every request: shared, rebuilt only when the records change.
+    state: RwLock<Arc<AuthState>>,
     tokens: Mutex<SimpleTokens>,
 }
 
@@ -57,30 +58,27 @@ impl AuthStore {
         Ok(AuthStore {
             inner: Arc::new(Inner {
                 tokens: Mutex::new(SimpleTokens::new(options.token_ttl)),
-                state: Mutex::new(Arc::new(state)),
+                state: RwLock::new(Arc::new(state)),
                 store,
                 options,
             }),
         })
     }
 
-    pub fn options(&self) -> &AuthOptions {
-        &self.inner.options
-    }
-
     /// The current state (decoded again only when the records changed).
     pub fn state(&self) -> Result<Arc<AuthState>, AuthError> {
         let generation = self.inner.store.records_generation();
-        let mut cached = self.inner.state.lock();
+        {
+            let cached = self.inner.state.read();
+            if cached.generation == generation {
+                return Ok(cached.clone());
+            }
+        }
+        let mut cached = self.inner.state.write();
         if cached.generation != generation {
             *cached = Arc::new(AuthState::load(&self.inner.store, generation)?);
         }
         Ok(cached.clone())
-    }
-
-    /// Whether auth is enabled now (false if the state cannot be read).
-    pub fn enabled(&self) -> bool {
-        self.state().is_ok_and(|s| s.enabled())
     }
 
     /// The caller of a request. With auth disabled every caller is let

@@ -78,7 +78,11 @@ impl SimpleTokens {
         self.issued.remove(token);
     }
 
-    /// Forgets expired tokens (bounded work: called on every issue).
+    /// Forgets expired tokens when the table reaches a power of two (from
+    /// 1024 on), so sweeping costs O(1) amortized per issue and the table
+    /// holds at most twice the live tokens (expired ones are also dropped
+    /// when used). Live tokens are bounded only by logins within a TTL, as
+    /// in etcd.
     fn sweep(&mut self, now: Instant) {
         if self.issued.len() >= 1024 && self.issued.len().is_power_of_two() {
             self.issued.retain(|_, t| t.expires > now);

@@ -181,6 +181,47 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// etcdctl 3.5, and two fresh servers with the same identity: one for
+/// etcdctl (`golden`, at `ge`), one for harkctl (`ours`, at `oe`).
+struct Side {
+    etcdctl: String,
+    rt: tokio::runtime::Runtime,
+    golden: Server,
+    ours: Server,
+    ge: String,
+    oe: String,
+}
+
+/// `None` (skip) without etcdctl-3.5 on PATH, unless CI requires it.
+fn side_by_side() -> Option<Side> {
+    let Some(etcdctl) = find_on_path("etcdctl-3.5") else {
+        assert_ne!(
+            std::env::var("HARK_REQUIRE_ETCDCTL").as_deref(),
+            Ok("1"),
+            "etcdctl-3.5 is not on PATH"
+        );
+        eprintln!("etcdctl-3.5 not on PATH: skipped");
+        return None;
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let golden = rt.block_on(server());
+    let ours = rt.block_on(server());
+    let ge = golden.running.endpoints()[0].clone();
+    let oe = ours.running.endpoints()[0].clone();
+    Some(Side {
+        etcdctl: etcdctl.to_str().unwrap().to_string(),
+        rt,
+        golden,
+        ours,
+        ge,
+        oe,
+    })
+}
+
 /// Steps run in order on a fresh server: (args, stdin).
 fn script() -> Vec<(Vec<String>, String)> {
     let s = |args: &[&str]| (args.iter().map(|a| a.to_string()).collect(), String::new());
@@ -323,27 +364,17 @@ fn lease_script(id: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn etcdctl_3_5_is_the_golden_output() {
-    let Some(etcdctl) = find_on_path("etcdctl-3.5") else {
-        assert_ne!(
-            std::env::var("HARK_REQUIRE_ETCDCTL").as_deref(),
-            Ok("1"),
-            "etcdctl-3.5 is not on PATH"
-        );
-        eprintln!("etcdctl-3.5 not on PATH: skipped");
+    let Some(Side {
+        etcdctl,
+        rt,
+        golden,
+        ours,
+        ge,
+        oe,
+    }) = side_by_side()
+    else {
         return;
     };
-    let etcdctl = etcdctl.to_str().unwrap().to_string();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let golden = rt.block_on(server());
-    let ours = rt.block_on(server());
-    let (ge, oe) = (
-        golden.running.endpoints()[0].clone(),
-        ours.running.endpoints()[0].clone(),
-    );
     let mut mismatches = Vec::new();
     let mut compare = |label: String, want: Run, got: Run| {
         if want != got {
@@ -650,26 +681,17 @@ fn member_order_does_not_count() {
 /// another, one script; `R` runs as root, `A` as alice.
 #[test]
 fn etcdctl_3_5_auth_output() {
-    let Some(etcdctl) = find_on_path("etcdctl-3.5") else {
-        assert_ne!(
-            std::env::var("HARK_REQUIRE_ETCDCTL").as_deref(),
-            Ok("1"),
-            "etcdctl-3.5 is not on PATH"
-        );
+    let Some(Side {
+        etcdctl,
+        rt,
+        golden,
+        ours,
+        ge,
+        oe,
+    }) = side_by_side()
+    else {
         return;
     };
-    let etcdctl = etcdctl.to_str().unwrap().to_string();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let golden = rt.block_on(server());
-    let ours = rt.block_on(server());
-    let (ge, oe) = (
-        golden.running.endpoints()[0].clone(),
-        ours.running.endpoints()[0].clone(),
-    );
     let steps: &[(&[&str], &str)] = &[
         (&["user", "add"], ""),
         (&["user", "add", ":x"], ""),

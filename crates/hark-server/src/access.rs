@@ -110,15 +110,25 @@ impl Node {
         self.store.lease_keys(id).unwrap_or_default()
     }
 
-    /// Checks a write for `caller` and wraps it in the auth revision guard.
+    /// Checks a write for `caller`. An invalid request (an empty key, …)
+    /// gets its own error first, as etcd's gRPC layer checks it before auth;
+    /// a permitted one is validated once, by the store.
+    pub fn check_write(&self, caller: &Caller, write: &WriteRequest) -> Result<(), Status> {
+        caller
+            .write(write, &|id| self.lease_keys(id))
+            .map_err(|denied| match self.store.validate(write) {
+                Err(invalid) => crate::errors::mvcc_status(invalid),
+                Ok(()) => auth_status(denied),
+            })
+    }
+
+    /// [`Node::check_write`], then the write wrapped in the auth revision guard.
     pub fn authorize_write(
         &self,
         caller: &Caller,
         write: WriteRequest,
     ) -> Result<WriteRequest, Status> {
-        caller
-            .write(&write, &|id| self.lease_keys(id))
-            .map_err(auth_status)?;
+        self.check_write(caller, &write)?;
         Ok(caller.guarded(write))
     }
 }

@@ -125,14 +125,12 @@ fn check_size(node: &Node, req: &impl Message) -> Result<(), Status> {
     }
 }
 
-/// A write from a client: checked (validity first, as etcd's gRPC layer
-/// checks it before auth), authorized, then through the quota and the log.
+/// A write from a client: authorized, then through the quota and the log.
 async fn write(
     node: &Node,
     metadata: &MetadataMap,
     req: mvcc::WriteRequest,
 ) -> Result<mvcc::WriteResponse, Status> {
-    node.store.validate(&req).map_err(mvcc_status)?;
     let caller = node.caller(metadata)?;
     let req = node.authorize_write(&caller, req)?;
     crate::quota::check(node, &req).await?;

@@ -39,7 +39,7 @@ impl LeaseService {
             id: req.id,
             ttl: req.ttl,
         });
-        node.authorize_write(&node.caller(&metadata)?, grant.clone())?;
+        node.check_write(&node.caller(&metadata)?, &grant)?;
         crate::quota::check(&node, &grant).await?;
         let (tx, rx) = oneshot::channel();
         node.lessor.grant(
@@ -66,7 +66,7 @@ impl LeaseService {
         let node = self.node.get()?;
         let revoke =
             hark_mvcc::WriteRequest::LeaseRevoke(hark_mvcc::LeaseRevokeRequest { id: req.id });
-        node.authorize_write(&node.caller(&metadata)?, revoke)?;
+        node.check_write(&node.caller(&metadata)?, &revoke)?;
         let (tx, rx) = oneshot::channel();
         node.lessor.revoke(
             req.id,

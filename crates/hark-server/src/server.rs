@@ -57,8 +57,8 @@ pub struct RunningServer {
     pub metrics_addrs: Vec<SocketAddr>,
     /// Bound `--listen-client-http-urls` addresses.
     pub client_http_addrs: Vec<SocketAddr>,
-    /// Whether each client address serves TLS.
-    client_tls: Vec<bool>,
+    /// `http(s)://addr` of each client listener, in the same order.
+    client_endpoints: Vec<String>,
     node: Arc<Node>,
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
@@ -130,19 +130,20 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     let client_addrs = local_addrs(&client_listeners)?;
     let metrics_addrs = local_addrs(&metrics_listeners)?;
     let client_http_addrs = local_addrs(&client_http_listeners)?;
+    let client_endpoints: Vec<String> = client_addrs
+        .iter()
+        .zip(listen_urls(&config.listen_client_urls))
+        .map(|(a, url)| {
+            let scheme = if crate::config::is_https(url) {
+                "https"
+            } else {
+                "http"
+            };
+            format!("{scheme}://{a}")
+        })
+        .collect();
     let client_urls = if config.advertise_client_urls.is_empty() {
-        client_addrs
-            .iter()
-            .zip(listen_urls(&config.listen_client_urls))
-            .map(|(a, url)| {
-                let scheme = if crate::config::is_https(url) {
-                    "https"
-                } else {
-                    "http"
-                };
-                format!("{scheme}://{a}")
-            })
-            .collect()
+        client_endpoints.clone()
     } else {
         config.advertise_client_urls.clone()
     };
@@ -244,7 +245,6 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     let client_http_tls: Vec<_> = listen_urls(&config.listen_client_http_urls)
         .map(tls_for)
         .collect();
-    let client_schemes: Vec<bool> = client_tls.iter().map(Option::is_some).collect();
     let mut tasks = Vec::new();
     for (listener, tls) in client_listeners.into_iter().zip(client_tls) {
         tasks.push(serve(
@@ -301,7 +301,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         client_addrs,
         metrics_addrs,
         client_http_addrs,
-        client_tls: client_schemes,
+        client_endpoints,
         node,
         stop,
         tasks,
@@ -560,7 +560,10 @@ fn serve(
 
 /// A listener's connections: plain, or TLS once their handshake is done.
 /// Handshakes run in tasks of their own under [`crate::tls::HANDSHAKE_TIMEOUT`],
-/// so a client that stalls one holds up nobody else.
+/// so a client that stalls one holds up nobody else; at most the handshakes
+/// begun within one timeout are in flight. Finished connections wait in a
+/// queue of 64 for the server to take them: when it is full, handshake
+/// tasks wait, the accept loop does not.
 fn connections(
     listener: TcpListener,
     tls: Option<Arc<crate::tls::TlsServer>>,
@@ -613,13 +616,9 @@ fn accepted(listener: TcpListener) -> impl tokio_stream::Stream<Item = tokio::ne
 }
 
 impl RunningServer {
-    /// `http://addr` of each client listener.
+    /// `http://addr` (`https://` for TLS) of each client listener.
     pub fn endpoints(&self) -> Vec<String> {
-        self.client_addrs
-            .iter()
-            .zip(&self.client_tls)
-            .map(|(a, tls)| format!("{}://{a}", if *tls { "https" } else { "http" }))
-            .collect()
+        self.client_endpoints.clone()
     }
 
     pub fn node(&self) -> &Arc<Node> {
