@@ -25,6 +25,7 @@ mod state_machine;
 mod transfer;
 mod types;
 
+pub use network::{PeerHandshake, PeerStream, PeerTls};
 pub use replica::{
     ForwardHandler, Join, Member, MembershipChange, MembershipError, Replica, ReplicaConfig,
     ReplicaError, ReplicaStatus,

@@ -1,9 +1,14 @@
 //! The peer transport, client side: openraft's messages to other members over
 //! gRPC (`harkpeerpb.Peer`) on their peer URLs. Connections are made lazily
 //! and kept; each RPC is one unary call, so appends pipeline over HTTP/2.
+//! An `https://` peer URL is dialled through [`PeerTls`], which the server
+//! supplies: this crate makes TCP connections and knows nothing of
+//! certificates.
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -21,9 +26,42 @@ use openraft::raft::{
 use parking_lot::Mutex;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpSocket, TcpStream};
 use tonic::transport::{Channel, Endpoint};
 
 use crate::types::{MemberInfo, TypeConfig, decode, encode};
+
+/// How long a peer has to accept a connection (and, with TLS, finish its
+/// handshake).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// A byte stream to a peer: TLS over TCP, as [`PeerTls`] makes it.
+pub trait PeerStream: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> PeerStream for T {}
+
+/// The future [`PeerTls`] returns.
+pub type PeerHandshake = Pin<Box<dyn Future<Output = std::io::Result<Box<dyn PeerStream>>> + Send>>;
+
+/// Secures a fresh TCP connection to the peer named `host` (the host of
+/// its `https://` peer URL): the TLS client handshake, with whatever
+/// certificates the server was given.
+#[derive(Clone)]
+pub struct PeerTls(Arc<dyn Fn(String, TcpStream) -> PeerHandshake + Send + Sync>);
+
+impl PeerTls {
+    pub fn new(
+        handshake: impl Fn(String, TcpStream) -> PeerHandshake + Send + Sync + 'static,
+    ) -> Self {
+        PeerTls(Arc::new(handshake))
+    }
+}
+
+impl std::fmt::Debug for PeerTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PeerTls")
+    }
+}
 
 /// One gRPC channel per peer URL, shared by replication and forwarding.
 #[derive(Clone, Default)]
@@ -32,13 +70,16 @@ pub struct PeerChannels {
     /// The address connections to peers leave from (see
     /// [`crate::ReplicaConfig::peer_source`]).
     source: Option<IpAddr>,
+    /// How `https://` peers are dialled (`None`: they cannot be).
+    tls: Option<PeerTls>,
 }
 
 impl PeerChannels {
-    pub fn leaving_from(source: Option<IpAddr>) -> Self {
+    pub fn new(source: Option<IpAddr>, tls: Option<PeerTls>) -> Self {
         PeerChannels {
             channels: Arc::default(),
             source,
+            tls,
         }
     }
 
@@ -52,16 +93,61 @@ impl PeerChannels {
         if let Some(c) = channels.get(url) {
             return Ok(PeerClient::new(c.clone()).max_decoding_message_size(usize::MAX));
         }
-        let channel = Endpoint::from_shared(url.clone())
+        let endpoint = Endpoint::from_shared(url.clone())
             .map_err(|e| format!("bad peer URL {url}: {e}"))?
-            .connect_timeout(Duration::from_secs(1))
+            .connect_timeout(CONNECT_TIMEOUT)
             .tcp_nodelay(true)
             .http2_keep_alive_interval(Duration::from_secs(5))
-            .local_address(self.source)
-            .connect_lazy();
+            .local_address(self.source);
+        let channel = if url.starts_with("https://") {
+            let Some(tls) = self.tls.clone() else {
+                return Err(format!(
+                    "peer URL {url} is https:// but this member has no peer TLS \
+                     (--peer-cert-file and --peer-key-file, or --peer-auto-tls)"
+                ));
+            };
+            let source = self.source;
+            endpoint.connect_with_connector_lazy(tower::service_fn(move |uri: http::Uri| {
+                let tls = tls.clone();
+                async move {
+                    let stream = tokio::time::timeout(CONNECT_TIMEOUT, dial_tls(uri, source, tls))
+                        .await
+                        .map_err(|_| std::io::Error::other("peer connect timed out"))??;
+                    Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(stream))
+                }
+            }))
+        } else {
+            endpoint.connect_lazy()
+        };
         channels.insert(url.clone(), channel.clone());
         Ok(PeerClient::new(channel).max_decoding_message_size(usize::MAX))
     }
+}
+
+/// A TCP connection to the peer at `uri`, from `source`, with `tls` over it.
+async fn dial_tls(
+    uri: http::Uri,
+    source: Option<IpAddr>,
+    tls: PeerTls,
+) -> std::io::Result<Box<dyn PeerStream>> {
+    let bad = || std::io::Error::other(format!("peer URL {uri} has no host and port"));
+    let host = uri.host().ok_or_else(bad)?;
+    let port = uri.port_u16().ok_or_else(bad)?;
+    let host = host.trim_matches(['[', ']']).to_string();
+    let addr = tokio::net::lookup_host((host.as_str(), port))
+        .await?
+        .next()
+        .ok_or_else(bad)?;
+    let socket = match addr {
+        SocketAddr::V4(_) => TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => TcpSocket::new_v6()?,
+    };
+    if let Some(source) = source {
+        socket.bind(SocketAddr::new(source, 0))?;
+    }
+    let tcp = socket.connect(addr).await?;
+    tcp.set_nodelay(true)?;
+    (tls.0)(host, tcp).await
 }
 
 /// Calls `method` on a peer: `T` out, `Result<R, E>` back (both postcard).

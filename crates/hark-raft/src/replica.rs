@@ -128,6 +128,8 @@ pub struct ReplicaConfig {
     /// The local address connections to peers leave from (`None`: the
     /// system's choice).
     pub peer_source: Option<std::net::IpAddr>,
+    /// How `https://` peer URLs are dialled (the server's peer TLS).
+    pub peer_tls: Option<crate::network::PeerTls>,
 }
 
 #[derive(Debug, Clone)]
@@ -293,7 +295,7 @@ impl Replica {
         .map_err(|e| format!("raft configuration: {e}"))?;
         let purge_floor = PurgeFloor::default();
         let log = LogStore::open(&dir.join("log"), config.fsync, purge_floor.clone())?;
-        let channels = PeerChannels::leaving_from(config.peer_source);
+        let channels = PeerChannels::new(config.peer_source, config.peer_tls.clone());
         if log.identity()?.is_none() && store.log_position().map_err(|e| e.to_string())?.is_some() {
             return Err(format!(
                 "the store in this data dir applied raft entries but its log ({}) is missing; \

@@ -52,6 +52,7 @@ fn config(
         request_timeout: Duration::from_secs(5),
         fsync: true,
         peer_source: None,
+        peer_tls: None,
     }
 }
 

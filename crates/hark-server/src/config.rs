@@ -110,6 +110,39 @@ pub struct Config {
     #[arg(long, env = "HARK_CIPHER_SUITES", value_delimiter = ',')]
     pub cipher_suites: Vec<String>,
 
+    /// Certificate (PEM) served on https:// peer URLs, and shown to the
+    /// other members when dialling theirs.
+    #[arg(long, env = "HARK_PEER_CERT_FILE")]
+    pub peer_cert_file: Option<PathBuf>,
+
+    /// Private key (PEM) of `--peer-cert-file`.
+    #[arg(long, env = "HARK_PEER_KEY_FILE")]
+    pub peer_key_file: Option<PathBuf>,
+
+    /// CA certificates (PEM) the other members' certificates must chain to.
+    #[arg(long, env = "HARK_PEER_TRUSTED_CA_FILE")]
+    pub peer_trusted_ca_file: Option<PathBuf>,
+
+    /// Require the members dialling this one to show a certificate signed
+    /// by `--peer-trusted-ca-file`.
+    #[arg(long, env = "HARK_PEER_CLIENT_CERT_AUTH", num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false)]
+    pub peer_client_cert_auth: bool,
+
+    /// Revoked peer certificates (PEM CRLs).
+    #[arg(long, env = "HARK_PEER_CRL_FILE")]
+    pub peer_crl_file: Option<PathBuf>,
+
+    /// Serve https:// peer URLs with a generated self-signed certificate;
+    /// peers' certificates are then not verified (development only).
+    #[arg(long, env = "HARK_PEER_AUTO_TLS", num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false)]
+    pub peer_auto_tls: bool,
+
+    /// The only common name a peer certificate may have (both ways).
+    #[arg(long, env = "HARK_PEER_CERT_ALLOWED_CN")]
+    pub peer_cert_allowed_cn: Option<String>,
+
     /// Auth token kind: `simple` (etcd's default).
     #[arg(long, env = "HARK_AUTH_TOKEN", default_value = "simple", value_parser = parse_auth_token)]
     pub auth_token: String,
@@ -406,10 +439,14 @@ pub fn socket_addrs(url: &str) -> Result<Vec<SocketAddr>, String> {
 }
 
 /// Whether `url` is a peer URL MemberAdd and MemberUpdate take: etcd checks
-/// its form only (`http://host:port`, no path), not that the host resolves,
-/// so a member may be added before its DNS name exists.
+/// its form only (`http(s)://host:port`, no path), not that the host
+/// resolves, so a member may be added before its DNS name exists.
 pub fn is_peer_url(url: &str) -> bool {
-    let Some(host_port) = url.trim().strip_prefix("http://") else {
+    let url = url.trim();
+    let Some(host_port) = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+    else {
         return false;
     };
     let Some((host, port)) = host_port.rsplit_once(':') else {
@@ -548,8 +585,9 @@ mod tests {
         assert!(socket_addrs("http://127.0.0.1").is_err());
         assert!(is_peer_url("http://not-yet-in-dns.test:2380"));
         assert!(is_peer_url("http://[::1]:2380"));
+        assert!(is_peer_url("https://10.0.0.7:2380"));
         for bad in [
-            "https://a:2380",
+            "ftp://a:2380",
             "http://a",
             "http://a:2380/path",
             "http://:2380",

@@ -75,17 +75,6 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     let retention = config.retention()?;
     // Ports first: a taken port must fail the start before the store and its
     // threads exist (seen: the process then crashed on its way out).
-    for url in config
-        .listen_peer_urls
-        .iter()
-        .chain(&config.listen_metrics_urls)
-    {
-        if crate::config::is_https(url) {
-            return Err(format!(
-                "{url}: TLS on peer and metrics URLs is not built yet; use http://"
-            ));
-        }
-    }
     let client_listeners = bind_all(&config.listen_client_urls).await?;
     let metrics_listeners = bind_all(&config.listen_metrics_urls).await?;
     let client_http_listeners = bind_all(&config.listen_client_http_urls).await?;
@@ -110,6 +99,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         restore_first(snapshot, &data_dir).await?;
     }
     let tls = client_tls(config, &data_dir)?;
+    let peer_tls = peer_tls(config, &data_dir)?;
     let store = {
         let dir = data_dir.clone();
         tokio::task::spawn_blocking(move || Store::open(dir, options))
@@ -147,7 +137,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     } else {
         config.advertise_client_urls.clone()
     };
-    let replica = start_replica(config, &plan, &store, &data_dir).await?;
+    let replica = start_replica(config, &plan, peer_tls.as_ref(), &store, &data_dir).await?;
     // etcd's minimum lease TTL: 1.5 election timeouts, at least 2 s.
     let lessor_config = LessorConfig {
         min_ttl: (config.election_timeout * 3 / 2).div_ceil(1000).max(2) as i64,
@@ -235,7 +225,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     let client_http_routes = Routes::from(http_routes);
     let metrics_routes = Routes::from(http::routes(handle.clone()));
 
-    if let Some(tls) = &tls {
+    for tls in tls.iter().chain(&peer_tls) {
         tls.watch_files(node.shutdown.clone());
     }
     let tls_for = |url: &String| crate::config::is_https(url).then(|| tls.clone()).flatten();
@@ -264,10 +254,13 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
             Traffic::Counted,
         ));
     }
-    for listener in metrics_listeners {
+    let metrics_tls: Vec<_> = listen_urls(&config.listen_metrics_urls)
+        .map(tls_for)
+        .collect();
+    for (listener, tls) in metrics_listeners.into_iter().zip(metrics_tls) {
         tasks.push(serve(
             listener,
-            None,
+            tls,
             metrics_routes.clone(),
             node.shutdown.clone(),
             Traffic::NotCounted,
@@ -278,8 +271,15 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         node: handle.clone(),
     }));
     follow_leadership(replica.clone(), handle.clone());
-    for listener in peer_listeners {
-        tasks.push(serve_peers(listener, replica, node.shutdown.clone()));
+    let peer_listener_tls: Vec<_> = listen_urls(&config.listen_peer_urls)
+        .map(|url| {
+            crate::config::is_https(url)
+                .then(|| peer_tls.clone())
+                .flatten()
+        })
+        .collect();
+    for (listener, tls) in peer_listeners.into_iter().zip(peer_listener_tls) {
+        tasks.push(serve_peers(listener, tls, replica, node.shutdown.clone()));
     }
     publish(
         replica.clone(),
@@ -312,6 +312,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
 async fn start_replica(
     config: &Config,
     plan: &ClusterPlan,
+    peer_tls: Option<&Arc<crate::tls::TlsServer>>,
     store: &Store,
     data_dir: &std::path::Path,
 ) -> Result<Arc<Replica>, String> {
@@ -357,6 +358,7 @@ async fn start_replica(
         snapshot_count: config.snapshot_count,
         fsync: !config.unsafe_no_fsync,
         peer_source: config.peer_local_addr,
+        peer_tls: peer_tls.and_then(|t| t.peer_tls()),
         // etcd's request timeout: 5 s plus two election timeouts.
         request_timeout: Duration::from_secs(5) + 2 * election,
     };
@@ -407,12 +409,13 @@ fn publish(
 /// Serves the peer protocol on one `--listen-peer-urls` listener.
 fn serve_peers(
     listener: TcpListener,
+    tls: Option<Arc<crate::tls::TlsServer>>,
     replica: &Arc<Replica>,
     mut shutdown: watch::Receiver<bool>,
 ) -> JoinHandle<()> {
     let service = replica.peer_service();
     tokio::spawn(async move {
-        let incoming = accepted(listener).map(Ok::<_, std::io::Error>);
+        let incoming = connections(listener, tls).map(Ok::<_, std::io::Error>);
         let result = Server::builder()
             .initial_connection_window_size(CONNECTION_WINDOW)
             .initial_stream_window_size(STREAM_WINDOW)
@@ -470,6 +473,7 @@ fn client_tls(
 ) -> Result<Option<Arc<crate::tls::TlsServer>>, String> {
     let urls: Vec<&String> = listen_urls(&config.listen_client_urls)
         .chain(listen_urls(&config.listen_client_http_urls))
+        .chain(listen_urls(&config.listen_metrics_urls))
         .collect();
     let settings = crate::tls::TlsSettings {
         cert_file: config.cert_file.clone(),
@@ -481,6 +485,8 @@ fn client_tls(
         min_version: config.tls_min_version.clone(),
         max_version: config.tls_max_version.clone(),
         cipher_suites: config.cipher_suites.clone(),
+        allowed_cn: None,
+        dials: false,
     };
     if !urls.iter().any(|u| crate::config::is_https(u)) {
         if settings.is_set() {
@@ -491,16 +497,61 @@ fn client_tls(
     if !settings.is_set() {
         return Err("https:// client URLs need --cert-file and --key-file (or --auto-tls)".into());
     }
-    let hosts: Vec<String> = urls
+    let auto_dir = data_dir.join("fixtures").join("client");
+    crate::tls::TlsServer::new(settings, &auto_dir, &url_hosts(&urls)).map(Some)
+}
+
+/// The peer links' TLS (etcd's `--peer-*` flags), for https:// peer URLs:
+/// served on the peer listeners and used to dial the other members.
+fn peer_tls(
+    config: &Config,
+    data_dir: &std::path::Path,
+) -> Result<Option<Arc<crate::tls::TlsServer>>, String> {
+    let settings = crate::tls::TlsSettings {
+        cert_file: config.peer_cert_file.clone(),
+        key_file: config.peer_key_file.clone(),
+        trusted_ca_file: config.peer_trusted_ca_file.clone(),
+        client_cert_auth: config.peer_client_cert_auth,
+        client_crl_file: config.peer_crl_file.clone(),
+        auto_tls: config.peer_auto_tls,
+        min_version: config.tls_min_version.clone(),
+        max_version: config.tls_max_version.clone(),
+        cipher_suites: config.cipher_suites.clone(),
+        allowed_cn: config.peer_cert_allowed_cn.clone(),
+        dials: true,
+    };
+    let listen: Vec<&String> = listen_urls(&config.listen_peer_urls).collect();
+    let any_https = listen
         .iter()
+        .copied()
+        .chain(&config.initial_advertise_peer_urls)
+        .any(|u| crate::config::is_https(u))
+        || config.initial_cluster.contains("https://");
+    if !settings.is_set() {
+        if any_https {
+            return Err(
+                "https:// peer URLs need --peer-cert-file and --peer-key-file (or --peer-auto-tls)"
+                    .into(),
+            );
+        }
+        return Ok(None);
+    }
+    if !any_https {
+        tracing::warn!("peer TLS flags are set but no peer URL is https://: peers talk plain HTTP");
+    }
+    let auto_dir = data_dir.join("fixtures").join("peer");
+    crate::tls::TlsServer::new(settings, &auto_dir, &url_hosts(&listen)).map(Some)
+}
+
+/// The hosts of `urls` (the names a self-signed certificate is made for).
+fn url_hosts(urls: &[&String]) -> Vec<String> {
+    urls.iter()
         .filter_map(|u| {
             let rest = u.trim().split_once("://")?.1;
             let host = rest.rsplit_once(':').map_or(rest, |(h, _)| h);
             Some(host.trim_matches(['[', ']']).to_string())
         })
-        .collect();
-    let auto_dir = data_dir.join("fixtures").join("client");
-    crate::tls::TlsServer::new(settings, &auto_dir, &hosts).map(Some)
+        .collect()
 }
 
 async fn bind_all(urls: &[String]) -> Result<Vec<TcpListener>, String> {

@@ -1,9 +1,11 @@
-//! TLS on the client listeners, with rustls: etcd's flags (`--cert-file`,
-//! `--key-file`, `--trusted-ca-file`, `--client-cert-auth`,
-//! `--client-crl-file`, `--auto-tls`, `--tls-min-version`,
-//! `--tls-max-version`, `--cipher-suites`), handshakes off the accept loop
-//! under a timeout, and certificates reloaded on SIGHUP or when their files
-//! change, so rotation needs no restart.
+//! TLS with rustls on the client and peer listeners, and on the peer links
+//! this member dials: etcd's flags (`--cert-file`, `--key-file`,
+//! `--trusted-ca-file`, `--client-cert-auth`, `--client-crl-file`,
+//! `--auto-tls`, `--tls-min-version`, `--tls-max-version`,
+//! `--cipher-suites`, and their `--peer-*` twins with
+//! `--peer-cert-allowed-cn`), handshakes off the accept loop under a
+//! timeout, and certificates reloaded on SIGHUP or when their files change,
+//! so rotation needs no restart.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -13,11 +15,18 @@ use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
 use parking_lot::RwLock;
+use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, CertificateRevocationListDer, PrivateKeyDer};
+use rustls::pki_types::{ServerName, UnixTime};
 use rustls::server::WebPkiClientVerifier;
-use rustls::{ServerConfig, SupportedCipherSuite, SupportedProtocolVersion};
+use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
+use rustls::{
+    ClientConfig, DigitallySignedStruct, DistinguishedName, RootCertStore, ServerConfig,
+    SignatureScheme, SupportedCipherSuite, SupportedProtocolVersion,
+};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tonic::transport::server::Connected;
@@ -30,7 +39,8 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often the certificate files are looked at for changes.
 const RELOAD_POLL: Duration = Duration::from_secs(2);
 
-/// The client-side TLS settings (etcd's flags of the same names).
+/// One listener family's TLS settings (etcd's flags of the same names, or
+/// their `--peer-*` twins).
 #[derive(Debug, Clone, Default)]
 pub struct TlsSettings {
     pub cert_file: Option<PathBuf>,
@@ -42,6 +52,13 @@ pub struct TlsSettings {
     pub min_version: Option<String>,
     pub max_version: Option<String>,
     pub cipher_suites: Vec<String>,
+    /// `--peer-cert-allowed-cn`: the only common name the other side's
+    /// certificate may have.
+    pub allowed_cn: Option<String>,
+    /// Also dial with these settings (peer links): the certificate is shown
+    /// as a client certificate, and the other side's is verified against
+    /// the trusted CA (not at all under auto TLS, as etcd).
+    pub dials: bool,
 }
 
 impl TlsSettings {
@@ -49,12 +66,23 @@ impl TlsSettings {
     pub fn is_set(&self) -> bool {
         self.auto_tls || self.cert_file.is_some() || self.key_file.is_some()
     }
+
+    /// The flag `name` as this listener family spells it (`--peer-…`).
+    fn flag(&self, name: &str) -> String {
+        if self.dials {
+            format!("--peer-{name}")
+        } else {
+            format!("--{name}")
+        }
+    }
 }
 
-/// A listener's TLS: the current rustls config, swapped on reload.
+/// A listener family's TLS: the current rustls configs, swapped on reload.
 pub struct TlsServer {
     settings: TlsSettings,
     current: RwLock<Arc<ServerConfig>>,
+    /// The config peer links are dialled with (only with `dials`).
+    dialer: RwLock<Option<Arc<ClientConfig>>>,
     /// Modification times of the files the current config was built from.
     stamps: RwLock<Vec<Option<SystemTime>>>,
 }
@@ -73,10 +101,12 @@ impl TlsServer {
             settings.key_file = Some(key);
         }
         let config = build(&settings)?;
+        let dialer = settings.dials.then(|| dialer(&settings)).transpose()?;
         let stamps = stamps(&settings);
         Ok(Arc::new(TlsServer {
             settings,
             current: RwLock::new(Arc::new(config)),
+            dialer: RwLock::new(dialer.map(Arc::new)),
             stamps: RwLock::new(stamps),
         }))
     }
@@ -85,10 +115,35 @@ impl TlsServer {
         self.current.read().clone()
     }
 
-    /// Rebuilds the config from the files; on failure the old one stays.
+    /// How peer links are dialled: the TLS client handshake over a fresh
+    /// TCP connection, with the config current at the time.
+    pub fn peer_tls(self: &Arc<Self>) -> Option<hark_raft::PeerTls> {
+        self.dialer.read().as_ref()?;
+        let tls = self.clone();
+        Some(hark_raft::PeerTls::new(move |host, tcp| {
+            let config = tls.dialer.read().clone();
+            Box::pin(async move {
+                let config = config.ok_or_else(|| io::Error::other("no peer TLS"))?;
+                let name = ServerName::try_from(host)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+                let stream = tokio_rustls::TlsConnector::from(config)
+                    .connect(name, tcp)
+                    .await?;
+                Ok(Box::new(stream) as Box<dyn hark_raft::PeerStream>)
+            })
+        }))
+    }
+
+    /// Rebuilds the configs from the files; on failure the old ones stay.
     pub fn reload(&self) -> Result<(), String> {
         let config = build(&self.settings)?;
+        let dialer = self
+            .settings
+            .dials
+            .then(|| dialer(&self.settings))
+            .transpose()?;
         *self.current.write() = Arc::new(config);
+        *self.dialer.write() = dialer.map(Arc::new);
         *self.stamps.write() = stamps(&self.settings);
         Ok(())
     }
@@ -177,9 +232,17 @@ fn cipher_suite(provider: &CryptoProvider, name: &str) -> Result<SupportedCipher
         .ok_or_else(|| format!("unsupported cipher suite {name:?}"))
 }
 
-pub fn build(s: &TlsSettings) -> Result<ServerConfig, String> {
+/// The certificate chain and key of `--cert-file` / `--key-file`.
+type Identity = (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);
+
+fn identity(s: &TlsSettings) -> Result<Identity, String> {
     let (Some(cert_file), Some(key_file)) = (&s.cert_file, &s.key_file) else {
-        return Err("TLS needs both --cert-file and --key-file (or --auto-tls)".into());
+        return Err(format!(
+            "TLS needs both {} and {} (or {})",
+            s.flag("cert-file"),
+            s.flag("key-file"),
+            s.flag("auto-tls")
+        ));
     };
     let certs: Vec<CertificateDer<'static>> =
         CertificateDer::pem_slice_iter(&read(cert_file, "certificate")?)
@@ -190,7 +253,14 @@ pub fn build(s: &TlsSettings) -> Result<ServerConfig, String> {
     }
     let key = PrivateKeyDer::from_pem_slice(&read(key_file, "key")?)
         .map_err(|e| format!("bad private key in {}: {e}", key_file.display()))?;
+    Ok((certs, key))
+}
 
+/// The crypto provider with `--cipher-suites`, and the TLS versions between
+/// `--tls-min-version` and `--tls-max-version`.
+fn protocols(
+    s: &TlsSettings,
+) -> Result<(Arc<CryptoProvider>, Vec<&'static SupportedProtocolVersion>), String> {
     let mut provider = rustls::crypto::ring::default_provider();
     if !s.cipher_suites.is_empty() {
         provider.cipher_suites = s
@@ -210,45 +280,265 @@ pub fn build(s: &TlsSettings) -> Result<ServerConfig, String> {
     if versions.is_empty() {
         return Err("--tls-min-version is above --tls-max-version".into());
     }
-    let provider = Arc::new(provider);
+    Ok((Arc::new(provider), versions))
+}
+
+fn trusted_roots(ca: &Path) -> Result<Arc<RootCertStore>, String> {
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(&read(ca, "trusted CA")?) {
+        let cert = cert.map_err(|e| format!("bad CA certificate in {}: {e}", ca.display()))?;
+        roots
+            .add(cert)
+            .map_err(|e| format!("bad CA certificate in {}: {e}", ca.display()))?;
+    }
+    Ok(Arc::new(roots))
+}
+
+fn revocations(s: &TlsSettings) -> Result<Vec<CertificateRevocationListDer<'static>>, String> {
+    let Some(crl) = &s.client_crl_file else {
+        return Ok(Vec::new());
+    };
+    CertificateRevocationListDer::pem_slice_iter(&read(crl, "CRL")?)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("bad CRL in {}: {e}", crl.display()))
+}
+
+/// gRPC over h2; the JSON gateway and /metrics also over HTTP/1.1.
+fn alpn() -> Vec<Vec<u8>> {
+    vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+}
+
+pub fn build(s: &TlsSettings) -> Result<ServerConfig, String> {
+    let (certs, key) = identity(s)?;
+    let (provider, versions) = protocols(s)?;
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
         .map_err(|e| format!("TLS versions and cipher suites do not fit: {e}"))?;
+    if s.allowed_cn.is_some() && !s.client_cert_auth {
+        return Err("--peer-cert-allowed-cn needs --peer-client-cert-auth".into());
+    }
     let builder = match &s.trusted_ca_file {
         Some(ca) if s.client_cert_auth => {
-            let mut roots = rustls::RootCertStore::empty();
-            for cert in CertificateDer::pem_slice_iter(&read(ca, "trusted CA")?) {
-                let cert =
-                    cert.map_err(|e| format!("bad CA certificate in {}: {e}", ca.display()))?;
-                roots
-                    .add(cert)
-                    .map_err(|e| format!("bad CA certificate in {}: {e}", ca.display()))?;
+            let verifier =
+                WebPkiClientVerifier::builder_with_provider(trusted_roots(ca)?, provider)
+                    .with_crls(revocations(s)?)
+                    .build()
+                    .map_err(|e| format!("cannot verify client certificates: {e}"))?;
+            match &s.allowed_cn {
+                Some(cn) => builder.with_client_cert_verifier(Arc::new(AllowedCn {
+                    inner: verifier,
+                    cn: cn.clone(),
+                })),
+                None => builder.with_client_cert_verifier(verifier),
             }
-            let mut verifier =
-                WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
-            if let Some(crl) = &s.client_crl_file {
-                let crls: Vec<CertificateRevocationListDer<'static>> =
-                    CertificateRevocationListDer::pem_slice_iter(&read(crl, "CRL")?)
-                        .collect::<Result<_, _>>()
-                        .map_err(|e| format!("bad CRL in {}: {e}", crl.display()))?;
-                verifier = verifier.with_crls(crls);
-            }
-            let verifier = verifier
-                .build()
-                .map_err(|e| format!("cannot verify client certificates: {e}"))?;
-            builder.with_client_cert_verifier(verifier)
         }
         None if s.client_cert_auth => {
-            return Err("--client-cert-auth needs --trusted-ca-file".into());
+            return Err(format!(
+                "{} needs {}",
+                s.flag("client-cert-auth"),
+                s.flag("trusted-ca-file")
+            ));
         }
         _ => builder.with_no_client_auth(),
     };
     let mut config = builder
         .with_single_cert(certs, key)
         .map_err(|e| format!("the certificate and key do not fit: {e}"))?;
-    // gRPC over h2; the JSON gateway and /metrics also over HTTP/1.1.
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    config.alpn_protocols = alpn();
     Ok(config)
+}
+
+/// The config this member dials its peers with: its certificate as the
+/// client certificate; the peer's verified against the trusted CA (with
+/// the CRL and the allowed CN), or not at all under auto TLS without a CA.
+fn dialer(s: &TlsSettings) -> Result<ClientConfig, String> {
+    let (certs, key) = identity(s)?;
+    let (provider, versions) = protocols(s)?;
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&versions)
+        .map_err(|e| format!("TLS versions and cipher suites do not fit: {e}"))?;
+    let verifier: Arc<dyn ServerCertVerifier> = match &s.trusted_ca_file {
+        Some(ca) => {
+            let webpki =
+                WebPkiServerVerifier::builder_with_provider(trusted_roots(ca)?, provider.clone())
+                    .with_crls(revocations(s)?)
+                    .build()
+                    .map_err(|e| format!("cannot verify peer certificates: {e}"))?;
+            match &s.allowed_cn {
+                Some(cn) => Arc::new(AllowedCn {
+                    inner: webpki,
+                    cn: cn.clone(),
+                }),
+                None => webpki,
+            }
+        }
+        None if s.auto_tls => Arc::new(Unverified(provider)),
+        None => {
+            return Err(
+                "peer TLS needs --peer-trusted-ca-file to verify the other members \
+                 (or --peer-auto-tls, which does not verify them)"
+                    .into(),
+            );
+        }
+    };
+    let mut config = builder
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_client_auth_cert(certs, key)
+        .map_err(|e| format!("the certificate and key do not fit: {e}"))?;
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    Ok(config)
+}
+
+/// A verifier that also requires the certificate's common name to be
+/// `--peer-cert-allowed-cn` (etcd checks it on the verified chain's leaf).
+#[derive(Debug)]
+struct AllowedCn<V: ?Sized> {
+    inner: Arc<V>,
+    cn: String,
+}
+
+impl<V: ?Sized> AllowedCn<V> {
+    fn check(&self, end_entity: &CertificateDer<'_>) -> Result<(), rustls::Error> {
+        match common_name(end_entity) {
+            Some(cn) if cn == self.cn => Ok(()),
+            found => Err(rustls::Error::General(format!(
+                "certificate common name {found:?} is not the allowed {:?}",
+                self.cn
+            ))),
+        }
+    }
+}
+
+impl ClientCertVerifier for AllowedCn<dyn ClientCertVerifier> {
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        self.inner.root_hint_subjects()
+    }
+
+    fn verify_client_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        now: UnixTime,
+    ) -> Result<ClientCertVerified, rustls::Error> {
+        let verified = self
+            .inner
+            .verify_client_cert(end_entity, intermediates, now)?;
+        self.check(end_entity)?;
+        Ok(verified)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
+
+impl ServerCertVerifier for AllowedCn<WebPkiServerVerifier> {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let verified =
+            self.inner
+                .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)?;
+        self.check(end_entity)?;
+        Ok(verified)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
+
+/// `--peer-auto-tls` without a CA: self-signed peers cannot be verified,
+/// so they are not (etcd does the same); the link is still encrypted.
+/// Signatures are still checked, so the handshake proves key possession.
+#[derive(Debug)]
+struct Unverified(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for Unverified {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
 }
 
 /// `--auto-tls`: a self-signed certificate for the listen hosts, made once

@@ -2,7 +2,9 @@
 //! made here with rcgen), the client certificate's common name as the user
 //! under auth (a token wins), refusals (no certificate, a revoked one,
 //! plaintext against the TLS port), a stalled handshake that holds up
-//! nobody, certificate rotation without a restart, and --auto-tls.
+//! nobody, certificate rotation without a restart, and --auto-tls; three
+//! `hark` processes over mutual peer TLS (and over --peer-auto-tls), with
+//! plaintext, certificate-less and wrong-name dialers refused at a peer port.
 
 mod common;
 
@@ -36,7 +38,8 @@ fn write(path: &Path, body: &str) {
 
 /// A CA, a server certificate for 127.0.0.1 (`server.pem`, and a second
 /// one, `server2.pem`, for rotation), client certificates for root, alice
-/// and mallory, and a CRL revoking mallory's.
+/// and mallory, a CRL revoking mallory's, and peer certificates (server and
+/// client) named "hark peer" and "stranger".
 fn pki() -> Pki {
     let dir = tempfile::tempdir().unwrap();
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
@@ -78,6 +81,24 @@ fn pki() -> Pki {
     leaf("root", "root", 3, false);
     leaf("alice", "alice", 4, false);
     leaf("mallory", "mallory", 5, false);
+    // Peer certificates serve and dial, so they carry both usages.
+    for (name, cn, serial) in [("peer", "hark peer", 6), ("stranger", "stranger", 7)] {
+        let mut params =
+            CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()]).unwrap();
+        params.distinguished_name.push(DnType::CommonName, cn);
+        params.serial_number = Some(SerialNumber::from(serial));
+        params.extended_key_usages = vec![
+            ExtendedKeyUsagePurpose::ServerAuth,
+            ExtendedKeyUsagePurpose::ClientAuth,
+        ];
+        let key = KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &ca).unwrap();
+        write(&dir.path().join(format!("{name}.pem")), &cert.pem());
+        write(
+            &dir.path().join(format!("{name}.key")),
+            &key.serialize_pem(),
+        );
+    }
     let crl = CertificateRevocationListParams {
         this_update: date_time_ymd(2020, 1, 1),
         next_update: date_time_ymd(2099, 1, 1),
@@ -292,8 +313,24 @@ fn auto_tls_serves_a_self_signed_certificate() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let server = rt.block_on(common::start(&[
         "--listen-client-urls=https://127.0.0.1:0",
+        "--listen-metrics-urls=https://127.0.0.1:0",
         "--auto-tls",
     ]));
+    // The metrics URL is served with the client certificate, as etcd does.
+    let metrics = format!("https://{}/metrics", server.server.metrics_addrs[0]);
+    let scrape = Command::new("curl")
+        .args(["-sk", &metrics])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&scrape.stdout).contains("etcd_server_has_leader 1"),
+        "{metrics}"
+    );
+    let plain = Command::new("curl")
+        .args(["-s", &metrics.replace("https://", "http://")])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&plain.stdout).contains("etcd_server_has_leader"));
     let endpoint = https(&server);
     let out = Command::new(&bin)
         .args([
@@ -360,4 +397,231 @@ async fn bad_tls_settings_are_refused_at_start() {
         };
         assert!(err.contains(expected), "{extra:?}: {err}");
     }
+    // Peer TLS.
+    let peer_cert = format!("--peer-cert-file={}", pki.path_str("peer.pem"));
+    let peer_key = format!("--peer-key-file={}", pki.path_str("peer.key"));
+    let https_peers = "--listen-peer-urls=https://127.0.0.1:0".to_string();
+    for (extra, expected) in [
+        (
+            vec![https_peers.clone()],
+            "https:// peer URLs need --peer-cert-file",
+        ),
+        (
+            vec![https_peers.clone(), peer_cert.clone(), peer_key.clone()],
+            "needs --peer-trusted-ca-file",
+        ),
+        (
+            vec![
+                https_peers.clone(),
+                peer_cert.clone(),
+                peer_key.clone(),
+                format!("--peer-trusted-ca-file={}", pki.path_str("ca.pem")),
+                "--peer-cert-allowed-cn=hark peer".into(),
+            ],
+            "--peer-cert-allowed-cn needs --peer-client-cert-auth",
+        ),
+    ] {
+        let mut extra = extra;
+        extra.extend([cert.clone(), key.clone()]);
+        let err = match hark_server::start(&start(extra.clone())).await {
+            Ok(_) => panic!("{extra:?} started"),
+            Err(e) => e,
+        };
+        assert!(err.contains(expected), "{extra:?}: {err}");
+    }
+}
+
+/// One `hark` process of a three-member cluster on https:// peer URLs.
+struct Member {
+    client: String,
+    child: std::process::Child,
+}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Three members on https:// peer URLs, each with `peer_flags`; returns
+/// them with their peer addresses.
+async fn tls_cluster(cwd: &Path, peer_flags: &[String]) -> (Vec<Member>, Vec<String>) {
+    let ports: Vec<(u16, u16)> = (0..3)
+        .map(|_| (common::free_port(), common::free_port()))
+        .collect();
+    let initial: Vec<String> = ports
+        .iter()
+        .enumerate()
+        .map(|(i, (_, peer))| format!("m{i}=https://127.0.0.1:{peer}"))
+        .collect();
+    let mut members = Vec::new();
+    for (i, (client, peer)) in ports.iter().enumerate() {
+        let mut args: Vec<String> = vec![
+            format!("--name=m{i}"),
+            format!("--data-dir=m{i}.hark"),
+            format!("--listen-client-urls=http://127.0.0.1:{client}"),
+            format!("--listen-peer-urls=https://127.0.0.1:{peer}"),
+            format!("--initial-advertise-peer-urls=https://127.0.0.1:{peer}"),
+            format!("--initial-cluster={}", initial.join(",")),
+            "--heartbeat-interval=50".into(),
+            "--election-timeout=500".into(),
+        ];
+        args.extend_from_slice(peer_flags);
+        members.push(Member {
+            client: format!("http://127.0.0.1:{client}"),
+            child: common::spawn_exactly(cwd, &args, &[]),
+        });
+    }
+    for m in &mut members {
+        common::ready(&m.client, &mut m.child).await;
+    }
+    let peers = ports
+        .iter()
+        .map(|(_, p)| format!("127.0.0.1:{p}"))
+        .collect();
+    (members, peers)
+}
+
+/// A write on each member is read on every member (linearizable reads go
+/// through the leader): the peer links carry the log.
+async fn writes_replicate(members: &[Member], cwd: &Path) {
+    for (i, writer) in members.iter().enumerate() {
+        let mut c = common::client(&writer.client).await;
+        c.put(format!("k{i}"), format!("v{i}"), None)
+            .await
+            .unwrap_or_else(|e| panic!("put on m{i}: {e}\n{}", common::logs(cwd)));
+        for (j, reader) in members.iter().enumerate() {
+            let got = common::client(&reader.client)
+                .await
+                .get(format!("k{i}"), None)
+                .await
+                .unwrap();
+            assert_eq!(
+                got.kvs().first().map(|kv| kv.value().to_vec()),
+                Some(format!("v{i}").into_bytes()),
+                "k{i} written on m{i}, read on m{j}"
+            );
+        }
+    }
+}
+
+/// What a peer port answers an HTTP/2 client preface sent by `who` (a
+/// certificate of the test PKI) over TLS, or in plaintext (`None`): true
+/// when the peer's own HTTP/2 SETTINGS frame comes back, i.e. the peer
+/// serves that dialer.
+async fn peer_serves(addr: &str, pki: &Pki, who: Option<&str>) -> bool {
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, pem::PemObject};
+    use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+    async fn settings_back(mut s: impl AsyncRead + AsyncWrite + Unpin) -> bool {
+        // The client preface, then an empty SETTINGS frame.
+        let mut hello = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+        hello.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+        if s.write_all(&hello).await.is_err() || s.flush().await.is_err() {
+            return false;
+        }
+        let mut frame = [0u8; 9];
+        match tokio::time::timeout(Duration::from_secs(5), s.read_exact(&mut frame)).await {
+            Ok(Ok(_)) => frame[3] == 4,
+            _ => false,
+        }
+    }
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let Some(who) = who else {
+        return settings_back(tcp).await;
+    };
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_file(pki.path("ca.pem")).unwrap())
+        .unwrap();
+    let builder = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots);
+    let mut config = if who == "no certificate" {
+        builder.with_no_client_auth()
+    } else {
+        let chain = CertificateDer::pem_file_iter(pki.path(&format!("{who}.pem")))
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        let key = PrivateKeyDer::from_pem_file(pki.path(&format!("{who}.key"))).unwrap();
+        builder.with_client_auth_cert(chain, key).unwrap()
+    };
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+    match connector
+        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
+        .await
+    {
+        Ok(tls) => settings_back(tls).await,
+        Err(_) => false,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_members_over_mutual_peer_tls_refuse_other_dialers() {
+    let pki = pki();
+    let cwd = tempfile::tempdir().unwrap();
+    let flags = vec![
+        format!("--peer-cert-file={}", pki.path_str("peer.pem")),
+        format!("--peer-key-file={}", pki.path_str("peer.key")),
+        format!("--peer-trusted-ca-file={}", pki.path_str("ca.pem")),
+        "--peer-client-cert-auth".into(),
+        "--peer-cert-allowed-cn=hark peer".into(),
+    ];
+    let (members, peers) = tls_cluster(cwd.path(), &flags).await;
+    writes_replicate(&members, cwd.path()).await;
+
+    if let Some(bin) = common::etcd::tool("etcdctl-3.5") {
+        let out = Command::new(bin)
+            .args([
+                format!("--endpoints={}", members[0].client),
+                "member".into(),
+                "list".into(),
+            ])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        for peer in &peers {
+            assert!(text.contains(&format!("https://{peer}")), "{text}");
+        }
+    }
+
+    // The members' own certificate is served; any other dialer is not: a
+    // plaintext one, one without a certificate, and one whose certificate
+    // is signed by the trusted CA but has another common name.
+    for peer in &peers {
+        assert!(peer_serves(peer, &pki, Some("peer")).await, "{peer}");
+        assert!(!peer_serves(peer, &pki, None).await, "plaintext to {peer}");
+        assert!(
+            !peer_serves(peer, &pki, Some("no certificate")).await,
+            "no certificate to {peer}"
+        );
+        assert!(
+            !peer_serves(peer, &pki, Some("stranger")).await,
+            "a stranger's certificate to {peer}"
+        );
+    }
+    // And the cluster still serves.
+    writes_replicate(&members, cwd.path()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_members_over_peer_auto_tls() {
+    let cwd = tempfile::tempdir().unwrap();
+    let (members, peers) = tls_cluster(cwd.path(), &["--peer-auto-tls".to_string()]).await;
+    writes_replicate(&members, cwd.path()).await;
+    for i in 0..3 {
+        assert!(
+            cwd.path()
+                .join(format!("m{i}.hark/fixtures/peer/cert.pem"))
+                .exists()
+        );
+    }
+    // Encrypted: a plaintext dialer gets no HTTP/2 from a peer port.
+    let pki = pki();
+    assert!(!peer_serves(&peers[0], &pki, None).await);
 }
