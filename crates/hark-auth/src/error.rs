@@ -40,6 +40,12 @@ pub enum AuthError {
     InvalidAuthMgmt,
     #[error("etcdserver: revision of auth store is old")]
     AuthOldRevision,
+    /// Authenticate on a member that has only a JWT public key.
+    #[error("auth: token signing attempted with verify-only key")]
+    VerifyOnly,
+    /// Signing a JWT failed.
+    #[error("auth: signing a token failed: {0}")]
+    Signing(String),
     /// bcrypt refused a password (e.g. longer than its 72 bytes).
     #[error("bcrypt: {0}")]
     Hashing(String),

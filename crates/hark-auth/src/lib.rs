@@ -12,13 +12,15 @@
 //!   state it is judged by and offers one check per request kind; a
 //!   permitted write carries the revision guard, so a permission revoked
 //!   meanwhile refuses it at apply time.
-//! * Passwords are bcrypt hashes; tokens are checked without hashing.
+//! * Passwords are bcrypt hashes; tokens (etcd's simple ones, or JWTs
+//!   any member verifies) are checked without hashing.
 //!
 //! The crate knows nothing of gRPC: the server maps [`AuthError`]s to
 //! etcd's status codes.
 
 mod caller;
 mod error;
+mod jwt;
 mod perms;
 pub mod records;
 mod state;
@@ -27,7 +29,8 @@ mod tokens;
 
 pub use caller::{Caller, LeaseKeys};
 pub use error::AuthError;
+pub use jwt::JwtTokens;
 pub use perms::Access;
 pub use records::{PermType, PermissionRecord, RoleRecord, UserRecord};
 pub use state::{AuthState, ROOT};
-pub use store::{AuthOptions, AuthStore, Credentials};
+pub use store::{AuthOptions, AuthStore, Credentials, TokenKind};

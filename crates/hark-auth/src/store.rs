@@ -9,8 +9,19 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::caller::Caller;
 use crate::error::AuthError;
+use crate::jwt::JwtTokens;
 use crate::state::AuthState;
 use crate::tokens::SimpleTokens;
+
+/// etcd's `--auth-token` kinds.
+#[derive(Debug, Clone, Default)]
+pub enum TokenKind {
+    /// Random tokens this member remembers (`--auth-token-ttl` from last use).
+    #[default]
+    Simple,
+    /// Signed tokens any member with the key verifies.
+    Jwt(Arc<JwtTokens>),
+}
 
 #[derive(Debug, Clone)]
 pub struct AuthOptions {
@@ -18,6 +29,7 @@ pub struct AuthOptions {
     pub bcrypt_cost: u32,
     /// A simple token's life since its last use (etcd's `--auth-token-ttl`).
     pub token_ttl: Duration,
+    pub tokens: TokenKind,
 }
 
 impl Default for AuthOptions {
@@ -25,6 +37,7 @@ impl Default for AuthOptions {
         AuthOptions {
             bcrypt_cost: 10,
             token_ttl: Duration::from_secs(300),
+            tokens: TokenKind::Simple,
         }
     }
 }
@@ -49,7 +62,12 @@ struct Inner {
     options: AuthOptions,
     /// Read by every request: shared, rebuilt only when the records change.
     state: RwLock<Arc<AuthState>>,
-    tokens: Mutex<SimpleTokens>,
+    tokens: Tokens,
+}
+
+enum Tokens {
+    Simple(Mutex<SimpleTokens>),
+    Jwt(Arc<JwtTokens>),
 }
 
 impl AuthStore {
@@ -57,7 +75,12 @@ impl AuthStore {
         let state = AuthState::load(&store, store.records_generation())?;
         Ok(AuthStore {
             inner: Arc::new(Inner {
-                tokens: Mutex::new(SimpleTokens::new(options.token_ttl)),
+                tokens: match &options.tokens {
+                    TokenKind::Simple => {
+                        Tokens::Simple(Mutex::new(SimpleTokens::new(options.token_ttl)))
+                    }
+                    TokenKind::Jwt(jwt) => Tokens::Jwt(jwt.clone()),
+                },
                 state: RwLock::new(Arc::new(state)),
                 store,
                 options,
@@ -89,28 +112,40 @@ impl AuthStore {
             return Ok(Caller::new(state, None));
         }
         if let Some(token) = credentials.token {
-            let owner = self
-                .inner
-                .tokens
-                .lock()
-                .use_token(token, Instant::now())
-                .ok_or(AuthError::InvalidAuthToken)?;
-            let live = state
-                .user(&owner.user)
-                .is_some_and(|u| u.password == owner.password)
-                && owner.revision >= state.enabled_at();
-            if !live {
-                self.inner.tokens.lock().revoke(token);
-                return Err(AuthError::InvalidAuthToken);
-            }
-            return Ok(Caller::new(state, Some(owner.user)));
+            let user = match &self.inner.tokens {
+                Tokens::Simple(tokens) => {
+                    let owner = tokens
+                        .lock()
+                        .use_token(token, Instant::now())
+                        .ok_or(AuthError::InvalidAuthToken)?;
+                    let live = state
+                        .user(&owner.user)
+                        .is_some_and(|u| u.password == owner.password)
+                        && owner.revision >= state.enabled_at();
+                    if !live {
+                        tokens.lock().revoke(token);
+                        return Err(AuthError::InvalidAuthToken);
+                    }
+                    owner.user
+                }
+                // As etcd: a JWT says its auth revision; any auth change
+                // since makes it old, and the client authenticates again.
+                Tokens::Jwt(jwt) => {
+                    let (user, revision) = jwt.verify(token).ok_or(AuthError::InvalidAuthToken)?;
+                    if revision < state.revision() {
+                        return Err(AuthError::AuthOldRevision);
+                    }
+                    user
+                }
+            };
+            return Ok(Caller::new(state, Some(user)));
         }
         let user = credentials.common_name.map(str::to_owned);
         Ok(Caller::new(state, user))
     }
 
     /// etcd's Authenticate: checks the password (bcrypt: slow on purpose;
-    /// call it off the async runtime) and issues a simple token.
+    /// call it off the async runtime) and issues a token.
     pub fn authenticate(&self, name: &str, password: &str) -> Result<String, AuthError> {
         let state = self.state()?;
         if !state.enabled() {
@@ -124,12 +159,15 @@ impl AuthStore {
         if !bcrypt::verify(password, hash).unwrap_or(false) {
             return Err(AuthError::AuthFailed);
         }
-        Ok(self.inner.tokens.lock().issue(
-            name,
-            user.password.clone(),
-            state.revision(),
-            Instant::now(),
-        ))
+        match &self.inner.tokens {
+            Tokens::Simple(tokens) => Ok(tokens.lock().issue(
+                name,
+                user.password.clone(),
+                state.revision(),
+                Instant::now(),
+            )),
+            Tokens::Jwt(jwt) => jwt.issue(name, state.revision()),
+        }
     }
 
     /// A password's bcrypt hash at the configured cost, in Go's `$2a$` form

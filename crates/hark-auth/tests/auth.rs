@@ -1,17 +1,19 @@
 //! etcd's auth rules end to end over a store: changes through the apply
 //! path, tokens, and the checks a server makes per request.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use hark_auth::*;
 use hark_mvcc::*;
 
-fn auth() -> (Store, AuthStore) {
+fn auth_with(tokens: TokenKind) -> (Store, AuthStore) {
     let store = Store::in_memory();
     let options = AuthOptions {
         bcrypt_cost: 4,
         token_ttl: Duration::from_secs(60),
+        tokens,
     };
     (store.clone(), AuthStore::new(store, options).unwrap())
 }
@@ -35,7 +37,11 @@ fn perm(kind: PermType, key: &str, end: &str) -> Option<PermissionRecord> {
 /// root (with the root role), alice with role `r` (read [a, c), write "w"),
 /// auth enabled.
 fn enabled() -> (Store, AuthStore, String) {
-    let (store, auth) = auth();
+    enabled_with(TokenKind::Simple)
+}
+
+fn enabled_with(tokens: TokenKind) -> (Store, AuthStore, String) {
+    let (store, auth) = auth_with(tokens);
     let s = auth.state().unwrap();
     assert_eq!(s.revision(), 1);
     assert_eq!(s.auth_enable().unwrap_err(), AuthError::RootUserNotExist);
@@ -373,4 +379,208 @@ fn tokens_die_with_a_password_change_a_user_delete_and_a_disable() {
         auth.caller(as_token(&token)).err(),
         Some(AuthError::InvalidAuthToken)
     );
+}
+
+/// A key pair for `alg` (PKCS#8 private key, SPKI public key), made by rcgen.
+fn key_pair(alg: &'static rcgen::SignatureAlgorithm) -> (String, String) {
+    let key = rcgen::KeyPair::generate_for(alg).unwrap();
+    (key.serialize_pem(), key.public_key_pem())
+}
+
+fn jwt(method: &str, public: Option<&str>, private: Option<&str>, ttl: u64) -> Arc<JwtTokens> {
+    Arc::new(
+        JwtTokens::new(
+            method,
+            public.map(str::as_bytes),
+            private.map(str::as_bytes),
+            Duration::from_secs(ttl),
+        )
+        .unwrap(),
+    )
+}
+
+/// A token's claims, read without checking its signature.
+fn claims(token: &str) -> serde_json::Value {
+    let mut validation = jsonwebtoken::Validation::default();
+    validation.insecure_disable_signature_validation();
+    jsonwebtoken::decode::<serde_json::Value>(
+        token,
+        &jsonwebtoken::DecodingKey::from_secret(b""),
+        &validation,
+    )
+    .unwrap()
+    .claims
+}
+
+#[test]
+fn jwt_tokens_carry_etcds_claims_and_a_verify_only_member_takes_them() {
+    for (method, alg) in [
+        ("ES256", &rcgen::PKCS_ECDSA_P256_SHA256),
+        ("ES384", &rcgen::PKCS_ECDSA_P384_SHA384),
+        ("EdDSA", &rcgen::PKCS_ED25519),
+    ] {
+        let (private, public) = key_pair(alg);
+        let signer = jwt(method, Some(&public), Some(&private), 300);
+        let (store, auth, token) = enabled_with(TokenKind::Jwt(signer));
+        let c = claims(&token);
+        assert_eq!(c["username"], "alice", "{method}");
+        let revision = auth.state().unwrap().revision();
+        assert_eq!(c["revision"], revision, "{method}");
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let exp = c["exp"].as_u64().unwrap();
+        assert!(
+            (now + 299..=now + 301).contains(&exp),
+            "{method}: {exp} vs {now}"
+        );
+        assert!(
+            auth.caller(as_token(&token))
+                .unwrap()
+                .range(&RangeRequest::key("a"))
+                .is_ok()
+        );
+
+        // Another member with the public key only: it takes the token (no
+        // shared table) but cannot issue one (etcd's verify-only mode).
+        let verifier = AuthStore::new(
+            store.clone(),
+            AuthOptions {
+                bcrypt_cost: 4,
+                token_ttl: Duration::from_secs(60),
+                tokens: TokenKind::Jwt(jwt(method, Some(&public), None, 300)),
+            },
+        )
+        .unwrap();
+        assert!(
+            verifier
+                .caller(as_token(&token))
+                .unwrap()
+                .range(&RangeRequest::key("a"))
+                .is_ok()
+        );
+        assert_eq!(
+            verifier.authenticate("alice", "alicepw").err(),
+            Some(AuthError::VerifyOnly)
+        );
+        // A private key alone verifies too (its public half is derived).
+        let derived = AuthStore::new(
+            store.clone(),
+            AuthOptions {
+                bcrypt_cost: 4,
+                token_ttl: Duration::from_secs(60),
+                tokens: TokenKind::Jwt(jwt(method, None, Some(&private), 300)),
+            },
+        )
+        .unwrap();
+        assert!(derived.caller(as_token(&token)).is_ok(), "{method}");
+
+        // An auth change makes the token old: the client authenticates again.
+        apply(&store, auth.state().unwrap().role_add("other").unwrap());
+        assert_eq!(
+            auth.caller(as_token(&token)).err(),
+            Some(AuthError::AuthOldRevision),
+            "{method}"
+        );
+        let fresh = auth.authenticate("alice", "alicepw").unwrap();
+        assert!(auth.caller(as_token(&fresh)).is_ok());
+    }
+}
+
+#[test]
+fn forged_expired_and_confused_jwts_are_refused() {
+    let (private, public) = key_pair(&rcgen::PKCS_ECDSA_P256_SHA256);
+    let (_store, auth, token) = enabled_with(TokenKind::Jwt(jwt(
+        "ES256",
+        Some(&public),
+        Some(&private),
+        300,
+    )));
+    assert!(auth.caller(as_token(&token)).is_ok());
+    let revision = auth.state().unwrap().revision();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let sign = |alg, key: &jsonwebtoken::EncodingKey, user: &str, exp: u64| {
+        jsonwebtoken::encode(
+            &jsonwebtoken::Header::new(alg),
+            &serde_json::json!({"username": user, "revision": revision, "exp": exp}),
+            key,
+        )
+        .unwrap()
+    };
+    let ours = jsonwebtoken::EncodingKey::from_ec_pem(private.as_bytes()).unwrap();
+    // The control: our key, our algorithm, live: taken, as root even.
+    let root = sign(jsonwebtoken::Algorithm::ES256, &ours, "root", now + 60);
+    assert!(auth.caller(as_token(&root)).unwrap().admin().is_ok());
+
+    let (other_private, _) = key_pair(&rcgen::PKCS_ECDSA_P256_SHA256);
+    let theirs = jsonwebtoken::EncodingKey::from_ec_pem(other_private.as_bytes()).unwrap();
+    let forged = sign(jsonwebtoken::Algorithm::ES256, &theirs, "root", now + 60);
+    let expired = sign(jsonwebtoken::Algorithm::ES256, &ours, "root", now - 2);
+    // Algorithm confusion: HMAC keyed with the public key's PEM.
+    let confused = sign(
+        jsonwebtoken::Algorithm::HS256,
+        &jsonwebtoken::EncodingKey::from_secret(public.as_bytes()),
+        "root",
+        now + 60,
+    );
+    // alg "none": the header and claims with an empty signature.
+    let unsigned = {
+        let mut parts = root.split('.');
+        let _ = parts.next();
+        let payload = parts.next().unwrap();
+        // {"alg":"none","typ":"JWT"}
+        format!("eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.{payload}.")
+    };
+    let tampered = {
+        // alice's token with its claims swapped for root's.
+        let alice: Vec<&str> = token.split('.').collect();
+        let root: Vec<&str> = root.split('.').collect();
+        format!("{}.{}.{}", alice[0], root[1], alice[2])
+    };
+    for (what, t) in [
+        ("forged", forged),
+        ("expired", expired),
+        ("confused", confused),
+        ("unsigned", unsigned),
+        ("tampered", tampered),
+        ("garbage", "a.b.c".to_string()),
+    ] {
+        assert_eq!(
+            auth.caller(as_token(&t)).err(),
+            Some(AuthError::InvalidAuthToken),
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn jwt_keys_are_checked_at_start() {
+    let (private, public) = key_pair(&rcgen::PKCS_ECDSA_P256_SHA256);
+    let (_, other_public) = key_pair(&rcgen::PKCS_ECDSA_P256_SHA256);
+    let new = |method: &str, public: Option<&str>, private: Option<&str>| {
+        JwtTokens::new(
+            method,
+            public.map(str::as_bytes),
+            private.map(str::as_bytes),
+            Duration::from_secs(60),
+        )
+        .err()
+        .unwrap_or_default()
+    };
+    assert!(new("ES256", Some(&other_public), Some(&private)).contains("don't match"));
+    assert!(new("ES256", None, None).contains("missing key data"));
+    assert!(new("HS256", None, None).contains("missing key data"));
+    assert!(new("XS256", Some(&public), None).contains("invalid auth signature method"));
+    assert!(new("ES256", Some("not a key"), None).contains("bad pub-key"));
+    // OpenSSL's traditional EC key form gets a conversion hint.
+    let sec1 = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----\n";
+    assert!(new("ES256", None, Some(sec1)).contains("openssl pkcs8 -topk8"));
+    // HMAC: the secret is the priv-key file's bytes.
+    let hmac = jwt("HS256", None, Some("a shared secret"), 60);
+    let token = hmac.issue("alice", 3).unwrap();
+    assert_eq!(hmac.verify(&token), Some(("alice".to_string(), 3)));
 }

@@ -56,7 +56,7 @@ pub fn auth_status(e: AuthError) -> Status {
         | AuthOldRevision => Status::invalid_argument(message),
         PermissionDenied => Status::permission_denied(message),
         InvalidAuthToken => Status::unauthenticated(message),
-        NoPasswordUser | Hashing(_) => Status::unknown(message),
+        NoPasswordUser | Hashing(_) | VerifyOnly | Signing(_) => Status::unknown(message),
         Corrupt(_) => Status::internal(message),
     }
 }

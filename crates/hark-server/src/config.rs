@@ -143,7 +143,9 @@ pub struct Config {
     #[arg(long, env = "HARK_PEER_CERT_ALLOWED_CN")]
     pub peer_cert_allowed_cn: Option<String>,
 
-    /// Auth token kind: `simple` (etcd's default).
+    /// Auth token kind: `simple` (etcd's default), or
+    /// `jwt,sign-method=RS256,pub-key=FILE,priv-key=FILE,ttl=5m` (signed
+    /// tokens every member verifies; RS*, PS*, ES256, ES384, EdDSA, HS*).
     #[arg(long, env = "HARK_AUTH_TOKEN", default_value = "simple", value_parser = parse_auth_token)]
     pub auth_token: String,
 
@@ -285,6 +287,48 @@ pub enum Retention {
 }
 
 impl Config {
+    /// The token kind `--auth-token` names, with a JWT's key files read
+    /// (etcd's options: `sign-method` required, `pub-key`, `priv-key`,
+    /// `ttl` default 5m; unknown ones are warned about).
+    pub fn token_kind(&self) -> Result<hark_auth::TokenKind, String> {
+        let mut parts = self.auth_token.split(',');
+        if parts.next() != Some("jwt") {
+            return Ok(hark_auth::TokenKind::Simple);
+        }
+        let mut options = std::collections::BTreeMap::new();
+        for part in parts.filter(|p| !p.is_empty()) {
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| format!("auth: invalid auth options: {part:?} is not key=value"))?;
+            if !["sign-method", "pub-key", "priv-key", "ttl"].contains(&k) {
+                tracing::warn!(option = k, "unknown JWT option");
+            }
+            options.insert(k, v);
+        }
+        let read = |k: &str| {
+            options
+                .get(k)
+                .map(|path| {
+                    std::fs::read(path).map_err(|e| format!("--auth-token {k}={path}: {e}"))
+                })
+                .transpose()
+        };
+        let method = options
+            .get("sign-method")
+            .ok_or("auth: invalid auth options: jwt needs sign-method")?;
+        let ttl = match options.get("ttl") {
+            Some(t) => parse_go_duration(t)?,
+            None => Duration::from_secs(5 * 60),
+        };
+        let tokens = hark_auth::JwtTokens::new(
+            method,
+            read("pub-key")?.as_deref(),
+            read("priv-key")?.as_deref(),
+            ttl,
+        )?;
+        Ok(hark_auth::TokenKind::Jwt(std::sync::Arc::new(tokens)))
+    }
+
     pub fn data_dir(&self) -> PathBuf {
         self.data_dir
             .clone()
@@ -459,18 +503,19 @@ pub fn is_peer_url(url: &str) -> bool {
     !host.is_empty() && !host.contains(['/', '[', ']']) && port.parse::<u16>().is_ok()
 }
 
-/// Go's `time.ParseDuration` format: e.g. `500ms`, `10m`, `1h30m`, `1.5s`.
-/// `--auth-token`: Hark has etcd's simple tokens (JWT is not built yet).
+/// `--auth-token`: `simple`, or `jwt` with its options (checked at start,
+/// when the key files are read: see [`Config::token_kind`]).
 fn parse_auth_token(s: &str) -> Result<String, String> {
     match s.split(',').next() {
-        Some("simple") => Ok(s.to_owned()),
+        Some("simple" | "jwt") => Ok(s.to_owned()),
         Some(other) => Err(format!(
-            "auth token type {other:?} is not supported (use simple)"
+            "auth token type {other:?} is not supported (use simple or jwt,...)"
         )),
         None => Err("empty auth token".into()),
     }
 }
 
+/// Go's `time.ParseDuration` format: e.g. `500ms`, `10m`, `1h30m`, `1.5s`.
 pub fn parse_go_duration(s: &str) -> Result<Duration, String> {
     let bad = || format!("invalid duration {s:?}");
     if s == "0" {

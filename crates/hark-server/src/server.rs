@@ -100,6 +100,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     }
     let tls = client_tls(config, &data_dir)?;
     let peer_tls = peer_tls(config, &data_dir)?;
+    let tokens = config.token_kind()?;
     let store = {
         let dir = data_dir.clone();
         tokio::task::spawn_blocking(move || Store::open(dir, options))
@@ -154,6 +155,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         hark_auth::AuthOptions {
             bcrypt_cost: config.bcrypt_cost,
             token_ttl: Duration::from_secs(config.auth_token_ttl.max(1)),
+            tokens,
         },
     )
     .map_err(|e| format!("cannot read the auth store: {e}"))?;

@@ -802,9 +802,8 @@ async fn leases_and_admin_calls_need_their_permissions() {
     server.server.shutdown().await;
 }
 
-/// One JSON gateway call with curl: (HTTP status, body with the header and
-/// the token masked).
-fn gateway(endpoint: &str, path: &str, body: &str, token: Option<&str>) -> (String, String) {
+/// One JSON gateway call with curl: (HTTP status, body).
+fn gateway_raw(endpoint: &str, path: &str, body: &str, token: Option<&str>) -> (String, String) {
     let mut cmd = Command::new("curl");
     cmd.args(["-s", "-w", "\n%{http_code}", "-X", "POST"])
         .arg(format!("{endpoint}{path}"))
@@ -814,11 +813,17 @@ fn gateway(endpoint: &str, path: &str, body: &str, token: Option<&str>) -> (Stri
     }
     let out = String::from_utf8(cmd.output().unwrap().stdout).unwrap();
     let (body, code) = out.rsplit_once('\n').unwrap();
+    (code.to_string(), body.to_string())
+}
+
+/// [`gateway_raw`] with the header and the token masked, for comparing.
+fn gateway(endpoint: &str, path: &str, body: &str, token: Option<&str>) -> (String, String) {
+    let (code, body) = gateway_raw(endpoint, path, body, token);
     let header = regex::Regex::new(r#""header":\{[^}]*\}"#).unwrap();
     let token = regex::Regex::new(r#""token":"[^"]*""#).unwrap();
-    let body = header.replace_all(body, r#""header":{}"#);
+    let body = header.replace_all(&body, r#""header":{}"#);
     let body = token.replace_all(&body, r#""token":"<token>""#);
-    (code.to_string(), body.into_owned())
+    (code, body.into_owned())
 }
 
 fn token_of(body: &str) -> String {
@@ -862,7 +867,7 @@ fn the_json_gateway_authenticates_like_etcds() {
             r#"{"name":"root","password":"bad"}"#,
             None,
         );
-        let (_, body) = gateway(
+        let (_, body) = gateway_raw(
             endpoint,
             "/v3/auth/authenticate",
             r#"{"name":"root","password":"pw"}"#,
@@ -890,4 +895,162 @@ fn the_json_gateway_authenticates_like_etcds() {
     for (i, (w, g)) in want.iter().zip(&got).enumerate() {
         assert_eq!(w, g, "step {i}");
     }
+}
+
+/// The claims of a JWT (its middle part), unverified.
+fn jwt_claims(token: &str) -> serde_json::Value {
+    use base64::Engine;
+    let payload = token.split('.').nth(1).expect("a JWT");
+    let json = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .unwrap();
+    serde_json::from_slice(&json).unwrap()
+}
+
+#[test]
+fn jwt_tokens_from_etcd_work_on_hark_and_back() {
+    let Some(etcd_bin) = common::etcd::tool("etcd-3.5") else {
+        return;
+    };
+    let Some(ctl) = common::etcd::tool("etcdctl-3.5") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let private = tmp.path().join("jwt.key");
+    let public = tmp.path().join("jwt.pub");
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .output()
+            .expect("openssl");
+        assert!(out.status.success(), "{args:?}");
+    };
+    openssl(&["genrsa", "-out", private.to_str().unwrap(), "2048"]);
+    openssl(&[
+        "rsa",
+        "-in",
+        private.to_str().unwrap(),
+        "-pubout",
+        "-out",
+        public.to_str().unwrap(),
+    ]);
+    let flag = format!(
+        "--auth-token=jwt,pub-key={},priv-key={},sign-method=RS256,ttl=10m",
+        public.display(),
+        private.display()
+    );
+    let etcd = common::etcd::Etcd::start_with(&etcd_bin, std::slice::from_ref(&flag));
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let hark = rt.block_on(common::start(&[&flag]));
+    let endpoints = [etcd.endpoint.clone(), hark.endpoint()];
+    let mut alice_tokens = Vec::new();
+    for endpoint in &endpoints {
+        for (path, body) in [
+            ("/v3/auth/user/add", r#"{"name":"root","password":"pw"}"#),
+            ("/v3/auth/user/grant", r#"{"user":"root","role":"root"}"#),
+            (
+                "/v3/auth/user/add",
+                r#"{"name":"alice","password":"alicepw"}"#,
+            ),
+            ("/v3/auth/role/add", r#"{"name":"r"}"#),
+            (
+                "/v3/auth/role/grant",
+                r#"{"name":"r","perm":{"permType":"READ","key":"YQ=="}}"#,
+            ),
+            ("/v3/auth/user/grant", r#"{"user":"alice","role":"r"}"#),
+            ("/v3/auth/enable", "{}"),
+        ] {
+            let (code, out) = gateway(endpoint, path, body, None);
+            assert_eq!(code, "200", "{endpoint}{path}: {out}");
+        }
+        let (_, out) = gateway_raw(
+            endpoint,
+            "/v3/auth/authenticate",
+            r#"{"name":"root","password":"pw"}"#,
+            None,
+        );
+        let root = token_of(&out);
+        let (code, out) = gateway(
+            endpoint,
+            "/v3/kv/put",
+            r#"{"key":"YQ==","value":"MQ=="}"#,
+            Some(&root),
+        );
+        assert_eq!(code, "200", "{out}");
+        let (_, out) = gateway_raw(
+            endpoint,
+            "/v3/auth/authenticate",
+            r#"{"name":"alice","password":"alicepw"}"#,
+            None,
+        );
+        alice_tokens.push(token_of(&out));
+    }
+    // The same claims from both (the auth revisions agree), each signed.
+    let (etcd_claims, hark_claims) = (jwt_claims(&alice_tokens[0]), jwt_claims(&alice_tokens[1]));
+    assert_eq!(etcd_claims["username"], "alice");
+    assert_eq!(hark_claims["username"], "alice");
+    assert_eq!(etcd_claims["revision"], hark_claims["revision"]);
+    let ttl = hark_claims["exp"].as_i64().unwrap() - etcd_claims["exp"].as_i64().unwrap();
+    assert!(
+        ttl.abs() <= 5,
+        "both expire in 10m: {etcd_claims} {hark_claims}"
+    );
+
+    // Each token works on both servers: etcd verifies Hark's signature and
+    // Hark verifies etcd's. Alice reads "a" and nothing else.
+    for endpoint in &endpoints {
+        for token in &alice_tokens {
+            let (code, out) = gateway(endpoint, "/v3/kv/range", r#"{"key":"YQ=="}"#, Some(token));
+            assert!(
+                code == "200" && out.contains("MQ=="),
+                "{endpoint}: {code} {out}"
+            );
+            let (code, out) = gateway(endpoint, "/v3/kv/range", r#"{"key":"Yg=="}"#, Some(token));
+            assert!(
+                code == "403" && out.contains("etcdserver: permission denied"),
+                "{endpoint}: {code} {out}"
+            );
+        }
+    }
+    // etcdctl authenticates and gets a JWT from Hark like from etcd.
+    for endpoint in &endpoints {
+        let out = Command::new(&ctl)
+            .args([
+                &format!("--endpoints={endpoint}"),
+                "--user=alice:alicepw",
+                "get",
+                "a",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "a\n1\n", "{endpoint}");
+    }
+    // An auth change on Hark: etcd's token (and Hark's) is now old there.
+    let (_, out) = gateway_raw(
+        &endpoints[1],
+        "/v3/auth/authenticate",
+        r#"{"name":"root","password":"pw"}"#,
+        None,
+    );
+    let (code, _) = gateway(
+        &endpoints[1],
+        "/v3/auth/role/add",
+        r#"{"name":"x"}"#,
+        Some(&token_of(&out)),
+    );
+    assert_eq!(code, "200");
+    for token in &alice_tokens {
+        let (code, out) = gateway(
+            &endpoints[1],
+            "/v3/kv/range",
+            r#"{"key":"YQ=="}"#,
+            Some(token),
+        );
+        assert!(
+            code == "400" && out.contains("revision of auth store is old"),
+            "{code} {out}"
+        );
+    }
+    drop(etcd);
+    rt.block_on(hark.server.shutdown());
 }

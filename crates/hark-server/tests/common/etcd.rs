@@ -14,6 +14,11 @@ pub struct Etcd {
 
 impl Etcd {
     pub fn start(binary: &Path) -> Etcd {
+        Etcd::start_with(binary, &[])
+    }
+
+    /// etcd with `extra` flags too.
+    pub fn start_with(binary: &Path, extra: &[String]) -> Etcd {
         let dir = tempfile::tempdir().unwrap();
         let client = format!("http://127.0.0.1:{}", super::free_port());
         let peer = format!("http://127.0.0.1:{}", super::free_port());
@@ -27,6 +32,7 @@ impl Etcd {
                 &format!("--initial-advertise-peer-urls={peer}"),
                 &format!("--initial-cluster=default={peer}"),
             ])
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
