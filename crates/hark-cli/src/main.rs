@@ -312,6 +312,32 @@ impl Exit {
 
 impl From<hark_client::Error> for Exit {
     fn from(e: hark_client::Error) -> Exit {
+        // No answer at all (refused, TLS handshake failed): etcdctl's client
+        // retries such failures until its deadline and then says only
+        // "context deadline exceeded", with the reason in a JSON log line
+        // on stderr. harkctl fails at once, in the same words.
+        if let hark_client::Error::Status(status) = &e
+            && let Some(source) = std::error::Error::source(status)
+        {
+            let mut reason = status.message().to_string();
+            let mut cause = Some(source);
+            while let Some(c) = cause {
+                // Layers often repeat their inner error's text.
+                let text = c.to_string();
+                if !reason.contains(&text) {
+                    reason = format!("{reason}: {text}");
+                }
+                cause = c.source();
+            }
+            let line = json::Obj::new()
+                .str_nz("level", "warn")
+                .str_nz("logger", "harkctl")
+                .str_nz("msg", "no connection to the endpoint")
+                .str_nz("error", &reason)
+                .end();
+            eprintln!("{line}");
+            return Exit::new(EXIT_ERROR, "context deadline exceeded");
+        }
         Exit::new(EXIT_ERROR, e.to_string())
     }
 }

@@ -9,6 +9,9 @@
 //!
 //! `fixed_outputs`: expected outputs written down from etcdctl 3.5's
 //! printers, checked without etcdctl.
+//!
+//! `etcdctl_3_5_auth_output` and `etcdctl_3_5_tls_output` do the same for
+//! the auth commands and for the TLS flags over mutual TLS.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -26,18 +29,26 @@ struct Server {
 }
 
 async fn server() -> Server {
+    server_with(&["--listen-client-urls=http://127.0.0.1:0".to_string()]).await
+}
+
+/// A test server with `listen` (its client URL and TLS flags).
+async fn server_with(listen: &[String]) -> Server {
     let dir = tempfile::tempdir().unwrap();
-    let config = hark_server::Config::try_parse_from([
-        "hark".to_string(),
-        "--listen-client-urls=http://127.0.0.1:0".into(),
-        "--listen-peer-urls=http://127.0.0.1:0".into(),
-        "--initial-advertise-peer-urls=http://golden.test:2380".into(),
-        // The same identity on every test server: equal ids in JSON headers.
-        "--name=golden".into(),
-        "--advertise-client-urls=http://golden.test:2379".into(),
-        format!("--data-dir={}", dir.path().display()),
-        "--unsafe-no-fsync".into(),
-    ])
+    let config = hark_server::Config::try_parse_from(
+        [
+            "hark".to_string(),
+            "--listen-peer-urls=http://127.0.0.1:0".into(),
+            "--initial-advertise-peer-urls=http://golden.test:2380".into(),
+            // The same identity on every test server: equal ids in JSON headers.
+            "--name=golden".into(),
+            "--advertise-client-urls=http://golden.test:2379".into(),
+            format!("--data-dir={}", dir.path().display()),
+            "--unsafe-no-fsync".into(),
+        ]
+        .into_iter()
+        .chain(listen.iter().cloned()),
+    )
     .unwrap();
     Server {
         running: hark_server::start(&config).await.unwrap(),
@@ -838,6 +849,139 @@ fn etcdctl_3_5_auth_output() {
             .collect();
         let want = run(&etcdctl, &ge, &args, stdin);
         let got = run(HARKCTL, &oe, &args, stdin);
+        if want != got {
+            mismatches.push(format!("{args:?}\n  etcdctl: {want:?}\n  harkctl: {got:?}"));
+        }
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    rt.block_on(golden.running.shutdown());
+    rt.block_on(ours.running.shutdown());
+}
+
+/// A CA and, signed by it, a server certificate for 127.0.0.1 and client
+/// certificates named root and alice; and a second CA that signed nothing
+/// the server knows.
+fn pki(dir: &std::path::Path) {
+    use rcgen::{
+        BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose,
+        IsCa, KeyPair, KeyUsagePurpose,
+    };
+    let write = |name: &str, body: String| std::fs::write(dir.join(name), body).unwrap();
+    let ca = |name: &str| {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.key_usages = vec![
+            KeyUsagePurpose::KeyCertSign,
+            KeyUsagePurpose::DigitalSignature,
+        ];
+        CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap()
+    };
+    let ours = ca("harkctl test CA");
+    write("ca.pem", ours.pem());
+    write("other-ca.pem", ca("another CA").pem());
+    for (name, server) in [("server", true), ("root", false), ("alice", false)] {
+        let sans = if server {
+            vec!["127.0.0.1".to_string()]
+        } else {
+            vec![]
+        };
+        let mut params = CertificateParams::new(sans).unwrap();
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.extended_key_usages = vec![if server {
+            ExtendedKeyUsagePurpose::ServerAuth
+        } else {
+            ExtendedKeyUsagePurpose::ClientAuth
+        }];
+        let key = KeyPair::generate().unwrap();
+        write(
+            &format!("{name}.pem"),
+            params.signed_by(&key, &ours).unwrap().pem(),
+        );
+        write(&format!("{name}.key"), key.serialize_pem());
+    }
+}
+
+#[test]
+fn etcdctl_3_5_tls_output() {
+    let Some(etcdctl) = find_on_path("etcdctl-3.5") else {
+        assert_ne!(
+            std::env::var("HARK_REQUIRE_ETCDCTL").as_deref(),
+            Ok("1"),
+            "etcdctl-3.5 is not on PATH"
+        );
+        return;
+    };
+    let etcdctl = etcdctl.to_str().unwrap().to_string();
+    let certs = tempfile::tempdir().unwrap();
+    pki(certs.path());
+    let path = |name: &str| certs.path().join(name).display().to_string();
+    let listen = [
+        "--listen-client-urls=https://127.0.0.1:0".to_string(),
+        format!("--cert-file={}", path("server.pem")),
+        format!("--key-file={}", path("server.key")),
+        format!("--trusted-ca-file={}", path("ca.pem")),
+        "--client-cert-auth".into(),
+    ];
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let golden = rt.block_on(server_with(&listen));
+    let ours = rt.block_on(server_with(&listen));
+    let ge = golden.running.endpoints()[0].clone();
+    let oe = ours.running.endpoints()[0].clone();
+    assert!(ge.starts_with("https://"), "{ge}");
+    let ca = [format!("--cacert={}", path("ca.pem"))];
+    let as_user = |who: &str| {
+        vec![
+            format!("--cert={}", path(&format!("{who}.pem"))),
+            format!("--key={}", path(&format!("{who}.key"))),
+        ]
+    };
+    let root = as_user("root");
+    let alice = as_user("alice");
+    let with = |parts: &[&[String]], args: &[&str]| -> Vec<String> {
+        parts
+            .iter()
+            .flat_map(|p| p.iter().cloned())
+            .chain(args.iter().map(|a| a.to_string()))
+            .collect()
+    };
+    let short = "--command-timeout=2s".to_string();
+    let ca_short = [ca[0].clone(), short.clone()];
+    let other_ca_short = [format!("--cacert={}", path("other-ca.pem")), short];
+    let skip = [
+        "--insecure-skip-tls-verify".to_string(),
+        "--insecure-transport=false".into(),
+    ];
+    let none: [String; 0] = [];
+    let steps: Vec<Vec<String>> = vec![
+        with(&[&ca, &root], &["put", "k", "v"]),
+        with(&[&ca, &alice], &["get", "k"]),
+        with(&[&ca, &root], &["-w", "json", "get", "k"]),
+        with(&[&skip, &root], &["get", "k"]),
+        // Refused: no client certificate, a CA that did not sign the server.
+        with(&[&ca_short, &none], &["get", "k"]),
+        with(&[&other_ca_short, &root], &["get", "k"]),
+        // Auth over TLS: the certificate's common name is the user.
+        with(&[&ca, &root], &["user", "add", "root:rootpw"]),
+        with(&[&ca, &root], &["role", "add", "root"]),
+        with(&[&ca, &root], &["user", "grant-role", "root", "root"]),
+        with(&[&ca, &root], &["auth", "enable"]),
+        with(&[&ca, &root], &["put", "k", "w"]),
+        with(&[&ca, &alice], &["get", "k"]),
+        with(&[&ca, &alice], &["--user", "root:rootpw", "get", "k"]),
+        with(&[&ca, &alice], &["--user", "root:wrong", "get", "k"]),
+        with(&[&ca, &root], &["auth", "status"]),
+        with(&[&ca, &root], &["auth", "disable"]),
+    ];
+    let mut mismatches = Vec::new();
+    for args in &steps {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let want = run(&etcdctl, &ge, &args, "");
+        let got = run(HARKCTL, &oe, &args, "");
         if want != got {
             mismatches.push(format!("{args:?}\n  etcdctl: {want:?}\n  harkctl: {got:?}"));
         }
