@@ -104,6 +104,16 @@ impl AuthStore {
         Ok(cached.clone())
     }
 
+    /// The auth revision while auth is enabled, else 0 (what Hark puts in
+    /// response headers). A failed read of the state counts as disabled:
+    /// the request it is for reports that failure itself.
+    pub fn header_revision(&self) -> u64 {
+        match self.state() {
+            Ok(s) if s.enabled() => s.revision(),
+            _ => 0,
+        }
+    }
+
     /// The caller of a request. With auth disabled every caller is let
     /// through and credentials are not looked at (as etcd).
     pub fn caller(&self, credentials: Credentials<'_>) -> Result<Caller, AuthError> {

@@ -215,6 +215,8 @@ mod tests {
             member_id: 1,
             revision: 3,
             raft_term: 0,
+            // Hark's extension: etcdctl does not know it, so never prints it.
+            hark_auth_revision: 7,
         };
         assert_eq!(
             header(&Some(h)).unwrap(),

@@ -203,6 +203,7 @@ mod tests {
                 member_id: 2,
                 revision: 3,
                 raft_term: 0,
+                hark_auth_revision: 0,
             }),
             kvs: vec![KeyValue {
                 key: Bytes::from_static(b"foo"),
@@ -223,6 +224,16 @@ mod tests {
                 r#""kvs":[{"key":"Zm9v","create_revision":"2","mod_revision":"3","version":"1"}],"count":"1"}}"#,
                 "\n"
             )
+        );
+        // Hark's auth revision (auth enabled) is a header field like the others.
+        let with_auth = ResponseHeader {
+            revision: 3,
+            hark_auth_revision: 5,
+            ..Default::default()
+        };
+        assert_eq!(
+            std::str::from_utf8(&result_chunk(&with_auth)).unwrap(),
+            "{\"result\":{\"revision\":\"3\",\"hark_auth_revision\":\"5\"}}\n"
         );
     }
 }

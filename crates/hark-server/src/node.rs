@@ -32,13 +32,15 @@ pub struct Node {
 }
 
 impl Node {
-    /// A response header as etcd fills it: cluster, member, revision, term.
+    /// A response header as etcd fills it (cluster, member, revision,
+    /// term), plus Hark's auth revision while auth is enabled.
     pub fn header(&self, revision: i64) -> Option<ResponseHeader> {
         Some(ResponseHeader {
             cluster_id: self.replica.cluster_id(),
             member_id: self.member_id(),
             revision,
             raft_term: self.raft_term(),
+            hark_auth_revision: self.auth.header_revision(),
         })
     }
 

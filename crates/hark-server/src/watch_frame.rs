@@ -193,6 +193,7 @@ mod tests {
                     member_id: 2,
                     revision: 9,
                     raft_term: 3,
+                    hark_auth_revision: 0,
                 }),
                 watch_id: 3,
                 ..Default::default()

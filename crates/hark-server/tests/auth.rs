@@ -1054,3 +1054,77 @@ fn jwt_tokens_from_etcd_work_on_hark_and_back() {
     drop(etcd);
     rt.block_on(hark.server.shutdown());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn response_headers_carry_the_auth_revision_while_auth_is_enabled() {
+    let server = common::start(&[]).await;
+    let endpoint = server.endpoint();
+    // Disabled: 0, so the header encodes exactly as etcd's.
+    let mut plain = common::client(&endpoint).await;
+    let header = plain.put("k", "v", None).await.unwrap().header().cloned();
+    let channel = Channel::from_shared(endpoint.clone())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let before = KvClient::new(channel.clone())
+        .range(pb::RangeRequest {
+            key: b"k".to_vec().into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(before.header.unwrap().hark_auth_revision, 0, "{header:?}");
+
+    let b = setup(&endpoint).await;
+    let status = AuthClient::new(b.channel.clone())
+        .auth_status(with_token(pb::AuthStatusRequest {}, &b.root))
+        .await
+        .unwrap()
+        .into_inner();
+    let revision = status.auth_revision;
+    assert!(revision > 1, "{status:?}");
+    assert_eq!(status.header.unwrap().hark_auth_revision, revision);
+    let read = range(&b, &b.alice, "a", "").await.unwrap();
+    assert_eq!(read.header.unwrap().hark_auth_revision, revision);
+    let write = put(&b, &b.root, "z").await.unwrap();
+    assert_eq!(write.header.unwrap().hark_auth_revision, revision);
+
+    // A permission change raises it; the next answer says so.
+    AuthClient::new(b.channel.clone())
+        .role_add(with_token(
+            pb::AuthRoleAddRequest { name: "x".into() },
+            &b.root,
+        ))
+        .await
+        .unwrap();
+    let read = range(&b, &b.alice, "a", "").await.unwrap();
+    assert_eq!(read.header.unwrap().hark_auth_revision, revision + 1);
+
+    // Watch responses carry it too.
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    tx.send(pb::WatchRequest {
+        request_union: Some(pb::watch_request::RequestUnion::CreateRequest(
+            pb::WatchCreateRequest {
+                key: b"a".to_vec().into(),
+                ..Default::default()
+            },
+        )),
+    })
+    .await
+    .unwrap();
+    let mut stream = WatchClient::new(b.channel.clone())
+        .watch(with_token(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+            &b.alice,
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    let created = stream.message().await.unwrap().unwrap();
+    assert!(created.created, "{created:?}");
+    assert_eq!(created.header.unwrap().hark_auth_revision, revision + 1);
+    drop(tx);
+    server.server.shutdown().await;
+}

@@ -14,6 +14,12 @@ pub struct ResponseHeader {
     pub revision: i64,
     #[prost(uint64, tag = "4")]
     pub raft_term: u64,
+    /// Hark's extension: the auth revision (etcd's auth store revision, which
+    /// every user, role or permission change raises) when auth is enabled,
+    /// else 0 and not encoded. A client sees permission changes by it. etcd's
+    /// clients skip the field; etcd never sends it.
+    #[prost(uint64, tag = "1000")]
+    pub hark_auth_revision: u64,
 }
 #[allow(clippy::all)]
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]

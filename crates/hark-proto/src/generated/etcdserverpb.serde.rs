@@ -10529,6 +10529,9 @@ impl serde::Serialize for ResponseHeader {
         if self.raft_term != 0 {
             len += 1;
         }
+        if self.hark_auth_revision != 0 {
+            len += 1;
+        }
         let mut struct_ser = serializer.serialize_struct("etcdserverpb.ResponseHeader", len)?;
         if self.cluster_id != 0 {
             #[allow(clippy::needless_borrow)]
@@ -10553,6 +10556,14 @@ impl serde::Serialize for ResponseHeader {
             struct_ser
                 .serialize_field("raft_term", ToString::to_string(&self.raft_term).as_str())?;
         }
+        if self.hark_auth_revision != 0 {
+            #[allow(clippy::needless_borrow)]
+            #[allow(clippy::needless_borrows_for_generic_args)]
+            struct_ser.serialize_field(
+                "hark_auth_revision",
+                ToString::to_string(&self.hark_auth_revision).as_str(),
+            )?;
+        }
         struct_ser.end()
     }
 }
@@ -10570,6 +10581,8 @@ impl<'de> serde::Deserialize<'de> for ResponseHeader {
             "revision",
             "raft_term",
             "raftTerm",
+            "hark_auth_revision",
+            "harkAuthRevision",
         ];
 
         #[allow(clippy::enum_variant_names)]
@@ -10578,6 +10591,7 @@ impl<'de> serde::Deserialize<'de> for ResponseHeader {
             MemberId,
             Revision,
             RaftTerm,
+            HarkAuthRevision,
             __SkipField__,
         }
         impl<'de> serde::Deserialize<'de> for GeneratedField {
@@ -10607,6 +10621,9 @@ impl<'de> serde::Deserialize<'de> for ResponseHeader {
                             "memberId" | "member_id" => Ok(GeneratedField::MemberId),
                             "revision" => Ok(GeneratedField::Revision),
                             "raftTerm" | "raft_term" => Ok(GeneratedField::RaftTerm),
+                            "harkAuthRevision" | "hark_auth_revision" => {
+                                Ok(GeneratedField::HarkAuthRevision)
+                            }
                             _ => Ok(GeneratedField::__SkipField__),
                         }
                     }
@@ -10630,6 +10647,7 @@ impl<'de> serde::Deserialize<'de> for ResponseHeader {
                 let mut member_id__ = None;
                 let mut revision__ = None;
                 let mut raft_term__ = None;
+                let mut hark_auth_revision__ = None;
                 while let Some(k) = map_.next_key()? {
                     match k {
                         GeneratedField::ClusterId => {
@@ -10668,6 +10686,15 @@ impl<'de> serde::Deserialize<'de> for ResponseHeader {
                                     .0,
                             );
                         }
+                        GeneratedField::HarkAuthRevision => {
+                            if hark_auth_revision__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("harkAuthRevision"));
+                            }
+                            hark_auth_revision__ = Some(
+                                map_.next_value::<::pbjson::private::NumberDeserialize<_>>()?
+                                    .0,
+                            );
+                        }
                         GeneratedField::__SkipField__ => {
                             let _ = map_.next_value::<serde::de::IgnoredAny>()?;
                         }
@@ -10678,6 +10705,7 @@ impl<'de> serde::Deserialize<'de> for ResponseHeader {
                     member_id: member_id__.unwrap_or_default(),
                     revision: revision__.unwrap_or_default(),
                     raft_term: raft_term__.unwrap_or_default(),
+                    hark_auth_revision: hark_auth_revision__.unwrap_or_default(),
                 })
             }
         }
