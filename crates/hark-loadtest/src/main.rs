@@ -53,7 +53,8 @@ Options (defaults finish within a minute):
                    over the rounds; lost and duplicated events are added
                    up over all rounds [1]
   --tls            with --compare-etcd: both servers serve TLS on their
-                   client URLs (a CA and certificate made for the run)
+                   client URLs (a CA and certificate made for the run);
+                   with --cluster, members talk mutual TLS to each other
   --user           with --compare-etcd: both servers run with auth on;
                    every client authenticates as root (a token per client)
   --json           machine-readable output (one JSON document)

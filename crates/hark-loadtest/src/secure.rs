@@ -1,7 +1,8 @@
 //! `--tls` and `--user`: the servers started with TLS on their client URLs
-//! (a CA and a server certificate made here) and with auth enabled (user
-//! root), the same for Hark and etcd; every client of the scenarios then
-//! connects with the CA and authenticates.
+//! (a CA and a server certificate made here; a cluster's members also talk
+//! mutual TLS to each other with it) and with auth enabled (user root), the
+//! same for Hark and etcd; every client of the scenarios then connects with
+//! the CA and authenticates.
 
 use std::path::Path;
 use std::sync::Mutex;

@@ -62,11 +62,26 @@ impl Server {
             None
         };
         let scheme = if tls.is_some() { "https" } else { "http" };
+        // With --tls a cluster's members talk mutual TLS to each other too,
+        // with the same certificate (no usage restriction: server and client).
+        let peer_tls = if let Some((cert, key, ca)) = tls.as_ref().filter(|_| members > 1) {
+            let ca_file = dir.join("ca.pem");
+            std::fs::write(&ca_file, ca).map_err(|e| e.to_string())?;
+            vec![
+                format!("--peer-cert-file={cert}"),
+                format!("--peer-key-file={key}"),
+                format!("--peer-trusted-ca-file={}", ca_file.display()),
+                "--peer-client-cert-auth".into(),
+            ]
+        } else {
+            Vec::new()
+        };
+        let peer_scheme = if peer_tls.is_empty() { "http" } else { "https" };
         let ports: Vec<(u16, u16)> = (0..members).map(|_| (free_port(), free_port())).collect();
         let initial: Vec<String> = ports
             .iter()
             .enumerate()
-            .map(|(i, (_, peer))| format!("m{i}=http://127.0.0.1:{peer}"))
+            .map(|(i, (_, peer))| format!("m{i}={peer_scheme}://127.0.0.1:{peer}"))
             .collect();
         let mut server = Server {
             children: Vec::new(),
@@ -76,7 +91,7 @@ impl Server {
         };
         for (i, (client_port, peer_port)) in ports.iter().enumerate() {
             let endpoint = format!("{scheme}://127.0.0.1:{client_port}");
-            let peer = format!("http://127.0.0.1:{peer_port}");
+            let peer = format!("{peer_scheme}://127.0.0.1:{peer_port}");
             let data = dir.join(format!("m{i}")).display().to_string();
             let mut args = vec![
                 format!("--data-dir={data}"),
@@ -87,6 +102,7 @@ impl Server {
             if let Some((cert, key, _)) = &tls {
                 args.extend([format!("--cert-file={cert}"), format!("--key-file={key}")]);
             }
+            args.extend(peer_tls.iter().cloned());
             if members == 1 && matches!(kind, Kind::Hark) {
                 // Alone, Hark is a cluster of one; not on etcd's default port.
                 args.push(format!("--listen-peer-urls={peer}"));
