@@ -108,10 +108,15 @@ impl AuthStore {
     /// response headers). A failed read of the state counts as disabled:
     /// the request it is for reports that failure itself.
     pub fn header_revision(&self) -> u64 {
-        match self.state() {
-            Ok(s) if s.enabled() => s.revision(),
-            _ => 0,
+        let of = |s: &AuthState| if s.enabled() { s.revision() } else { 0 };
+        // Every response asks: the cached state, without an Arc clone.
+        {
+            let cached = self.inner.state.read();
+            if cached.generation == self.inner.store.records_generation() {
+                return of(&cached);
+            }
         }
+        self.state().map_or(0, |s| of(&s))
     }
 
     /// The caller of a request. With auth disabled every caller is let

@@ -579,6 +579,16 @@ fn jwt_keys_are_checked_at_start() {
     // OpenSSL's traditional EC key form gets a conversion hint.
     let sec1 = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----\n";
     assert!(new("ES256", None, Some(sec1)).contains("openssl pkcs8 -topk8"));
+    // A TTL under a second still starts (the pair check ignores expiry).
+    assert!(
+        JwtTokens::new(
+            "ES256",
+            Some(public.as_bytes()),
+            Some(private.as_bytes()),
+            Duration::ZERO
+        )
+        .is_ok()
+    );
     // HMAC: the secret is the priv-key file's bytes.
     let hmac = jwt("HS256", None, Some("a shared secret"), 60);
     let token = hmac.issue("alice", 3).unwrap();

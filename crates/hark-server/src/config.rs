@@ -78,7 +78,8 @@ pub struct Config {
     #[arg(long, env = "HARK_KEY_FILE")]
     pub key_file: Option<PathBuf>,
 
-    /// CA certificates (PEM) that client certificates must chain to.
+    /// CA certificates (PEM) that client certificates must chain to; with
+    /// it set, a client certificate is required (as etcd).
     #[arg(long, env = "HARK_TRUSTED_CA_FILE")]
     pub trusted_ca_file: Option<PathBuf>,
 
@@ -119,12 +120,13 @@ pub struct Config {
     #[arg(long, env = "HARK_PEER_KEY_FILE")]
     pub peer_key_file: Option<PathBuf>,
 
-    /// CA certificates (PEM) the other members' certificates must chain to.
+    /// CA certificates (PEM) the other members' certificates must chain to
+    /// (both ways: dialling members must show one).
     #[arg(long, env = "HARK_PEER_TRUSTED_CA_FILE")]
     pub peer_trusted_ca_file: Option<PathBuf>,
 
     /// Require the members dialling this one to show a certificate signed
-    /// by `--peer-trusted-ca-file`.
+    /// by `--peer-trusted-ca-file` (which already implies it, as in etcd).
     #[arg(long, env = "HARK_PEER_CLIENT_CERT_AUTH", num_args = 0..=1,
           default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false)]
     pub peer_client_cert_auth: bool,

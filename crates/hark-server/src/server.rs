@@ -638,11 +638,12 @@ fn connections(
                 _ = tx.closed() => return,
             };
             let acceptor = tokio_rustls::TlsAcceptor::from(tls.config());
+            let cert_user = tls.cert_user();
             let tx = tx.clone();
             tokio::spawn(async move {
                 match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
                     Ok(Ok(stream)) => {
-                        let _ = tx.send(Conn::Tls(Box::new(stream))).await;
+                        let _ = tx.send(Conn::Tls(Box::new(stream), cert_user)).await;
                     }
                     Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
                     Err(_) => tracing::debug!("TLS handshake timed out"),

@@ -95,10 +95,19 @@ impl TlsServer {
         auto_dir: &Path,
         hosts: &[String],
     ) -> Result<Arc<TlsServer>, String> {
-        if settings.auto_tls && settings.cert_file.is_none() {
-            let (cert, key) = self_signed(auto_dir, hosts)?;
-            settings.cert_file = Some(cert);
-            settings.key_file = Some(key);
+        if settings.auto_tls {
+            if settings.cert_file.is_some() {
+                // As etcd: given certificates win, and stay verified.
+                tracing::warn!(
+                    "ignoring {} since certificates are given",
+                    settings.flag("auto-tls")
+                );
+                settings.auto_tls = false;
+            } else {
+                let (cert, key) = self_signed(auto_dir, hosts)?;
+                settings.cert_file = Some(cert);
+                settings.key_file = Some(key);
+            }
         }
         let config = build(&settings)?;
         let dialer = settings.dials.then(|| dialer(&settings)).transpose()?;
@@ -113,6 +122,15 @@ impl TlsServer {
 
     pub fn config(&self) -> Arc<ServerConfig> {
         self.current.read().clone()
+    }
+
+    /// Whether client certificates name users (`--client-cert-auth`).
+    pub fn cert_user(&self) -> CertUser {
+        if self.settings.client_cert_auth {
+            CertUser::Named
+        } else {
+            CertUser::Ignored
+        }
     }
 
     /// How peer links are dialled: the TLS client handshake over a fresh
@@ -314,11 +332,12 @@ pub fn build(s: &TlsSettings) -> Result<ServerConfig, String> {
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
         .map_err(|e| format!("TLS versions and cipher suites do not fit: {e}"))?;
-    if s.allowed_cn.is_some() && !s.client_cert_auth {
-        return Err("--peer-cert-allowed-cn needs --peer-client-cert-auth".into());
+    if s.allowed_cn.is_some() && s.trusted_ca_file.is_none() {
+        return Err("--peer-cert-allowed-cn needs --peer-trusted-ca-file".into());
     }
+    // As etcd: a trusted CA alone already requires client certificates.
     let builder = match &s.trusted_ca_file {
-        Some(ca) if s.client_cert_auth => {
+        Some(ca) => {
             let verifier =
                 WebPkiClientVerifier::builder_with_provider(trusted_roots(ca)?, provider)
                     .with_crls(revocations(s)?)
@@ -339,7 +358,7 @@ pub fn build(s: &TlsSettings) -> Result<ServerConfig, String> {
                 s.flag("trusted-ca-file")
             ));
         }
-        _ => builder.with_no_client_auth(),
+        None => builder.with_no_client_auth(),
     };
     let mut config = builder
         .with_single_cert(certs, key)
@@ -568,20 +587,31 @@ fn self_signed(dir: &Path, hosts: &[String]) -> Result<(PathBuf, PathBuf), Strin
 /// A client connection: plain or TLS.
 pub enum Conn {
     Plain(TcpStream),
-    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
+    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>, CertUser),
+}
+
+/// Whether a TLS connection's client certificate names the request's user:
+/// only under `--client-cert-auth` (etcd's ClientCertAuthEnabled), not
+/// when a trusted CA merely requires a certificate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CertUser {
+    Named,
+    Ignored,
 }
 
 /// What a request learns of its connection.
 #[derive(Debug, Clone)]
 pub struct ConnInfo {
-    /// The verified client certificate's common name (mutual TLS).
+    /// The verified client certificate's common name, under
+    /// `--client-cert-auth` (the user when a request has no token).
     pub common_name: Option<String>,
 }
 
 /// The subject common name of a DER certificate.
 pub fn common_name(der: &[u8]) -> Option<String> {
     let (_, cert) = x509_parser::parse_x509_certificate(der).ok()?;
-    let cn = cert.subject().iter_common_name().next()?;
+    // Go's pkix.Name (what etcd compares) keeps the last one.
+    let cn = cert.subject().iter_common_name().last()?;
     cn.as_str().ok().map(str::to_owned)
 }
 
@@ -591,7 +621,8 @@ impl Connected for Conn {
     fn connect_info(&self) -> ConnInfo {
         let common_name = match self {
             Conn::Plain(_) => None,
-            Conn::Tls(t) => t
+            Conn::Tls(_, CertUser::Ignored) => None,
+            Conn::Tls(t, CertUser::Named) => t
                 .get_ref()
                 .1
                 .peer_certificates()
@@ -610,7 +641,7 @@ impl AsyncRead for Conn {
     ) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Conn::Plain(t) => Pin::new(t).poll_read(cx, buf),
-            Conn::Tls(t) => Pin::new(t.as_mut()).poll_read(cx, buf),
+            Conn::Tls(t, _) => Pin::new(t.as_mut()).poll_read(cx, buf),
         }
     }
 }
@@ -623,7 +654,7 @@ impl AsyncWrite for Conn {
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             Conn::Plain(t) => Pin::new(t).poll_write(cx, buf),
-            Conn::Tls(t) => Pin::new(t.as_mut()).poll_write(cx, buf),
+            Conn::Tls(t, _) => Pin::new(t.as_mut()).poll_write(cx, buf),
         }
     }
 
@@ -634,28 +665,28 @@ impl AsyncWrite for Conn {
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             Conn::Plain(t) => Pin::new(t).poll_write_vectored(cx, bufs),
-            Conn::Tls(t) => Pin::new(t.as_mut()).poll_write_vectored(cx, bufs),
+            Conn::Tls(t, _) => Pin::new(t.as_mut()).poll_write_vectored(cx, bufs),
         }
     }
 
     fn is_write_vectored(&self) -> bool {
         match self {
             Conn::Plain(t) => t.is_write_vectored(),
-            Conn::Tls(t) => t.is_write_vectored(),
+            Conn::Tls(t, _) => t.is_write_vectored(),
         }
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Conn::Plain(t) => Pin::new(t).poll_flush(cx),
-            Conn::Tls(t) => Pin::new(t.as_mut()).poll_flush(cx),
+            Conn::Tls(t, _) => Pin::new(t.as_mut()).poll_flush(cx),
         }
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Conn::Plain(t) => Pin::new(t).poll_shutdown(cx),
-            Conn::Tls(t) => Pin::new(t.as_mut()).poll_shutdown(cx),
+            Conn::Tls(t, _) => Pin::new(t.as_mut()).poll_shutdown(cx),
         }
     }
 }

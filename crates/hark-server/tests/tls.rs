@@ -230,6 +230,44 @@ fn etcdctl_over_mutual_tls_with_the_certificate_as_the_user() {
     rt.block_on(server.server.shutdown());
 }
 
+#[test]
+fn a_trusted_ca_alone_requires_a_client_certificate_but_names_no_user() {
+    let Some(bin) = common::etcd::tool("etcdctl-3.5") else {
+        return;
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let pki = pki();
+    let server = rt.block_on(common::start(&[
+        "--listen-client-urls=https://127.0.0.1:0",
+        &format!("--cert-file={}", pki.path_str("server.pem")),
+        &format!("--key-file={}", pki.path_str("server.key")),
+        &format!("--trusted-ca-file={}", pki.path_str("ca.pem")),
+    ]));
+    let endpoint = https(&server);
+    let run = |who, args: &[&str]| ctl(&bin, &endpoint, &pki, who, args);
+    assert!(!run(None, &["get", "k"]).0, "no certificate, as in etcd");
+    for step in [
+        &["user", "add", "root:rootpw"][..],
+        &["user", "grant-role", "root", "root"],
+        &["auth", "enable"],
+    ] {
+        let (ok, out) = run(Some("alice"), step);
+        assert!(ok, "{step:?}: {out}");
+    }
+    // Without --client-cert-auth the certificate's name is not the user
+    // (etcd's ClientCertAuthEnabled): root's certificate alone gets nothing.
+    let (ok, out) = run(Some("root"), &["get", "k"]);
+    assert!(
+        !ok && out.contains("etcdserver: user name is empty"),
+        "{out}"
+    );
+    assert_eq!(
+        run(Some("root"), &["--user", "root:rootpw", "put", "k", "v"]),
+        (true, "OK\n".into())
+    );
+    rt.block_on(server.server.shutdown());
+}
+
 /// The certificate a TLS server presents.
 async fn served_certificate(addr: &str, pki: &Pki) -> Vec<u8> {
     use rustls::pki_types::{CertificateDer, ServerName, pem::PemObject};
@@ -408,17 +446,26 @@ async fn bad_tls_settings_are_refused_at_start() {
         ),
         (
             vec![https_peers.clone(), peer_cert.clone(), peer_key.clone()],
-            "needs --peer-trusted-ca-file",
+            "peer TLS needs --peer-trusted-ca-file",
+        ),
+        (
+            // Auto TLS does not stand in for a CA when certificates are given.
+            vec![
+                https_peers.clone(),
+                peer_cert.clone(),
+                peer_key.clone(),
+                "--peer-auto-tls".into(),
+            ],
+            "peer TLS needs --peer-trusted-ca-file",
         ),
         (
             vec![
                 https_peers.clone(),
                 peer_cert.clone(),
                 peer_key.clone(),
-                format!("--peer-trusted-ca-file={}", pki.path_str("ca.pem")),
                 "--peer-cert-allowed-cn=hark peer".into(),
             ],
-            "--peer-cert-allowed-cn needs --peer-client-cert-auth",
+            "--peer-cert-allowed-cn needs --peer-trusted-ca-file",
         ),
     ] {
         let mut extra = extra;
@@ -565,11 +612,12 @@ async fn peer_serves(addr: &str, pki: &Pki, who: Option<&str>) -> bool {
 async fn three_members_over_mutual_peer_tls_refuse_other_dialers() {
     let pki = pki();
     let cwd = tempfile::tempdir().unwrap();
+    // No --peer-client-cert-auth: as in etcd, the trusted CA alone
+    // requires the dialer's certificate.
     let flags = vec![
         format!("--peer-cert-file={}", pki.path_str("peer.pem")),
         format!("--peer-key-file={}", pki.path_str("peer.key")),
         format!("--peer-trusted-ca-file={}", pki.path_str("ca.pem")),
-        "--peer-client-cert-auth".into(),
         "--peer-cert-allowed-cn=hark peer".into(),
     ];
     let (members, peers) = tls_cluster(cwd.path(), &flags).await;
