@@ -7,13 +7,17 @@
 //! or until `?wait` (Consul's rules: 5 min by default, at most 10, plus up to
 //! a sixteenth of jitter). An index ahead of the store, or one below the
 //! compaction, is answered at once.
+//!
+//! Under etcd's auth, a request's token (Consul's `X-Consul-Token` header,
+//! `Authorization: Bearer`, or `?token=`) goes with every call it makes,
+//! its parked watch included: Consul's ACL tokens become etcd users.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::{FromRequestParts, Path, State};
 use axum::response::Response;
 use axum::routing::{MethodRouter, put};
 use base64::Engine;
@@ -37,6 +41,48 @@ struct Kv {
     grpc: GrpcService,
     parking: Parking,
     max_body_bytes: usize,
+}
+
+/// The caller's etcd token, as Consul clients send theirs:
+/// `X-Consul-Token`, `Authorization: Bearer <token>`, or `?token=`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Token(pub(crate) Option<String>);
+
+impl Token {
+    fn of(headers: &HeaderMap, uri: &Uri) -> Token {
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        let token = header("x-consul-token")
+            .or_else(|| header("authorization").and_then(|a| a.strip_prefix("Bearer ")))
+            .map(str::to_owned)
+            .or_else(|| Query::of(uri).get("token").map(str::to_owned))
+            .filter(|t| !t.is_empty());
+        Token(token)
+    }
+
+    /// `message` as a gRPC request carrying the token (etcd's `token`
+    /// metadata).
+    pub(crate) fn request<T>(&self, message: T) -> tonic::Request<T> {
+        let mut request = tonic::Request::new(message);
+        if let Some(value) = self
+            .0
+            .as_deref()
+            .and_then(|t| tonic::metadata::MetadataValue::try_from(t).ok())
+        {
+            request.metadata_mut().insert("token", value);
+        }
+        request
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Token {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Token::of(&parts.headers, &parts.uri))
+    }
 }
 
 /// Consul's KV routes, calling `grpc`.
@@ -229,7 +275,7 @@ impl Kv {
             })
     }
 
-    async fn range(&self, read: &Read) -> Result<pb::RangeResponse, Status> {
+    async fn range(&self, read: &Read, token: &Token) -> Result<pb::RangeResponse, Status> {
         let request = pb::RangeRequest {
             key: read.key.clone(),
             range_end: read.range_end.clone(),
@@ -237,7 +283,10 @@ impl Kv {
             serializable: read.serializable,
             ..Default::default()
         };
-        Ok(kv_client(&self.grpc).range(request).await?.into_inner())
+        Ok(kv_client(&self.grpc)
+            .range(token.request(request))
+            .await?
+            .into_inner())
     }
 
     /// Reads, parking first when the query asks to block (`?index`).
@@ -245,10 +294,11 @@ impl Kv {
         &self,
         read: &Read,
         query: &Query,
+        token: &Token,
     ) -> Result<pb::RangeResponse, Response> {
         let index = query.number("index").map_err(bad_request)?.unwrap_or(0);
         let wait = query.wait().map_err(bad_request)?;
-        let first = self.range(read).await.map_err(status_error)?;
+        let first = self.range(read, token).await.map_err(status_error)?;
         let revision = header_revision(&first);
         // Index 0 never blocks; an index ahead of the store means the client
         // saw another store (a restore): answer at once so it resets.
@@ -257,12 +307,17 @@ impl Kv {
         }
         let mut parked = self
             .parking
-            .park(read.key.clone(), read.range_end.clone(), index as i64)
+            .park(
+                read.key.clone(),
+                read.range_end.clone(),
+                index as i64,
+                token.clone(),
+            )
             .await;
         let jitter = wait.mul_f64(rand::random::<f64>() / 16.0);
         let _ = tokio::time::timeout(wait + jitter, parked.woken()).await;
         drop(parked);
-        self.range(read).await.map_err(status_error)
+        self.range(read, token).await.map_err(status_error)
     }
 }
 
@@ -278,7 +333,12 @@ fn header_revision(response: &pb::RangeResponse) -> i64 {
 /// `GET /v1/kv/<key>`: the key (`?raw`: its value alone), the prefix
 /// (`?recurse`), its keys (`?keys`, `?separator`), or Hark's `?index-map`
 /// (`{key: mod_revision}` of the prefix).
-async fn get_kv(State(kv): State<Kv>, key: Option<Path<String>>, uri: Uri) -> Response {
+async fn get_kv(
+    State(kv): State<Kv>,
+    token: Token,
+    key: Option<Path<String>>,
+    uri: Uri,
+) -> Response {
     let key = key.map(|Path(k)| k).unwrap_or_default();
     let query = Query::of(&uri);
     let whole_prefix = query.has("recurse") || query.has("keys") || query.has("index-map");
@@ -300,7 +360,7 @@ async fn get_kv(State(kv): State<Kv>, key: Option<Path<String>>, uri: Uri) -> Re
         keys_only: query.has("keys") || query.has("index-map"),
         serializable: query.has("stale"),
     };
-    let response = match kv.blocking_range(&read, &query).await {
+    let response = match kv.blocking_range(&read, &query, &token).await {
         Ok(response) => response,
         Err(refused) => return refused,
     };
@@ -377,7 +437,13 @@ fn list_keys(kvs: &[KeyValue], prefix_len: usize, separator: &str) -> Vec<String
 
 /// `PUT /v1/kv/<key>`: the body is the value; `?cas=0` creates only,
 /// `?cas=N` writes only over mod revision N. Answers `true` or `false`.
-async fn put_kv(State(kv): State<Kv>, key: Option<Path<String>>, uri: Uri, body: Body) -> Response {
+async fn put_kv(
+    State(kv): State<Kv>,
+    token: Token,
+    key: Option<Path<String>>,
+    uri: Uri,
+    body: Body,
+) -> Response {
     let key = key.map(|Path(k)| k).unwrap_or_default();
     if key.is_empty() {
         return consul_error(StatusCode::BAD_REQUEST, "Missing key name");
@@ -414,12 +480,17 @@ async fn put_kv(State(kv): State<Kv>, key: Option<Path<String>>, uri: Uri, body:
         ..Default::default()
     });
     let compares = cas.map(|index| vec![mod_revision_is(key, index as i64)]);
-    write(&kv, compares.unwrap_or_default(), put, false).await
+    write(&kv, &token, compares.unwrap_or_default(), put, false).await
 }
 
 /// `DELETE /v1/kv/<key>` (`?recurse`: the prefix; `?cas=N`: only over mod
 /// revision N).
-async fn delete_kv(State(kv): State<Kv>, key: Option<Path<String>>, uri: Uri) -> Response {
+async fn delete_kv(
+    State(kv): State<Kv>,
+    token: Token,
+    key: Option<Path<String>>,
+    uri: Uri,
+) -> Response {
     let key = key.map(|Path(k)| k).unwrap_or_default();
     let query = Query::of(&uri);
     if key.is_empty() && !query.has("recurse") {
@@ -449,6 +520,7 @@ async fn delete_kv(State(kv): State<Kv>, key: Option<Path<String>>, uri: Uri) ->
     // (and `false` for one at another index).
     write(
         &kv,
+        &token,
         compares.unwrap_or_default(),
         request_op::Request::RequestDeleteRange(delete),
         true,
@@ -472,6 +544,7 @@ fn mod_revision_is(key: Bytes, index: i64) -> pb::Compare {
 /// because the key does not exist.
 async fn write(
     kv: &Kv,
+    token: &Token,
     compares: Vec<pb::Compare>,
     op: request_op::Request,
     absent_is_done: bool,
@@ -491,7 +564,7 @@ async fn write(
         success: vec![pb::RequestOp { request: Some(op) }],
         failure,
     };
-    match kv_client(&kv.grpc).txn(txn).await {
+    match kv_client(&kv.grpc).txn(token.request(txn)).await {
         Ok(response) => {
             let response = response.into_inner();
             let index = response.header.as_ref().map_or(0, |h| h.revision);
@@ -530,7 +603,7 @@ struct TxnKvOp {
 /// `PUT /v1/txn`: Consul's KV verbs as one etcd Txn. Checks (`check-index`,
 /// `check-not-exists`, `cas`, `delete-cas`) become compares; the rest the
 /// Txn's operations. A failed check is 409 with Consul's error list.
-async fn txn(State(kv): State<Kv>, body: Body) -> Response {
+async fn txn(State(kv): State<Kv>, token: Token, body: Body) -> Response {
     let body = match kv.read_body(body).await {
         Ok(body) => body,
         Err(refused) => return refused,
@@ -656,7 +729,7 @@ async fn txn(State(kv): State<Kv>, body: Body) -> Response {
             .collect(),
         failure: Vec::new(),
     };
-    let response = match kv_client(&kv.grpc).txn(txn).await {
+    let response = match kv_client(&kv.grpc).txn(token.request(txn)).await {
         Ok(response) => response.into_inner(),
         Err(status) => return status_error(status),
     };

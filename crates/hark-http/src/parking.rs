@@ -1,10 +1,13 @@
-//! Parked blocking queries: each one is a watcher on one shared, in-process
+//! Parked blocking queries: each one is a watcher on a shared, in-process
 //! watch stream, woken by the first event that matches it.
 //!
 //! A parked request costs one watcher in the engine and one map entry here:
-//! no thread, no poll loop, no stream of its own. The stream is opened on
-//! first use and again after it ends; when it ends, every request parked on
-//! it is woken (a blocking query may always return without a change).
+//! no thread, no poll loop, no stream of its own. Requests with the same
+//! token (none, without auth) share a stream, opened with that token, so
+//! under auth each watcher is checked against its caller's permissions. A
+//! stream is opened on first use and closed when its last request leaves;
+//! when it ends, every request parked on it is woken (a blocking query may
+//! always return without a change).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,6 +22,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
 use crate::GrpcService;
+use crate::consul::Token;
 
 /// The shared watch stream and who waits on it.
 #[derive(Clone)]
@@ -28,8 +32,8 @@ pub(crate) struct Parking {
 
 struct Inner {
     grpc: GrpcService,
-    /// The open stream; `None` until one is opened, and again once it ends.
-    current: tokio::sync::Mutex<Option<Arc<Shared>>>,
+    /// The open stream of each token.
+    streams: Mutex<HashMap<Token, Arc<Shared>>>,
     next_id: AtomicI64,
 }
 
@@ -41,11 +45,15 @@ struct Shared {
     /// (after its wake-up, and when it is dropped).
     requests: mpsc::UnboundedSender<pb::WatchRequest>,
     waiting: Mutex<HashMap<i64, oneshot::Sender<()>>>,
+    /// Ends the stream (dropping it cancels it at the server).
+    close: tokio::sync::Notify,
 }
 
 /// One parked request. Resolves (via [`Parked::woken`]) when an event
 /// matched; dropping it cancels its watcher.
 pub(crate) struct Parked {
+    parking: Parking,
+    token: Token,
     stream: Arc<Shared>,
     id: i64,
     woken: Option<oneshot::Receiver<()>>,
@@ -56,7 +64,7 @@ impl Parking {
         Parking {
             inner: Arc::new(Inner {
                 grpc,
-                current: tokio::sync::Mutex::new(None),
+                streams: Mutex::new(HashMap::new()),
                 next_id: AtomicI64::new(1),
             }),
         }
@@ -65,7 +73,13 @@ impl Parking {
     /// Parks until a change to `[key, range_end)` at a revision above
     /// `after`. A change already made is found in history at once; one
     /// below the compaction wakes it at once too.
-    pub(crate) async fn park(&self, key: Bytes, range_end: Bytes, after: i64) -> Parked {
+    pub(crate) async fn park(
+        &self,
+        key: Bytes,
+        range_end: Bytes,
+        after: i64,
+        token: Token,
+    ) -> Parked {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (wake, woken) = oneshot::channel();
         let create = pb::WatchCreateRequest {
@@ -75,15 +89,15 @@ impl Parking {
             watch_id: id,
             ..Default::default()
         };
-        // Registered under the lock that ends a stream: a request is either
-        // on a live stream or woken with everyone else when it ends.
+        // Registered under the lock that ends and closes streams: a request
+        // is either on a live stream or woken with everyone else when it ends.
         let stream = {
-            let mut current = self.inner.current.lock().await;
-            let stream = match current.as_ref() {
+            let mut streams = self.inner.streams.lock();
+            let stream = match streams.get(&token) {
                 Some(open) if !open.requests.is_closed() => open.clone(),
                 _ => {
-                    let opened = self.open();
-                    *current = Some(opened.clone());
+                    let opened = self.open(token.clone());
+                    streams.insert(token.clone(), opened.clone());
                     opened
                 }
             };
@@ -94,18 +108,21 @@ impl Parking {
             request_union: Some(RequestUnion::CreateRequest(create)),
         });
         Parked {
+            parking: self.clone(),
+            token,
             stream,
             id,
             woken: Some(woken),
         }
     }
 
-    /// Opens a watch stream and the task that serves it.
-    fn open(&self) -> Arc<Shared> {
+    /// Opens a watch stream with `token` and the task that serves it.
+    fn open(&self, token: Token) -> Arc<Shared> {
         let (requests, outbound) = mpsc::unbounded_channel();
         let stream = Arc::new(Shared {
             requests,
             waiting: Mutex::new(HashMap::new()),
+            close: tokio::sync::Notify::new(),
         });
         let inner = self.inner.clone();
         let shared = stream.clone();
@@ -113,7 +130,7 @@ impl Parking {
             // etcd's gateway takes responses of any size; so does this one.
             let opened = WatchClient::new(inner.grpc.clone())
                 .max_decoding_message_size(usize::MAX)
-                .watch(UnboundedReceiverStream::new(outbound))
+                .watch(token.request(UnboundedReceiverStream::new(outbound)))
                 .await;
             match opened {
                 Ok(responses) => shared.serve(responses.into_inner()).await,
@@ -122,9 +139,9 @@ impl Parking {
                 }
             }
             {
-                let mut current = inner.current.lock().await;
-                if current.as_ref().is_some_and(|c| Arc::ptr_eq(c, &shared)) {
-                    *current = None;
+                let mut streams = inner.streams.lock();
+                if streams.get(&token).is_some_and(|c| Arc::ptr_eq(c, &shared)) {
+                    streams.remove(&token);
                 }
             }
             // Whatever ended the stream, nobody stays parked on it.
@@ -135,6 +152,18 @@ impl Parking {
         });
         stream
     }
+
+    /// Closes `token`'s stream if nobody waits on it any more (so streams
+    /// of tokens no longer used do not pile up).
+    fn close_if_idle(&self, token: &Token, stream: &Arc<Shared>) {
+        let mut streams = self.inner.streams.lock();
+        if stream.waiting.lock().is_empty()
+            && streams.get(token).is_some_and(|c| Arc::ptr_eq(c, stream))
+        {
+            streams.remove(token);
+            stream.close.notify_one();
+        }
+    }
 }
 
 impl Shared {
@@ -142,7 +171,11 @@ impl Shared {
     /// e.g. a start below the compaction) and cancels its watcher.
     async fn serve(&self, mut responses: tonic::Streaming<pb::WatchResponse>) {
         loop {
-            let response = match responses.message().await {
+            let message = tokio::select! {
+                message = responses.message() => message,
+                _ = self.close.notified() => return,
+            };
+            let response = match message {
                 Ok(Some(response)) => response,
                 Ok(None) => return,
                 Err(status) => {
@@ -189,5 +222,6 @@ impl Drop for Parked {
         if self.stream.waiting.lock().remove(&self.id).is_some() {
             let _ = self.stream.requests.send(cancel_request(self.id));
         }
+        self.parking.close_if_idle(&self.token, &self.stream);
     }
 }

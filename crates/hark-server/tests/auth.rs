@@ -1128,3 +1128,156 @@ async fn response_headers_carry_the_auth_revision_while_auth_is_enabled() {
     drop(tx);
     server.server.shutdown().await;
 }
+
+/// curl against the Consul API: (HTTP status, body).
+fn consul(method: &str, url: &str, headers: &[String], body: Option<&str>) -> (String, String) {
+    let mut cmd = Command::new("curl");
+    cmd.args(["-s", "-w", "\n%{http_code}", "-X", method, url]);
+    for h in headers {
+        cmd.args(["-H", h]);
+    }
+    if let Some(body) = body {
+        cmd.args(["--data-binary", body]);
+    }
+    let out = String::from_utf8(cmd.output().unwrap().stdout).unwrap();
+    let (body, code) = out.rsplit_once('\n').unwrap();
+    (code.to_string(), body.to_string())
+}
+
+/// The member's watchers, from /metrics.
+fn watchers(addr: std::net::SocketAddr) -> String {
+    let (_, metrics) = common::http_get(addr, "/metrics");
+    metrics
+        .lines()
+        .find(|l| l.starts_with("etcd_debugging_mvcc_watcher_total "))
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_consul_api_takes_consul_tokens_under_auth() {
+    if common::find_on_path("curl").is_none() {
+        assert!(
+            std::env::var("HARK_REQUIRE_ETCDCTL").as_deref() != Ok("1"),
+            "want curl"
+        );
+        return;
+    }
+    let server = common::start(&[]).await;
+    let endpoint = server.endpoint();
+    let addr = server.server.client_addrs[0];
+    let b = setup(&endpoint).await;
+    let alice = b.alice.clone();
+    let url = |path: &str| format!("{endpoint}{path}");
+    let as_header = vec![format!("X-Consul-Token: {alice}")];
+    let as_bearer = vec![format!("Authorization: Bearer {alice}")];
+
+    // Anonymous: refused, as the gRPC call it makes would be.
+    let (code, body) = tokio::task::spawn_blocking({
+        let u = url("/v1/kv/w1");
+        move || consul("PUT", &u, &[], Some("v1"))
+    })
+    .await
+    .unwrap();
+    assert!(
+        code != "200" && body.contains("user name is empty"),
+        "{code} {body}"
+    );
+    // Alice's token, three ways; within her permissions and outside them.
+    let (code, body) = tokio::task::spawn_blocking({
+        let (u, h) = (url("/v1/kv/w1"), as_header.clone());
+        move || consul("PUT", &u, &h, Some("v1"))
+    })
+    .await
+    .unwrap();
+    assert_eq!((code.as_str(), body.as_str()), ("200", "true"));
+    let (code, body) = tokio::task::spawn_blocking({
+        let (u, h) = (url("/v1/kv/w1?raw"), as_bearer.clone());
+        move || consul("GET", &u, &h, None)
+    })
+    .await
+    .unwrap();
+    assert_eq!((code.as_str(), body.as_str()), ("200", "v1"));
+    let (code, body) = tokio::task::spawn_blocking({
+        let u = url(&format!("/v1/kv/w1?raw&token={alice}"));
+        move || consul("GET", &u, &[], None)
+    })
+    .await
+    .unwrap();
+    assert_eq!((code.as_str(), body.as_str()), ("200", "v1"));
+    for (method, path) in [
+        ("PUT", "/v1/kv/z"),
+        ("GET", "/v1/kv/z"),
+        ("GET", "/v1/kv/?recurse"),
+    ] {
+        let (code, body) = tokio::task::spawn_blocking({
+            let (u, h) = (url(path), as_header.clone());
+            move || consul(method, &u, &h, Some("x"))
+        })
+        .await
+        .unwrap();
+        assert!(
+            code == "403" && body.contains("permission denied"),
+            "{method} {path}: {code} {body}"
+        );
+    }
+    let (code, body) = tokio::task::spawn_blocking({
+        let (u, h) = (url("/v1/txn"), as_header.clone());
+        move || {
+            consul(
+                "PUT",
+                &u,
+                &h,
+                Some(r#"[{"KV":{"Verb":"set","Key":"w2","Value":"dg=="}},{"KV":{"Verb":"set","Key":"z","Value":"dg=="}}]"#),
+            )
+        }
+    })
+    .await
+    .unwrap();
+    assert!(
+        code == "403" && body.contains("permission denied"),
+        "{code} {body}"
+    );
+
+    // A blocking query parks with Alice's token and wakes at a change.
+    let index = put(&b, &b.root, "w1")
+        .await
+        .unwrap()
+        .header
+        .unwrap()
+        .revision;
+    let parked = tokio::task::spawn_blocking({
+        let (u, h) = (
+            url(&format!("/v1/kv/w1?index={index}&wait=20s")),
+            as_header.clone(),
+        );
+        move || {
+            let started = std::time::Instant::now();
+            (consul("GET", &u, &h, None), started.elapsed())
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(watchers(addr), "etcd_debugging_mvcc_watcher_total 1");
+    put(&b, &b.root, "w1").await.unwrap();
+    let ((code, _), took) = parked.await.unwrap();
+    assert_eq!(code, "200");
+    assert!(took < Duration::from_secs(10), "woken by the put: {took:?}");
+    // Its stream closed with its last request.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while watchers(addr) != "etcd_debugging_mvcc_watcher_total 0" {
+        assert!(std::time::Instant::now() < deadline, "{}", watchers(addr));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // A blocking query outside her permissions is refused at once.
+    let (code, _) = tokio::task::spawn_blocking({
+        let (u, h) = (
+            url(&format!("/v1/kv/z?index={index}&wait=20s")),
+            as_header.clone(),
+        );
+        move || consul("GET", &u, &h, None)
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, "403");
+    server.server.shutdown().await;
+}
