@@ -1256,8 +1256,15 @@ async fn the_consul_api_takes_consul_tokens_under_auth() {
             (consul("GET", &u, &h, None), started.elapsed())
         }
     });
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(watchers(addr), "etcd_debugging_mvcc_watcher_total 1");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while watchers(addr) != "etcd_debugging_mvcc_watcher_total 1" {
+        assert!(
+            std::time::Instant::now() < deadline && !parked.is_finished(),
+            "the query did not park: {}",
+            watchers(addr)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     put(&b, &b.root, "w1").await.unwrap();
     let ((code, _), took) = parked.await.unwrap();
     assert_eq!(code, "200");
