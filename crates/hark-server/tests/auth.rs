@@ -319,6 +319,26 @@ async fn setup(endpoint: &str) -> Battery {
     }
 }
 
+/// A watch stream opened with `token`: its request sender and responses.
+async fn watch_stream(
+    b: &Battery,
+    token: &str,
+) -> (
+    tokio::sync::mpsc::Sender<pb::WatchRequest>,
+    tonic::Streaming<pb::WatchResponse>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::channel(8);
+    let stream = WatchClient::new(b.channel.clone())
+        .watch(with_token(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+            token,
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    (tx, stream)
+}
+
 #[track_caller]
 fn refused<T: std::fmt::Debug>(result: Result<T, tonic::Status>, code: tonic::Code, message: &str) {
     let status = result.expect_err("refused");
@@ -536,15 +556,7 @@ async fn key_permissions_hold_for_every_request_kind() {
 async fn watches_are_checked_at_create_against_the_range_as_sent() {
     let server = common::start(&[]).await;
     let b = setup(&server.endpoint()).await;
-    let (tx, rx) = tokio::sync::mpsc::channel(8);
-    let mut stream = WatchClient::new(b.channel.clone())
-        .watch(with_token(
-            tokio_stream::wrappers::ReceiverStream::new(rx),
-            &b.alice,
-        ))
-        .await
-        .unwrap()
-        .into_inner();
+    let (tx, mut stream) = watch_stream(&b, &b.alice).await;
     let create = |key: &str, end: &str| pb::WatchRequest {
         request_union: Some(pb::watch_request::RequestUnion::CreateRequest(
             pb::WatchCreateRequest {
@@ -1103,7 +1115,7 @@ async fn response_headers_carry_the_auth_revision_while_auth_is_enabled() {
     assert_eq!(read.header.unwrap().hark_auth_revision, revision + 1);
 
     // Watch responses carry it too.
-    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    let (tx, mut stream) = watch_stream(&b, &b.alice).await;
     tx.send(pb::WatchRequest {
         request_union: Some(pb::watch_request::RequestUnion::CreateRequest(
             pb::WatchCreateRequest {
@@ -1114,14 +1126,6 @@ async fn response_headers_carry_the_auth_revision_while_auth_is_enabled() {
     })
     .await
     .unwrap();
-    let mut stream = WatchClient::new(b.channel.clone())
-        .watch(with_token(
-            tokio_stream::wrappers::ReceiverStream::new(rx),
-            &b.alice,
-        ))
-        .await
-        .unwrap()
-        .into_inner();
     let created = stream.message().await.unwrap().unwrap();
     assert!(created.created, "{created:?}");
     assert_eq!(created.header.unwrap().hark_auth_revision, revision + 1);
