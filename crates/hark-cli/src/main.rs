@@ -497,7 +497,7 @@ async fn run(cli: Cli) -> Outcome {
             ),
         )
     })?;
-    let _ = parse_duration(&cli.dial_timeout).ok_or_else(|| {
+    let dial_timeout = parse_duration(&cli.dial_timeout).ok_or_else(|| {
         Exit::new(
             EXIT_ERROR,
             format!(
@@ -506,7 +506,10 @@ async fn run(cli: Cli) -> Outcome {
             ),
         )
     })?;
-    let options = connect_options(&cli)?;
+    let options = hark_client::ConnectOptions {
+        dial_timeout: Some(dial_timeout),
+        ..connect_options(&cli)?
+    };
     let ctx = Ctx {
         endpoints: cli.endpoints.iter().map(|e| e.trim().to_string()).collect(),
         command_timeout,
@@ -622,7 +625,11 @@ fn connect_options(cli: &Cli) -> Result<hark_client::ConnectOptions, Exit> {
     } else {
         None
     };
-    Ok(hark_client::ConnectOptions { user, tls })
+    Ok(hark_client::ConnectOptions {
+        user,
+        tls,
+        ..Default::default()
+    })
 }
 
 /// Go's `time.ParseDuration` for the forms people use (`2s`, `500ms`, `1m30s`).

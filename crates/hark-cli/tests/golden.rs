@@ -990,3 +990,40 @@ fn etcdctl_3_5_tls_output() {
     rt.block_on(golden.running.shutdown());
     rt.block_on(ours.running.shutdown());
 }
+
+#[test]
+fn dial_timeout_bounds_a_server_that_never_answers() {
+    // Takes connections (the kernel's backlog) and never says a word, so
+    // the TLS handshake hangs: only the dial timeout can end it before the
+    // command timeout.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("https://{}", silent.local_addr().unwrap());
+    let args = [
+        "--insecure-skip-tls-verify",
+        "--insecure-transport=false",
+        "--dial-timeout=5s",
+        "--command-timeout=12s",
+        "get",
+        "k",
+    ];
+    let started = std::time::Instant::now();
+    let ours = run(HARKCTL, &endpoint, &args, "");
+    let took = started.elapsed();
+    assert_eq!(
+        (ours.error.as_slice(), ours.code),
+        (&["Error: context deadline exceeded".to_string()][..], 1),
+        "{ours:?}"
+    );
+    // Ended by the 5 s dial timeout: not the 2 s default, nor the command
+    // timeout.
+    assert!(
+        took >= Duration::from_millis(4500) && took < Duration::from_secs(11),
+        "ended by --dial-timeout: {took:?}"
+    );
+    // etcdctl 3.5 prints the same, though it waits out the command timeout.
+    if let Some(etcdctl) = find_on_path("etcdctl-3.5") {
+        let theirs = run(etcdctl.to_str().unwrap(), &endpoint, &args, "");
+        assert_eq!(ours, theirs);
+    }
+    drop(silent);
+}

@@ -85,7 +85,7 @@ impl Endpoints {
 
 /// The endpoint of `url`, and whether it asks for TLS (`https://`). The
 /// endpoint itself is always `http://`: TLS is the connector's.
-fn endpoint(url: &str) -> Result<(Endpoint, bool), Error> {
+fn endpoint(url: &str, dial_timeout: Duration) -> Result<(Endpoint, bool), Error> {
     let url = url.trim();
     // etcd clients accept bare host:port.
     let (full, tls) = match url.split_once("://") {
@@ -95,7 +95,7 @@ fn endpoint(url: &str) -> Result<(Endpoint, bool), Error> {
     };
     Endpoint::from_shared(full)
         .map(|e| {
-            e.connect_timeout(Duration::from_secs(2))
+            e.connect_timeout(dial_timeout)
                 .tcp_nodelay(true)
                 .http2_keep_alive_interval(Duration::from_secs(10))
                 .keep_alive_timeout(Duration::from_secs(20))
@@ -123,8 +123,11 @@ impl Client {
     ) -> Result<Client, Error> {
         let mut tls_config = None;
         let mut channels = Vec::new();
+        let dial_timeout = options
+            .dial_timeout
+            .unwrap_or(crate::secure::DEFAULT_DIAL_TIMEOUT);
         for url in endpoints {
-            let (endpoint, https) = endpoint(url.as_ref())?;
+            let (endpoint, https) = endpoint(url.as_ref(), dial_timeout)?;
             let channel = match (&options.tls, https) {
                 (None, false) => endpoint.connect_lazy(),
                 (tls, _) => {
@@ -133,7 +136,7 @@ impl Client {
                         tls_config = Some(tls.client_config().map_err(Error::Tls)?);
                     }
                     let config = tls_config.clone().expect("built above");
-                    crate::secure::tls_channel(endpoint, config)
+                    crate::secure::tls_channel(endpoint, config, dial_timeout)
                 }
             };
             channels.push(channel);

@@ -20,7 +20,13 @@ pub struct ConnectOptions {
     pub user: Option<(String, String)>,
     /// TLS for every endpoint (also implied by an `https://` endpoint).
     pub tls: Option<TlsOptions>,
+    /// How long making a connection may take, TLS handshake included
+    /// (etcd's `--dial-timeout`) [default: 2 s, etcd's].
+    pub dial_timeout: Option<std::time::Duration>,
 }
+
+/// etcd clientv3's (and etcdctl's) default dial timeout.
+pub(crate) const DEFAULT_DIAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
 #[derive(Debug, Clone, Default)]
 pub struct TlsOptions {
@@ -126,10 +132,11 @@ impl rustls::client::danger::ServerCertVerifier for NoVerification {
 pub(crate) fn tls_channel(
     endpoint: tonic::transport::Endpoint,
     config: Arc<rustls::ClientConfig>,
+    dial_timeout: std::time::Duration,
 ) -> Channel {
     let connector = tower::service_fn(move |uri: http::Uri| {
         let config = config.clone();
-        async move {
+        let dial = async move {
             let host = uri.host().unwrap_or("localhost").to_string();
             let port = uri.port_u16().unwrap_or(2379);
             let tcp = tokio::net::TcpStream::connect((host.as_str(), port)).await?;
@@ -141,6 +148,13 @@ pub(crate) fn tls_channel(
                 .connect(name, tcp)
                 .await?;
             Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(tls))
+        };
+        // A server that takes the connection but never finishes the
+        // handshake must not hold the caller past its dial timeout.
+        async move {
+            tokio::time::timeout(dial_timeout, dial)
+                .await
+                .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "dial timed out"))?
         }
     });
     endpoint.connect_with_connector_lazy(connector)

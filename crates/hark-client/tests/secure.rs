@@ -77,6 +77,7 @@ async fn tls_and_a_user_with_tokens_renewed_for_calls_and_watches() {
     let options = |password: &str| ConnectOptions {
         user: Some(("root".into(), password.into())),
         tls: Some(tls.clone()),
+        ..Default::default()
     };
     let wrong = Client::connect_with([https], options("wrong")).await;
     let message = wrong.err().expect("a wrong password fails").to_string();
@@ -128,6 +129,7 @@ async fn tls_and_a_user_with_tokens_renewed_for_calls_and_watches() {
             insecure_skip_verify: true,
             ..Default::default()
         }),
+        ..Default::default()
     };
     let unverified = Client::connect_with([https], skip).await.unwrap();
     unverified.get("a").await.unwrap();

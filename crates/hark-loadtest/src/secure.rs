@@ -57,7 +57,11 @@ pub fn certificates(dir: &Path) -> Result<(String, String, Vec<u8>), String> {
 
 /// Creates root (with the root role) and enables auth, as an operator would.
 pub async fn enable_auth(endpoints: &[String], tls: Option<TlsOptions>) -> Result<(), String> {
-    let c = Client::connect_with(endpoints, ConnectOptions { user: None, tls })
+    let options = ConnectOptions {
+        tls,
+        ..Default::default()
+    };
+    let c = Client::connect_with(endpoints, options)
         .await
         .map_err(|e| e.to_string())?;
     let e = |e: hark_client::Error| e.to_string();

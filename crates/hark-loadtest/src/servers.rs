@@ -133,8 +133,8 @@ impl Server {
             ..Default::default()
         });
         let plain = hark_client::ConnectOptions {
-            user: None,
             tls: tls_options.clone(),
+            ..Default::default()
         };
         let deadline = Instant::now() + Duration::from_secs(60);
         for endpoint in &server.endpoints {
@@ -157,6 +157,7 @@ impl Server {
         crate::secure::set(hark_client::ConnectOptions {
             user,
             tls: tls_options,
+            ..Default::default()
         });
         Ok(server)
     }

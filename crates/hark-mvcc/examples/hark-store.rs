@@ -1,5 +1,5 @@
-//! A line-oriented shell over a Hark store on disk; stands in for the `hark`
-//! server until it exists.
+//! A line-oriented shell over a Hark store on disk, with no server in
+//! between: for poking at `hark-mvcc` alone (put, get, delete, compact).
 //!
 //! `cargo run --example hark-store [-- DATA_DIR]` (default `hark.data`), then type
 //! `help`.

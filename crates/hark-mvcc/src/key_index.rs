@@ -186,16 +186,6 @@ impl<'a> KeyRange<'a> {
             KeyRange::Span { start, end } => key >= start && end.is_none_or(|e| key < e),
         }
     }
-
-    /// Whether the two ranges share a key.
-    pub fn overlaps(&self, other: &KeyRange<'_>) -> bool {
-        match (*self, *other) {
-            (KeyRange::Single(k), r) | (r, KeyRange::Single(k)) => r.contains(k),
-            (KeyRange::Span { start: s1, end: e1 }, KeyRange::Span { start: s2, end: e2 }) => {
-                e2.is_none_or(|e| s1 < e) && e1.is_none_or(|e| s2 < e)
-            }
-        }
-    }
 }
 
 /// The index of every key, ordered by key.
@@ -468,16 +458,5 @@ mod tests {
         assert_eq!(keys(KeyRange::new(b"b", b"\0"), 6), ["b", "d"]);
         assert_eq!(keys(KeyRange::new(b"\0", b"\0"), 3), ["a", "b"]);
         assert!(keys(KeyRange::new(b"d", b"b"), 6).is_empty());
-    }
-
-    #[test]
-    fn ranges_overlap() {
-        let r = KeyRange::new;
-        assert!(r(b"a", b"c").overlaps(&r(b"b", b"")));
-        assert!(!r(b"a", b"c").overlaps(&r(b"c", b"")));
-        assert!(r(b"a", b"c").overlaps(&r(b"b", b"\0")));
-        assert!(!r(b"a", b"b").overlaps(&r(b"b", b"\0")));
-        assert!(r(b"x", b"\0").overlaps(&r(b"a", b"\0")));
-        assert!(!r(b"a", b"").overlaps(&r(b"b", b"")));
     }
 }

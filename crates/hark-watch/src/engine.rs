@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, select};
@@ -20,7 +20,7 @@ use crate::index::{
     KeyIndex, Keys, NIL, NO_DELETE, NO_PUT, PREV_KV, PROGRESS_NOTIFY, SENT_SINCE_TICK, Slab, Slot,
     State, Watcher,
 };
-use crate::outbox::{EVENTS_SENT, Outbox, PENDING_EVENTS};
+use crate::outbox::{EventCounts, Outbox};
 use crate::response::{Events, NO_WATCH_ID, ResponseKind, WatchId, WatchResponse};
 use crate::stream::{StreamIds, WatchRequest};
 
@@ -135,7 +135,8 @@ pub(crate) struct Engine {
     commands: Receiver<Command>,
     /// Newest revision delivered to synced watchers.
     rev: i64,
-    shared_rev: Arc<AtomicI64>,
+    /// The hub's event counts (the outboxes keep them).
+    counts: Arc<EventCounts>,
     /// Recent revisions, contiguous, ending at `rev`.
     window: VecDeque<Arc<RevisionEvents>>,
     window_bytes: usize,
@@ -155,16 +156,15 @@ impl Engine {
         start_rev: i64,
         revisions: Receiver<Arc<CommittedRevision>>,
         commands: Receiver<Command>,
-        shared_rev: Arc<AtomicI64>,
+        counts: Arc<EventCounts>,
     ) -> Self {
-        shared_rev.store(start_rev, Ordering::Release);
         Engine {
+            counts,
             store,
             config,
             revisions,
             commands,
             rev: start_rev,
-            shared_rev,
             window: VecDeque::new(),
             window_bytes: 0,
             watchers: Slab::default(),
@@ -222,9 +222,9 @@ impl Engine {
         metrics::gauge!("etcd_debugging_mvcc_slow_watcher_total")
             .set((self.unsynced.len() + self.victims) as f64);
         metrics::gauge!("etcd_debugging_mvcc_pending_events_total")
-            .set(PENDING_EVENTS.load(Ordering::Relaxed) as f64);
+            .set(self.counts.pending.load(Ordering::Relaxed) as f64);
         metrics::counter!("etcd_debugging_mvcc_events_total")
-            .absolute(EVENTS_SENT.load(Ordering::Relaxed));
+            .absolute(self.counts.sent.load(Ordering::Relaxed));
     }
 
     /// A newly committed revision: remember it, deliver it to synced watchers.
@@ -239,7 +239,6 @@ impl Engine {
         );
         let revision = Arc::new(RevisionEvents::new(c));
         self.rev = c.revision;
-        self.shared_rev.store(self.rev, Ordering::Release);
 
         // (watcher, event index) for every match; sorted, each watcher's events
         // are adjacent and in order.
@@ -312,7 +311,6 @@ impl Engine {
         self.window.clear();
         self.window_bytes = 0;
         self.rev = revision;
-        self.shared_rev.store(self.rev, Ordering::Release);
     }
 
     /// Filters `events` for the watcher; `None` if nothing is left to send.

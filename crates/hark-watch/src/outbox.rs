@@ -6,6 +6,7 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
@@ -16,14 +17,17 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 use crate::engine::{Command, StreamId};
 use crate::response::{ResponseKind, WatchResponse};
 
-/// Events queued in all outboxes and not yet taken by a consumer
-/// (`etcd_debugging_mvcc_pending_events_total`).
-pub(crate) static PENDING_EVENTS: AtomicI64 = AtomicI64::new(0);
-
-/// Events taken by consumers (`etcd_debugging_mvcc_events_total`). Counted
-/// here and published by the engine: a registry lookup per response cost ~5%
-/// of the server's CPU in the fanout loadtest.
-pub(crate) static EVENTS_SENT: AtomicU64 = AtomicU64::new(0);
+/// One hub's event counts, kept by its outboxes and published by its
+/// engine: a registry lookup per response cost ~5% of the server's CPU in
+/// the fanout loadtest. Per hub, so two hubs in a process count apart.
+#[derive(Default)]
+pub(crate) struct EventCounts {
+    /// Events queued in the hub's outboxes and not yet taken by a consumer
+    /// (`etcd_debugging_mvcc_pending_events_total`).
+    pub(crate) pending: AtomicI64,
+    /// Events taken by consumers (`etcd_debugging_mvcc_events_total`).
+    pub(crate) sent: AtomicU64,
+}
 
 pub(crate) struct Outbox {
     stream: StreamId,
@@ -31,6 +35,7 @@ pub(crate) struct Outbox {
     state: Mutex<State>,
     ready: Condvar,
     engine: Sender<Command>,
+    counts: Arc<EventCounts>,
 }
 
 #[derive(Default)]
@@ -45,13 +50,19 @@ struct State {
 }
 
 impl Outbox {
-    pub(crate) fn new(stream: StreamId, capacity: usize, engine: Sender<Command>) -> Self {
+    pub(crate) fn new(
+        stream: StreamId,
+        capacity: usize,
+        engine: Sender<Command>,
+        counts: Arc<EventCounts>,
+    ) -> Self {
         Outbox {
             stream,
             capacity: capacity.max(1),
             state: Mutex::new(State::default()),
             ready: Condvar::new(),
             engine,
+            counts,
         }
     }
 
@@ -87,7 +98,9 @@ impl Outbox {
         if !refused.is_empty() {
             st.engine_waiting = true;
         }
-        PENDING_EVENTS.fetch_add(events as i64, Ordering::Relaxed);
+        self.counts
+            .pending
+            .fetch_add(events as i64, Ordering::Relaxed);
         Self::wake(st, &self.ready);
         refused
     }
@@ -120,7 +133,9 @@ impl Outbox {
         st.closed = true;
         let dropped: usize = st.queue.drain(..).map(|r| r.events().len()).sum();
         st.event_batches = 0;
-        PENDING_EVENTS.fetch_sub(dropped as i64, Ordering::Relaxed);
+        self.counts
+            .pending
+            .fetch_sub(dropped as i64, Ordering::Relaxed);
         Self::wake(st, &self.ready);
     }
 
@@ -131,8 +146,12 @@ impl Outbox {
         };
         if let ResponseKind::Events { events, .. } = &resp.kind {
             st.event_batches -= 1;
-            PENDING_EVENTS.fetch_sub(events.len() as i64, Ordering::Relaxed);
-            EVENTS_SENT.fetch_add(events.len() as u64, Ordering::Relaxed);
+            self.counts
+                .pending
+                .fetch_sub(events.len() as i64, Ordering::Relaxed);
+            self.counts
+                .sent
+                .fetch_add(events.len() as u64, Ordering::Relaxed);
             if st.engine_waiting {
                 st.engine_waiting = false;
                 let _ = self.engine.send(Command::Drained {

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use bytes::Bytes;
 use crossbeam_channel::Sender;
@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 use crate::config::WatchConfig;
 use crate::engine::{Command, Engine, StreamId};
 use crate::index::{NIL, Slot};
-use crate::outbox::{Outbox, Responses};
+use crate::outbox::{EventCounts, Outbox, Responses};
 use crate::response::WatchId;
 
 /// etcd's `WatchCreateRequest`, minus wire concerns (`fragment` is the server's).
@@ -82,7 +82,7 @@ struct HubInner {
     engine: Option<std::thread::JoinHandle<()>>,
     commands: Sender<Command>,
     config: WatchConfig,
-    rev: Arc<AtomicI64>,
+    counts: Arc<EventCounts>,
     next_stream: AtomicU32,
 }
 
@@ -90,14 +90,14 @@ impl WatchHub {
     pub fn new(store: Store, config: WatchConfig) -> WatchHub {
         let (start_rev, revisions) = store.subscribe();
         let (commands, commands_rx) = crossbeam_channel::unbounded();
-        let rev = Arc::new(AtomicI64::new(start_rev));
+        let counts = Arc::new(EventCounts::default());
         let engine = Engine::new(
             store.clone(),
             config.clone(),
             start_rev,
             revisions,
             commands_rx,
-            rev.clone(),
+            counts.clone(),
         );
         let nice = config.engine_nice;
         let engine = std::thread::Builder::new()
@@ -113,7 +113,7 @@ impl WatchHub {
                 engine: Some(engine),
                 commands,
                 config,
-                rev,
+                counts,
                 next_stream: AtomicU32::new(0),
             }),
         }
@@ -135,12 +135,23 @@ impl WatchHub {
 
     /// Opens a stream: the handle to create, cancel and poll watchers, and the
     /// ordered receiver of everything the stream is sent.
+    /// Events this hub's consumers have taken, and events queued for them
+    /// and not yet taken (the figures behind `etcd_debugging_mvcc_events_total`
+    /// and `etcd_debugging_mvcc_pending_events_total`).
+    pub fn event_counts(&self) -> (u64, i64) {
+        (
+            self.inner.counts.sent.load(Ordering::Relaxed),
+            self.inner.counts.pending.load(Ordering::Relaxed),
+        )
+    }
+
     pub fn new_stream(&self) -> (WatchStream, Responses) {
         let id = self.inner.next_stream.fetch_add(1, Ordering::Relaxed);
         let outbox = Arc::new(Outbox::new(
             id,
             self.inner.config.stream_capacity,
             self.inner.commands.clone(),
+            self.inner.counts.clone(),
         ));
         let ids = Arc::new(Mutex::new(StreamIds::default()));
         let _ = self.inner.commands.send(Command::OpenStream {
@@ -153,14 +164,8 @@ impl WatchHub {
             store: self.inner.store.clone(),
             ids,
             commands: self.inner.commands.clone(),
-            rev: self.inner.rev.clone(),
         };
         (stream, Responses { outbox })
-    }
-
-    /// The newest revision the engine has delivered.
-    pub fn rev(&self) -> i64 {
-        self.inner.rev.load(Ordering::Acquire)
     }
 }
 
@@ -190,7 +195,6 @@ pub struct WatchStream {
     store: Store,
     ids: Arc<Mutex<StreamIds>>,
     commands: Sender<Command>,
-    rev: Arc<AtomicI64>,
 }
 
 impl WatchStream {
@@ -284,14 +288,6 @@ impl WatchStream {
             id: None,
         });
     }
-
-    /// The newest revision the engine has delivered.
-    pub fn rev(&self) -> i64 {
-        self.rev.load(Ordering::Acquire)
-    }
-
-    /// Cancels every watcher and ends the response channel.
-    pub fn close(self) {}
 }
 
 impl Drop for WatchStream {

@@ -531,3 +531,20 @@ fn after_a_snapshot_install_without_compaction_synced_watchers_get_every_missed_
     assert_eq!(evs(&next(&rx))[0].0, after);
     assert_quiet(&rx);
 }
+
+#[test]
+fn two_hubs_in_one_process_count_their_events_apart() {
+    let (store_a, hub_a) = setup(WatchConfig::default());
+    let (store_b, hub_b) = setup(WatchConfig::default());
+    let (ws, rx) = hub_a.new_stream();
+    ws.watch(WatchRequest::key("a")).unwrap();
+    created(&next(&rx));
+    for i in 0..3 {
+        put(&store_a, "a", &i.to_string());
+        assert_eq!(evs(&next(&rx)).len(), 1);
+    }
+    // A write on the other store, which nobody watches.
+    put(&store_b, "a", "x");
+    assert_eq!(hub_a.event_counts(), (3, 0));
+    assert_eq!(hub_b.event_counts(), (0, 0));
+}
