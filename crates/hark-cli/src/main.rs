@@ -632,33 +632,9 @@ fn connect_options(cli: &Cli) -> Result<hark_client::ConnectOptions, Exit> {
     })
 }
 
-/// Go's `time.ParseDuration` for the forms people use (`2s`, `500ms`, `1m30s`).
+/// Go's `time.ParseDuration`, as etcdctl reads its timeouts.
 fn parse_duration(s: &str) -> Option<Duration> {
-    let mut total = Duration::ZERO;
-    let mut rest = s.trim();
-    if rest == "0" {
-        return Some(total);
-    }
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit() && c != '.')?;
-        let n: f64 = rest[..digits].parse().ok()?;
-        rest = &rest[digits..];
-        let unit = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let scale = match &rest[..unit] {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return None,
-        };
-        total += Duration::from_secs_f64(n * scale);
-        rest = &rest[unit..];
-    }
-    Some(total)
+    hark_proto::go_duration::parse(s.trim()).ok()
 }
 
 fn parse_lease(s: &str) -> Result<i64, std::num::ParseIntError> {

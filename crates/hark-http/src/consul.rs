@@ -159,46 +159,13 @@ impl Query {
     fn wait(&self) -> Result<Duration, String> {
         match self.get("wait") {
             None | Some("") | Some("0") => Ok(DEFAULT_WAIT),
-            Some(text) => match parse_go_duration(text) {
-                Some(Duration::ZERO) => Ok(DEFAULT_WAIT),
-                Some(wait) => Ok(wait.min(MAX_WAIT)),
-                None => Err("Invalid wait time".to_string()),
+            Some(text) => match hark_proto::go_duration::parse(text) {
+                Ok(Duration::ZERO) => Ok(DEFAULT_WAIT),
+                Ok(wait) => Ok(wait.min(MAX_WAIT)),
+                Err(_) => Err("Invalid wait time".to_string()),
             },
         }
     }
-}
-
-/// Go's `time.ParseDuration` for what a wait is written as (`30s`, `1m30s`,
-/// `500ms`, `1.5h`).
-fn parse_go_duration(text: &str) -> Option<Duration> {
-    let mut rest = text;
-    let mut total = 0f64;
-    if rest.is_empty() {
-        return None;
-    }
-    while !rest.is_empty() {
-        let number_end = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let number: f64 = rest[..number_end].parse().ok()?;
-        rest = &rest[number_end..];
-        let unit_end = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let seconds = match &rest[..unit_end] {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return None,
-        };
-        rest = &rest[unit_end..];
-        total += number * seconds;
-    }
-    // Far past any wait's cap: keep it finite (from_secs_f64 would panic).
-    Duration::try_from_secs_f64(total.min(1e12)).ok()
 }
 
 /// The first key after every key starting with `prefix` (etcd's prefix
@@ -816,17 +783,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn go_durations_parse_as_consul_reads_wait() {
-        assert_eq!(parse_go_duration("30s"), Some(Duration::from_secs(30)));
-        assert_eq!(parse_go_duration("1m30s"), Some(Duration::from_secs(90)));
-        assert_eq!(parse_go_duration("500ms"), Some(Duration::from_millis(500)));
-        assert_eq!(parse_go_duration("1.5h"), Some(Duration::from_secs(5400)));
-        assert_eq!(parse_go_duration("10"), None);
-        assert_eq!(parse_go_duration(""), None);
-        assert_eq!(parse_go_duration("5x"), None);
-        // Absurd values do not panic; the wait's cap applies later.
-        let huge = format!("{}h", "9".repeat(400));
-        assert!(parse_go_duration(&huge).unwrap() > MAX_WAIT);
+    fn waits_are_go_durations() {
+        let wait =
+            |w: &str| Query::of(&format!("/v1/kv/k?wait={w}").parse::<Uri>().unwrap()).wait();
+        assert_eq!(wait("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(wait("10"), Err("Invalid wait time".to_string()));
+        assert!(wait(&format!("{}h", "9".repeat(400))).is_err());
     }
 
     #[test]
@@ -837,10 +799,8 @@ mod tests {
         assert_eq!(query("wait=1h").wait().unwrap(), MAX_WAIT);
         assert_eq!(query("wait=0").wait().unwrap(), DEFAULT_WAIT);
         assert_eq!(query("wait=0s").wait().unwrap(), DEFAULT_WAIT);
-        assert_eq!(
-            query("wait=100000000000000000000s").wait().unwrap(),
-            MAX_WAIT
-        );
+        // Past Go's range: Consul answers 400, as here.
+        assert!(query("wait=100000000000000000000s").wait().is_err());
         assert!(query("wait=soon").wait().is_err());
         assert!(query("index=x").number("index").is_err());
         assert_eq!(query("keys&separator=%2F").get("separator"), Some("/"));

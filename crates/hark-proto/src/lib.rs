@@ -5,9 +5,13 @@
 //! The protos under `proto/etcd/api/` reproduce etcd's `etcdserverpb`,
 //! `mvccpb` and `authpb` packages field for field, so Hark speaks the same
 //! wire format and gRPC method paths (e.g. `/etcdserverpb.KV/Range`) as etcd
-//! and works with etcd's clients. One field is Hark's own: `hark_flags`
-//! (number 1000) in `KeyValue` and `PutRequest`, Consul's flags, which is
-//! not encoded when 0 and which etcd's clients skip.
+//! and works with etcd's clients. Two fields are Hark's own, both number
+//! 1000, not encoded when 0 and skipped by etcd's clients: `hark_flags` in
+//! `KeyValue` and `PutRequest` (Consul's flags) and `hark_auth_revision` in
+//! `ResponseHeader`.
+//!
+//! [`go_duration`] parses Go's duration syntax, which etcd's flags and
+//! clients use alongside these messages.
 //!
 //! The Rust code is generated ahead of time and committed under
 //! `src/generated/`: this crate has no build script and building it needs
@@ -19,6 +23,8 @@
 //! the proto3 JSON mapping as etcd's JSON gateway uses it (pbjson): proto
 //! field names, 64-bit integers as strings, bytes as base64, zero values
 //! omitted, unknown fields ignored.
+
+pub mod go_duration;
 
 /// Key-values and watch events (`mvccpb`).
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
