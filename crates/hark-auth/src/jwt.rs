@@ -26,6 +26,8 @@ pub struct JwtTokens {
     algorithm: Algorithm,
     signing: Option<EncodingKey>,
     verifying: DecodingKey,
+    /// Built once: every request with a token is checked against it.
+    validation: Validation,
     ttl: Duration,
 }
 
@@ -80,10 +82,15 @@ impl JwtTokens {
                 (signing, verifying)
             }
         };
+        let mut validation = Validation::new(algorithm);
+        // etcd (golang-jwt) allows no clock leeway.
+        validation.leeway = 0;
+        validation.set_required_spec_claims(&["exp"]);
         let tokens = JwtTokens {
             algorithm,
             signing,
             verifying,
+            validation,
             ttl,
         };
         // Both keys given: they must be a pair (etcd's ErrKeyMismatch).
@@ -91,7 +98,9 @@ impl JwtTokens {
         // already have passed.
         if tokens.signing.is_some() {
             let probe = tokens.issue("probe", 0).map_err(|e| e.to_string())?;
-            if tokens.decode(&probe, false).is_none() {
+            let mut unexpired = tokens.validation.clone();
+            unexpired.validate_exp = false;
+            if tokens.decode(&probe, &unexpired).is_none() {
                 return Err("auth: public and private keys don't match".into());
             }
         }
@@ -113,16 +122,11 @@ impl JwtTokens {
     /// The user and auth revision a token names, if it is signed by our key
     /// with our algorithm and not expired.
     pub fn verify(&self, token: &str) -> Option<(String, u64)> {
-        self.decode(token, true)
+        self.decode(token, &self.validation)
     }
 
-    fn decode(&self, token: &str, check_expiry: bool) -> Option<(String, u64)> {
-        let mut validation = Validation::new(self.algorithm);
-        // etcd (golang-jwt) allows no clock leeway.
-        validation.leeway = 0;
-        validation.validate_exp = check_expiry;
-        validation.set_required_spec_claims(&["exp"]);
-        let data = jsonwebtoken::decode::<Claims>(token, &self.verifying, &validation).ok()?;
+    fn decode(&self, token: &str, validation: &Validation) -> Option<(String, u64)> {
+        let data = jsonwebtoken::decode::<Claims>(token, &self.verifying, validation).ok()?;
         Some((data.claims.username, data.claims.revision))
     }
 }
