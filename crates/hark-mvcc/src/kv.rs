@@ -51,3 +51,14 @@ pub struct CommittedRevision {
     /// In `sub` revision order.
     pub events: Vec<Event>,
 }
+
+impl CommittedRevision {
+    /// Bytes it holds, roughly: what a subscriber's queue is charged for it.
+    pub fn approx_bytes(&self) -> usize {
+        64 + self
+            .events
+            .iter()
+            .map(|e| e.kv.key.len() + e.kv.value.len() + 96)
+            .sum::<usize>()
+    }
+}

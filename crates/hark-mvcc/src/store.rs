@@ -17,6 +17,7 @@ use crate::alarm::{self, Alarm, AlarmAction, AlarmKind, AlarmRequest, AlarmRespo
 use crate::apply::{TxnWriter, decode_kv, finish_range, load_kv, missing_value, plan_range};
 use crate::backend::{Backend, BackendView, MemoryBackend, RocksBackend, Table, WriteBatch};
 use crate::error::{Error, Result};
+use crate::feed::{self, DEFAULT_FEED_BYTES, Feed, FeedSender};
 use crate::key_index::{KeyRange, TreeIndex};
 use crate::kv::{CommittedRevision, Event, EventKind, KeyValue};
 use crate::lease_table::{self, LeaseTable};
@@ -102,7 +103,7 @@ struct Shared {
     /// Reads below this revision fail with `Compacted`.
     compact_rev: AtomicI64,
     /// Guards publishing, so a subscriber learns exactly where its stream starts.
-    subscribers: Mutex<Vec<Sender<Arc<CommittedRevision>>>>,
+    subscribers: Mutex<Vec<FeedSender>>,
     /// A backend write failed: the in-memory state is ahead of the disk, so no more
     /// writes are taken (reopen to recover from what is durable).
     failed: AtomicBool,
@@ -677,12 +678,26 @@ impl Store {
     }
 
     /// Subscribes to committed changes: returns the newest revision already
-    /// committed and a channel that receives every later revision, in order. The
-    /// writer never waits for a subscriber (the channel is unbounded: drain it).
-    pub fn subscribe(&self) -> (i64, Receiver<Arc<CommittedRevision>>) {
+    /// committed and a feed of every later revision, in order, within a budget
+    /// of [`DEFAULT_FEED_BYTES`] (see [`Store::subscribe_within`]).
+    pub fn subscribe(&self) -> (i64, Feed) {
+        self.subscribe_within(DEFAULT_FEED_BYTES)
+    }
+
+    /// The largest backlog, in bytes, that any subscriber's feed holds now.
+    pub fn feed_backlog_bytes(&self) -> usize {
+        let subs = self.shared().subscribers.lock();
+        subs.iter().map(|s| s.queued_bytes()).max().unwrap_or(0)
+    }
+
+    /// [`Store::subscribe`] with a budget: the writer never waits for a
+    /// subscriber, and a revision that would take its queue past `max_bytes`
+    /// is left out and the feed marked lagged (the subscriber then reads the
+    /// store's history, where every committed revision is).
+    pub fn subscribe_within(&self, max_bytes: usize) -> (i64, Feed) {
         let shared = self.shared();
         let mut subs = shared.subscribers.lock();
-        let (tx, rx) = crossbeam_channel::unbounded();
+        let (tx, rx) = feed::feed(max_bytes);
         subs.push(tx);
         (shared.committed_rev.load(Ordering::Acquire), rx)
     }
@@ -1264,7 +1279,7 @@ impl Committer {
                     revision: self.applied_rev,
                     events: Vec::new(),
                 });
-                subs.retain(|s| s.send(jump.clone()).is_ok());
+                subs.retain(|s| s.offer(&jump));
             }
         }
         self.shared.record_gauges();
@@ -1653,7 +1668,7 @@ impl Committer {
                 .store(self.applied_rev, Ordering::Release);
             for outcome in &outcomes {
                 if let Outcome::Ready(_, Some(committed)) = outcome {
-                    subs.retain(|s| s.send(committed.clone()).is_ok());
+                    subs.retain(|s| s.offer(committed));
                 }
             }
         }

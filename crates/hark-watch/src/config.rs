@@ -3,9 +3,15 @@ use std::time::Duration;
 /// Tuning of the watch engine. Defaults follow etcd where it has a number.
 #[derive(Debug, Clone)]
 pub struct WatchConfig {
+    /// Bytes of committed revisions the store may queue for the engine; past
+    /// it the store stops queuing and the engine catches up from its window
+    /// or the store's history (see ARCHITECTURE.md, "threads and queues").
+    pub feed_bytes: usize,
     /// Event batches a stream may queue before its watchers become victims
     /// (etcd's `chanBufLen`).
     pub stream_capacity: usize,
+    /// ...or bytes of their events (whichever comes first).
+    pub stream_bytes: usize,
     /// Most recent revisions kept in memory for catch-up...
     pub window_revisions: usize,
     /// ...and most bytes of their keys and values.
@@ -30,7 +36,9 @@ pub struct WatchConfig {
 impl Default for WatchConfig {
     fn default() -> Self {
         WatchConfig {
+            feed_bytes: 64 << 20,
             stream_capacity: 128,
+            stream_bytes: 16 << 20,
             window_revisions: 200_000,
             window_bytes: 128 << 20,
             max_response_bytes: 1 << 20,

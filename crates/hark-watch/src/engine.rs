@@ -7,10 +7,10 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, select};
-use hark_mvcc::{CommittedRevision, EventKind, Store};
+use hark_mvcc::{CommittedRevision, EventKind, Feed, Store};
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
 
@@ -62,6 +62,8 @@ pub(crate) enum Command {
     },
     /// No hub handle is left: stop once the last stream closes.
     HubDropped,
+    /// Stop until the sender is dropped (see [`crate::WatchHub::pause`]).
+    Pause(Receiver<()>),
 }
 
 struct StreamState {
@@ -131,7 +133,9 @@ impl SharedEvents {
 pub(crate) struct Engine {
     store: Store,
     config: WatchConfig,
-    revisions: Receiver<Arc<CommittedRevision>>,
+    /// Committed revisions, within a byte budget: past it the store leaves
+    /// revisions out and the engine reads them from history instead.
+    feed: Feed,
     commands: Receiver<Command>,
     /// Newest revision delivered to synced watchers.
     rev: i64,
@@ -147,6 +151,29 @@ pub(crate) struct Engine {
     victims: usize,
     last_tick: Instant,
     hub_dropped: bool,
+    /// Set after a failed history read: watchers that need the store's history
+    /// wait until then; every other watcher goes on.
+    history_retry: Option<Backoff>,
+}
+
+/// When a failed history read is tried again, and the delay that led there.
+#[derive(Clone, Copy)]
+struct Backoff {
+    until: Instant,
+    delay: Duration,
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(10);
+    const LONGEST: Duration = Duration::from_secs(2);
+
+    fn after(previous: Option<Backoff>) -> Backoff {
+        let delay = previous.map_or(Self::FIRST, |b| (b.delay * 2).min(Self::LONGEST));
+        Backoff {
+            until: Instant::now() + delay,
+            delay,
+        }
+    }
 }
 
 impl Engine {
@@ -154,7 +181,7 @@ impl Engine {
         store: Store,
         config: WatchConfig,
         start_rev: i64,
-        revisions: Receiver<Arc<CommittedRevision>>,
+        feed: Feed,
         commands: Receiver<Command>,
         counts: Arc<EventCounts>,
     ) -> Self {
@@ -162,7 +189,7 @@ impl Engine {
             counts,
             store,
             config,
-            revisions,
+            feed,
             commands,
             rev: start_rev,
             window: VecDeque::new(),
@@ -174,36 +201,38 @@ impl Engine {
             victims: 0,
             last_tick: Instant::now(),
             hub_dropped: false,
+            history_retry: None,
         }
     }
 
     pub(crate) fn run(mut self) {
         loop {
-            while let Ok(c) = self.revisions.try_recv() {
-                self.dispatch(&c);
-            }
+            self.drain_feed();
             let mut handled = false;
             while let Ok(cmd) = self.commands.try_recv() {
                 // Be current before answering, so "from now" means now.
-                while let Ok(c) = self.revisions.try_recv() {
-                    self.dispatch(&c);
-                }
+                self.drain_feed();
                 self.handle(cmd);
                 handled = true;
             }
-            if !self.unsynced.is_empty() {
-                self.catch_up_step();
-            }
+            let caught_up_some = !self.unsynced.is_empty() && self.catch_up_step();
             self.maybe_tick();
             self.report();
             if self.hub_dropped && self.streams.is_empty() {
                 return;
             }
-            if handled || !self.unsynced.is_empty() {
+            if handled || caught_up_some {
                 continue;
             }
+            // Idle, or only watchers waiting out a history retry: sleep until
+            // there is work, the retry is due or the tick.
+            let wait = self.history_retry.map_or(self.config.tick, |b| {
+                b.until
+                    .saturating_duration_since(Instant::now())
+                    .min(self.config.tick)
+            });
             select! {
-                recv(self.revisions) -> c => match c {
+                recv(self.feed) -> c => match c {
                     Ok(c) => self.dispatch(&c),
                     Err(_) => return,
                 },
@@ -211,12 +240,29 @@ impl Engine {
                     Ok(cmd) => self.handle(cmd),
                     Err(_) => return,
                 },
-                default(self.config.tick) => {}
+                default(wait) => {}
+            }
+        }
+    }
+
+    /// Takes every queued revision; if the store left some out (the feed's
+    /// budget was spent), jumps to its current revision and lets every synced
+    /// watcher catch up from history, as after a snapshot install.
+    fn drain_feed(&mut self) {
+        while let Ok(c) = self.feed.try_recv() {
+            self.dispatch(&c);
+        }
+        if self.feed.take_lag() {
+            metrics::counter!("hark_watch_feed_lagged_total").increment(1);
+            let current = self.store.current_revision();
+            if current > self.rev {
+                self.resync(current);
             }
         }
     }
 
     fn report(&self) {
+        metrics::gauge!("hark_watch_feed_queued_bytes").set(self.feed.queued_bytes() as f64);
         metrics::gauge!("etcd_debugging_mvcc_watch_stream_total").set(self.streams.len() as f64);
         metrics::gauge!("etcd_debugging_mvcc_watcher_total").set(self.watchers.len as f64);
         metrics::gauge!("etcd_debugging_mvcc_slow_watcher_total")
@@ -229,14 +275,13 @@ impl Engine {
 
     /// A newly committed revision: remember it, deliver it to synced watchers.
     fn dispatch(&mut self, c: &CommittedRevision) {
+        if c.revision <= self.rev {
+            return; // published before a lag resync that covered it
+        }
         if c.revision > self.rev + 1 {
+            // Revisions were left out (a lagging feed, a snapshot install).
             return self.resync(c.revision);
         }
-        debug_assert_eq!(
-            c.revision,
-            self.rev + 1,
-            "the store publishes every revision in order"
-        );
         let revision = Arc::new(RevisionEvents::new(c));
         self.rev = c.revision;
 
@@ -419,6 +464,9 @@ impl Engine {
             Command::Progress { stream, id } => self.progress(stream, id),
             Command::Drained { stream } => self.retry_victims(stream),
             Command::HubDropped => self.hub_dropped = true,
+            Command::Pause(resume) => {
+                let _ = resume.recv();
+            }
         }
     }
 
@@ -550,9 +598,12 @@ impl Engine {
 
     /// One bounded step of catch-up for unsynced watchers: cancel those that need
     /// compacted history, then deliver one chunk of revisions to the rest.
-    fn catch_up_step(&mut self) {
+    /// Returns whether there was work it could do: after a failed history read,
+    /// watchers that need history wait for the retry while the rest go on.
+    fn catch_up_step(&mut self) -> bool {
         let compacted = self.store.compacted_revision();
         let slots: Vec<Slot> = self.unsynced.iter().copied().collect();
+        let mut worked = false;
         for slot in slots {
             let w = self.watchers.get(slot);
             if w.min_rev < compacted {
@@ -568,31 +619,38 @@ impl Engine {
                 // The id stays in use (mapped to nothing) until the client cancels it.
                 st.ids.lock().slots.insert(id, NIL);
                 self.remove_watcher(slot);
+                worked = true;
             } else if w.min_rev > self.rev {
                 self.unsynced.remove(&slot);
                 self.settle(slot);
+                worked = true;
             }
         }
-        if self.catch_up_narrow() {
-            return;
+        let history_due = self.history_retry.is_none_or(|b| Instant::now() >= b.until);
+        if history_due && self.catch_up_narrow() {
+            return true;
         }
+        let window_first = self.window_first();
         let Some(from) = self
             .unsynced
             .iter()
             .map(|&s| self.watchers.get(s).min_rev)
+            .filter(|&rev| history_due || rev >= window_first)
             .min()
         else {
-            return;
+            return worked;
         };
         let (chunk, last) = match self.read_revisions(from) {
             Ok(read) => read,
-            Err(hark_mvcc::Error::Compacted) => return, // cancelled on the next step
+            Err(hark_mvcc::Error::Compacted) => return true, // cancelled on the next step
             Err(e) => {
-                tracing::error!(error = %e, "watch catch-up cannot read history; retrying");
-                std::thread::sleep(self.config.tick);
-                return;
+                self.history_failed(&e);
+                return true;
             }
         };
+        if from < window_first {
+            self.history_retry = None;
+        }
 
         // Index the unsynced watchers (their index links are free), scan the chunk once.
         let mut index: KeyIndex = KeyIndex::default();
@@ -613,12 +671,28 @@ impl Engine {
             });
         }
         for slot in slots {
-            if self.watchers.get(slot).min_rev > last {
+            let min_rev = self.watchers.get(slot).min_rev;
+            // Past the chunk, or before it (waiting out a history retry).
+            if min_rev > last || min_rev < from {
                 continue;
             }
             let picked = found.remove(&slot).unwrap_or_default();
             self.deliver_catch_up(slot, &all, &picked, last);
         }
+        true
+    }
+
+    /// The oldest revision the memory window holds (`rev + 1` when empty).
+    fn window_first(&self) -> i64 {
+        self.window.front().map_or(self.rev + 1, |r| r.revision)
+    }
+
+    /// A history read failed: the watchers that need history try again after a
+    /// growing delay, without holding up the others.
+    fn history_failed(&mut self, e: &hark_mvcc::Error) {
+        let retry = Backoff::after(self.history_retry);
+        tracing::error!(error = %e, retry_in = ?retry.delay, "watch catch-up cannot read history");
+        self.history_retry = Some(retry);
     }
 
     /// Single-key watchers that need history older than the memory window read
@@ -627,7 +701,7 @@ impl Engine {
     /// Returns whether it did any work (at most `NARROW_PER_STEP` watchers).
     fn catch_up_narrow(&mut self) -> bool {
         const NARROW_PER_STEP: usize = 256;
-        let window_first = self.window.front().map_or(self.rev + 1, |r| r.revision);
+        let window_first = self.window_first();
         let narrow: Vec<Slot> = self
             .unsynced
             .iter()
@@ -646,10 +720,11 @@ impl Engine {
                 Ok(events) => events,
                 Err(hark_mvcc::Error::Compacted) => continue, // cancelled on the next step
                 Err(e) => {
-                    tracing::error!(error = %e, "watch catch-up cannot read key history; retrying");
-                    continue;
+                    self.history_failed(&e);
+                    return true;
                 }
             };
+            self.history_retry = None;
             let all = SharedEvents::new(
                 events
                     .into_iter()

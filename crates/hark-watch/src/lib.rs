@@ -27,4 +27,4 @@ pub use config::WatchConfig;
 pub use event::WatchEvent;
 pub use outbox::Responses;
 pub use response::{Events, NO_WATCH_ID, ResponseKind, WatchId, WatchResponse};
-pub use stream::{WatchError, WatchHub, WatchRequest, WatchStream};
+pub use stream::{EnginePause, WatchError, WatchHub, WatchRequest, WatchStream};

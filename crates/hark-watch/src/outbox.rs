@@ -1,6 +1,6 @@
 //! A stream's ordered response queue. The engine never blocks on it: event
-//! batches are refused once `capacity` of them wait (the watcher then becomes a
-//! victim holding its batch); control replies (created, canceled, progress) are
+//! batches are refused once `capacity` of them, or `capacity_bytes` of their
+//! events, wait (the watcher then becomes a victim holding its batch); control replies (created, canceled, progress) are
 //! always taken, since they answer the client's own requests.
 
 use std::collections::VecDeque;
@@ -32,6 +32,7 @@ pub(crate) struct EventCounts {
 pub(crate) struct Outbox {
     stream: StreamId,
     capacity: usize,
+    capacity_bytes: usize,
     state: Mutex<State>,
     ready: Condvar,
     engine: Sender<Command>,
@@ -41,8 +42,10 @@ pub(crate) struct Outbox {
 #[derive(Default)]
 struct State {
     queue: VecDeque<WatchResponse>,
-    /// Event responses in `queue` (control replies do not count).
+    /// Event responses in `queue` (control replies do not count)...
     event_batches: usize,
+    /// ...and the approximate bytes of their events.
+    event_bytes: usize,
     closed: bool,
     /// A push was refused; tell the engine when room appears.
     engine_waiting: bool,
@@ -52,13 +55,14 @@ struct State {
 impl Outbox {
     pub(crate) fn new(
         stream: StreamId,
-        capacity: usize,
+        (capacity, capacity_bytes): (usize, usize),
         engine: Sender<Command>,
         counts: Arc<EventCounts>,
     ) -> Self {
         Outbox {
             stream,
             capacity: capacity.max(1),
+            capacity_bytes,
             state: Mutex::new(State::default()),
             ready: Condvar::new(),
             engine,
@@ -66,7 +70,8 @@ impl Outbox {
         }
     }
 
-    /// Queues an event batch unless `capacity` batches already wait.
+    /// Queues an event batch unless the queue is full (one batch is always
+    /// taken into an empty queue, however large).
     pub(crate) fn push_events(&self, resp: WatchResponse) -> Result<(), WatchResponse> {
         match self.push_events_batch(vec![((), resp)], |()| {}).pop() {
             Some(((), refused)) => Err(refused),
@@ -85,12 +90,20 @@ impl Outbox {
         if st.closed {
             return Vec::new();
         }
-        let room = self.capacity.saturating_sub(st.event_batches);
-        let mut batch = batch.into_iter();
+        let mut batch = batch.into_iter().peekable();
         let mut events = 0;
-        for (tag, resp) in batch.by_ref().take(room) {
+        while let Some((_, resp)) = batch.peek() {
+            let bytes = resp.events().iter().map(|e| e.approx_size()).sum::<usize>();
+            if st.event_batches > 0
+                && (st.event_batches >= self.capacity
+                    || st.event_bytes + bytes > self.capacity_bytes)
+            {
+                break;
+            }
+            let (tag, resp) = batch.next().expect("peeked");
             events += resp.events().len();
             st.event_batches += 1;
+            st.event_bytes += bytes;
             st.queue.push_back(resp);
             sent(tag);
         }
@@ -133,6 +146,7 @@ impl Outbox {
         st.closed = true;
         let dropped: usize = st.queue.drain(..).map(|r| r.events().len()).sum();
         st.event_batches = 0;
+        st.event_bytes = 0;
         self.counts
             .pending
             .fetch_sub(dropped as i64, Ordering::Relaxed);
@@ -146,6 +160,7 @@ impl Outbox {
         };
         if let ResponseKind::Events { events, .. } = &resp.kind {
             st.event_batches -= 1;
+            st.event_bytes -= events.iter().map(|e| e.approx_size()).sum::<usize>();
             self.counts
                 .pending
                 .fetch_sub(events.len() as i64, Ordering::Relaxed);

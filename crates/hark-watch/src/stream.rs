@@ -53,6 +53,11 @@ impl WatchRequest {
         self.start_revision = start_revision;
         self
     }
+
+    pub fn with_prev_kv(mut self) -> Self {
+        self.prev_kv = true;
+        self
+    }
 }
 
 /// Why a create was refused. `Display` is etcd's `cancel_reason`.
@@ -88,14 +93,14 @@ struct HubInner {
 
 impl WatchHub {
     pub fn new(store: Store, config: WatchConfig) -> WatchHub {
-        let (start_rev, revisions) = store.subscribe();
+        let (start_rev, feed) = store.subscribe_within(config.feed_bytes);
         let (commands, commands_rx) = crossbeam_channel::unbounded();
         let counts = Arc::new(EventCounts::default());
         let engine = Engine::new(
             store.clone(),
             config.clone(),
             start_rev,
-            revisions,
+            feed,
             commands_rx,
             counts.clone(),
         );
@@ -133,8 +138,15 @@ impl WatchHub {
         }
     }
 
-    /// Opens a stream: the handle to create, cancel and poll watchers, and the
-    /// ordered receiver of everything the stream is sent.
+    /// Stops the engine thread until the returned guard is dropped, as a
+    /// starved CPU would: the store's feed fills to its budget and then
+    /// lags, and streams get nothing new. For tests of the lag policy.
+    pub fn pause(&self) -> EnginePause {
+        let (resume, paused) = crossbeam_channel::bounded(0);
+        let _ = self.inner.commands.send(Command::Pause(paused));
+        EnginePause { _resume: resume }
+    }
+
     /// Events this hub's consumers have taken, and events queued for them
     /// and not yet taken (the figures behind `etcd_debugging_mvcc_events_total`
     /// and `etcd_debugging_mvcc_pending_events_total`).
@@ -145,11 +157,16 @@ impl WatchHub {
         )
     }
 
+    /// Opens a stream: the handle to create, cancel and poll watchers, and the
+    /// ordered receiver of everything the stream is sent.
     pub fn new_stream(&self) -> (WatchStream, Responses) {
         let id = self.inner.next_stream.fetch_add(1, Ordering::Relaxed);
         let outbox = Arc::new(Outbox::new(
             id,
-            self.inner.config.stream_capacity,
+            (
+                self.inner.config.stream_capacity,
+                self.inner.config.stream_bytes,
+            ),
             self.inner.commands.clone(),
             self.inner.counts.clone(),
         ));
@@ -167,6 +184,11 @@ impl WatchHub {
         };
         (stream, Responses { outbox })
     }
+}
+
+/// Holds the engine stopped (see [`WatchHub::pause`]); dropping it resumes.
+pub struct EnginePause {
+    _resume: Sender<()>,
 }
 
 impl Drop for HubInner {

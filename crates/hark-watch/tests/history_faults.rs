@@ -1,0 +1,174 @@
+//! A store whose history reads fail: only the watchers that need history wait
+//! (and retry); every other watcher goes on, and nothing is lost once reads
+//! work again.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use hark_mvcc::backend::{Table, WriteBatch};
+use hark_mvcc::{
+    Backend, BackendView, EventKind, MemoryBackend, PutRequest, Result, Store, StoreOptions,
+};
+use hark_watch::*;
+
+/// A memory backend whose key-value reads fail while `failing` is set, as a
+/// disk that returns I/O errors would; writes keep working.
+#[derive(Default)]
+struct FailingReads {
+    inner: MemoryBackend,
+    failing: AtomicBool,
+}
+
+impl FailingReads {
+    fn check(&self, table: Table) -> Result<()> {
+        if table == Table::Kv && self.failing.load(Ordering::SeqCst) {
+            return Err(hark_mvcc::Error::Backend("injected read failure".into()));
+        }
+        Ok(())
+    }
+}
+
+impl Backend for FailingReads {
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.check(table)?;
+        self.inner.get(table, key)
+    }
+
+    fn scan(
+        &self,
+        table: Table,
+        from: &[u8],
+        to: Option<&[u8]>,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        self.check(table)?;
+        self.inner.scan(table, from, to, visit)
+    }
+
+    fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
+        self.inner.write(batch, sync)
+    }
+
+    fn sync(&self) -> Result<()> {
+        self.inner.sync()
+    }
+
+    fn size_bytes(&self) -> u64 {
+        self.inner.size_bytes()
+    }
+
+    fn size_in_use_bytes(&self) -> u64 {
+        self.inner.size_in_use_bytes()
+    }
+
+    fn read_snapshot(&self, read: &mut dyn FnMut(&dyn BackendView) -> Result<()>) -> Result<()> {
+        self.inner.read_snapshot(read)
+    }
+
+    fn reclaim_space(&self) -> Result<()> {
+        self.inner.reclaim_space()
+    }
+}
+
+fn put(s: &Store, k: &str, v: &str) -> i64 {
+    s.put(PutRequest::new(k.to_string(), v.to_string()))
+        .unwrap()
+        .header_revision
+}
+
+/// (revision, key) of every event received until `upto`, after the created reply.
+fn events_until(rx: &Responses, upto: i64, within: Duration) -> Vec<(i64, String)> {
+    let deadline = Instant::now() + within;
+    let mut seen = Vec::new();
+    while seen.last().is_none_or(|(rev, _)| *rev < upto) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Some(r) = rx.recv_timeout(left) else {
+            panic!("only {seen:?} arrived within {within:?}, expected up to revision {upto}");
+        };
+        match &r.kind {
+            ResponseKind::Created => {}
+            ResponseKind::Events { .. } => seen.extend(r.events().iter().map(|e| {
+                assert_eq!(e.kind, EventKind::Put);
+                (e.revision(), String::from_utf8(e.kv.key.to_vec()).unwrap())
+            })),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    seen
+}
+
+#[test]
+fn failed_history_reads_hold_up_only_the_watchers_that_need_history() {
+    let backend = Arc::new(FailingReads::default());
+    let store = Store::with_backend(Box::new(backend.clone()), StoreOptions::default()).unwrap();
+    let config = WatchConfig {
+        window_revisions: 10,
+        // Long enough that an engine that sleeps on a failed read is seen stalling.
+        tick: Duration::from_secs(5),
+        ..WatchConfig::default()
+    };
+    let hub = WatchHub::new(store.clone(), config);
+    let mut keys = Vec::new();
+    for i in 0..30 {
+        let key = format!("k{i:02}");
+        keys.push((put(&store, &key, "v"), key));
+    }
+    let current = store.current_revision();
+    backend.failing.store(true, Ordering::SeqCst);
+
+    // Need history (older than the window): a range, and a single key.
+    let (range_ws, range_rx) = hub.new_stream();
+    range_ws
+        .watch(WatchRequest::range("k", "l").from_revision(2))
+        .unwrap();
+    let (key_ws, key_rx) = hub.new_stream();
+    key_ws
+        .watch(WatchRequest::key("k03").from_revision(2))
+        .unwrap();
+    // Needs only the window.
+    let (recent_ws, recent_rx) = hub.new_stream();
+    recent_ws
+        .watch(WatchRequest::range("k", "l").from_revision(current - 3))
+        .unwrap();
+    let recent = events_until(&recent_rx, current, Duration::from_secs(2));
+    assert_eq!(recent, keys[keys.len() - 4..].to_vec());
+
+    // Live events keep flowing to synced watchers.
+    let (live_ws, live_rx) = hub.new_stream();
+    live_ws.watch(WatchRequest::key("live")).unwrap();
+    for _ in 0..3 {
+        let rev = put(&store, "live", "x");
+        let got = events_until(&live_rx, rev, Duration::from_secs(2));
+        assert_eq!(got.last(), Some(&(rev, "live".to_string())));
+    }
+
+    // The history watchers were told nothing but "created" meanwhile.
+    let quiet = |rx: &Responses| {
+        let r = rx
+            .recv_timeout(Duration::from_millis(200))
+            .expect("created");
+        assert!(matches!(r.kind, ResponseKind::Created), "{r:?}");
+        assert!(rx.recv_timeout(Duration::from_millis(200)).is_none());
+    };
+    quiet(&range_rx);
+    quiet(&key_rx);
+
+    // Reads work again: each gets everything it missed, once, in order.
+    backend.failing.store(false, Ordering::SeqCst);
+    let wanted: Vec<_> = keys.iter().filter(|(rev, _)| *rev >= 2).cloned().collect();
+    assert_eq!(
+        events_until(&range_rx, current, Duration::from_secs(10)),
+        wanted
+    );
+    assert_eq!(
+        events_until(&key_rx, keys[3].0, Duration::from_secs(10)),
+        vec![keys[3].clone()]
+    );
+    let rev = put(&store, "k99", "after");
+    assert_eq!(
+        events_until(&range_rx, rev, Duration::from_secs(2)),
+        vec![(rev, "k99".to_string())]
+    );
+    assert!(key_rx.recv_timeout(Duration::from_millis(200)).is_none());
+}
