@@ -179,6 +179,8 @@ pub(crate) struct TxnWriter<'a> {
     /// Changes made so far; the next one gets `sub = changes`.
     pub changes: i64,
     pub events: Vec<Event>,
+    /// Publish each event with the key's previous value.
+    pub with_prev_kvs: bool,
 }
 
 impl TxnWriter<'_> {
@@ -332,7 +334,9 @@ impl TxnWriter<'_> {
 
     fn put(&mut self, req: &PutRequest) -> Result<PutResponse> {
         let prev = match self.index.get(&req.key, self.read_rev()) {
-            Some(e) if req.prev_kv || req.ignore_value || req.ignore_lease => {
+            Some(e)
+                if req.prev_kv || req.ignore_value || req.ignore_lease || self.with_prev_kvs =>
+            {
                 Some(self.load(e.rev)?)
             }
             _ => None,
@@ -369,6 +373,11 @@ impl TxnWriter<'_> {
         self.events.push(Event {
             kind: EventKind::Put,
             kv,
+            prev_kv: if self.with_prev_kvs {
+                prev.clone()
+            } else {
+                None
+            },
         });
         Ok(PutResponse {
             header_revision: rev.main,
@@ -396,12 +405,12 @@ impl TxnWriter<'_> {
             |k, e| doomed.push((k.clone(), e)),
         );
         let mut prev_kvs = Vec::new();
-        if req.prev_kv {
+        if req.prev_kv || self.with_prev_kvs {
             for (_, e) in &doomed {
                 prev_kvs.push(self.load(e.rev)?);
             }
         }
-        for (key, _) in &doomed {
+        for (i, (key, _)) in doomed.iter().enumerate() {
             let rev = self.next_rev();
             self.index.tombstone(key.clone(), rev);
             self.leases.detach(key);
@@ -418,7 +427,15 @@ impl TxnWriter<'_> {
             self.events.push(Event {
                 kind: EventKind::Delete,
                 kv,
+                prev_kv: if self.with_prev_kvs {
+                    prev_kvs.get(i).cloned()
+                } else {
+                    None
+                },
             });
+        }
+        if !req.prev_kv {
+            prev_kvs.clear();
         }
         Ok(DeleteRangeResponse {
             header_revision: self.read_rev(),

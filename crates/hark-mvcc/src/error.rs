@@ -35,6 +35,10 @@ pub enum Error {
     /// A record bucket name is empty or holds a NUL.
     #[error("mvcc: invalid record bucket name")]
     InvalidBucket,
+    /// More requests wait for the committer than it will queue (etcd refuses
+    /// proposals the same way when its apply falls too far behind).
+    #[error("etcdserver: too many requests")]
+    TooManyRequests,
     /// The store is shutting down or a previous write failed; nothing more is accepted.
     #[error("mvcc: store is closed")]
     Closed,

@@ -42,6 +42,20 @@ pub enum EventKind {
 pub struct Event {
     pub kind: EventKind,
     pub kv: KeyValue,
+    /// The key's value before this change, when the revision carries
+    /// previous values (see [`CommittedRevision::with_prev_kvs`]); `None`
+    /// for a put that created the key.
+    pub prev_kv: Option<KeyValue>,
+}
+
+impl Event {
+    pub fn new(kind: EventKind, kv: KeyValue) -> Event {
+        Event {
+            kind,
+            kv,
+            prev_kv: None,
+        }
+    }
 }
 
 /// Everything one write transaction changed, published after it is durable.
@@ -50,6 +64,10 @@ pub struct CommittedRevision {
     pub revision: i64,
     /// In `sub` revision order.
     pub events: Vec<Event>,
+    /// Whether each event's `prev_kv` is filled in: the committer adds
+    /// previous values while someone wants them (see
+    /// [`crate::Store::want_prev_kvs`]); history reads do not.
+    pub with_prev_kvs: bool,
 }
 
 impl CommittedRevision {
@@ -58,7 +76,13 @@ impl CommittedRevision {
         64 + self
             .events
             .iter()
-            .map(|e| e.kv.key.len() + e.kv.value.len() + 96)
+            .map(|e| {
+                let prev = e
+                    .prev_kv
+                    .as_ref()
+                    .map_or(0, |p| p.key.len() + p.value.len());
+                e.kv.key.len() + e.kv.value.len() + prev + 96
+            })
             .sum::<usize>()
     }
 }

@@ -38,5 +38,6 @@ pub use request::*;
 pub use restore::{RestoredStore, Restorer};
 pub use revision::Revision;
 pub use store::{
-    BackendClosed, Done, HistoryChunk, KvHash, LoggedDone, Store, StoreImage, StoreOptions,
+    BackendClosed, Done, HistoryChunk, KvHash, LoggedDone, MAX_QUEUED_REQUESTS, PrevKvInterest,
+    Store, StoreImage, StoreOptions,
 };

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -89,6 +89,11 @@ type JobDone = Box<dyn FnOnce(Option<Result<WriteResponse>>) + Send + 'static>;
 /// entry without a request.
 pub type LoggedDone = JobDone;
 
+/// Requests [`Store::apply`] lets wait for the committer before refusing
+/// more with [`Error::TooManyRequests`] (etcd's limit on proposals its apply
+/// has not caught up with is 5000 entries).
+pub const MAX_QUEUED_REQUESTS: usize = 5000;
+
 /// Meta key of the replicated log's position applied last (opaque to the store).
 pub(crate) const META_LOG_POSITION: &[u8] = b"log_position";
 
@@ -102,6 +107,9 @@ struct Shared {
     committed_rev: AtomicI64,
     /// Reads below this revision fail with `Compacted`.
     compact_rev: AtomicI64,
+    /// Holders of [`PrevKvInterest`]: while any, published events carry the
+    /// keys' previous values.
+    prev_kv_interest: AtomicUsize,
     /// Guards publishing, so a subscriber learns exactly where its stream starts.
     subscribers: Mutex<Vec<FeedSender>>,
     /// A backend write failed: the in-memory state is ahead of the disk, so no more
@@ -117,6 +125,8 @@ struct Shared {
     nospace: AtomicBool,
     corrupt: AtomicBool,
     sizes: SizeCache,
+    /// Jobs submitted and not yet taken by the committer.
+    queued_jobs: AtomicUsize,
     /// Requests the committer has taken (etcd's proposals committed/applied).
     proposals: AtomicU64,
     /// One space reclamation at a time.
@@ -126,6 +136,19 @@ struct Shared {
     /// Bumped by every install: compactions planned before it are void.
     generation: AtomicU64,
     options: StoreOptions,
+}
+
+/// Keeps published events carrying previous values (see
+/// [`Store::want_prev_kvs`]); dropping it withdraws the wish.
+/// Holds the store weakly: it never keeps a closed store's backend open.
+pub struct PrevKvInterest(std::sync::Weak<Shared>);
+
+impl Drop for PrevKvInterest {
+    fn drop(&mut self) {
+        if let Some(shared) = self.0.upgrade() {
+            shared.prev_kv_interest.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
 }
 
 /// The backend's measured sizes, refreshed at most every [`SIZE_REFRESH`].
@@ -228,6 +251,8 @@ impl Store {
             committed_rev: AtomicI64::new(current),
             compact_rev: AtomicI64::new(scheduled),
             subscribers: Mutex::new(Vec::new()),
+            prev_kv_interest: AtomicUsize::new(0),
+            queued_jobs: AtomicUsize::new(0),
             failed: AtomicBool::new(false),
             nospace: AtomicBool::new(alarms.any(AlarmKind::NoSpace)),
             corrupt: AtomicBool::new(alarms.any(AlarmKind::Corrupt)),
@@ -495,6 +520,12 @@ impl Store {
         if self.shared().failed.load(Ordering::Acquire) {
             return done(Err(Error::Closed));
         }
+        // A replicated log's entries are never refused here: they are
+        // committed already, and the log bounds what it has in flight.
+        if self.shared().queued_jobs.load(Ordering::Acquire) >= MAX_QUEUED_REQUESTS {
+            metrics::counter!("etcd_server_proposals_failed_total").increment(1);
+            return done(Err(Error::TooManyRequests));
+        }
         self.submit(Job {
             parts: vec![(
                 Work::Request(req),
@@ -597,8 +628,10 @@ impl Store {
             .as_ref()
             .expect("jobs sender lives as long as the store");
         metrics::gauge!("etcd_server_proposals_pending").increment(1.0);
+        self.shared().queued_jobs.fetch_add(1, Ordering::AcqRel);
         if let Err(crossbeam_channel::SendError(job)) = jobs.send(job) {
             metrics::gauge!("etcd_server_proposals_pending").decrement(1.0);
+            self.shared().queued_jobs.fetch_sub(1, Ordering::AcqRel);
             for (_, done) in job.parts {
                 done(Some(Err(Error::Closed)));
             }
@@ -684,6 +717,18 @@ impl Store {
         self.subscribe_within(DEFAULT_FEED_BYTES)
     }
 
+    /// Asks the committer to publish each event with the key's previous
+    /// value (etcd's `prev_kv`) until the returned guard is dropped. The
+    /// committer reads it as it applies the write, where it is at hand (in
+    /// its own group's overlay, or just written), so a subscriber serving
+    /// `prev_kv` watchers need not read the store per event.
+    pub fn want_prev_kvs(&self) -> PrevKvInterest {
+        self.shared()
+            .prev_kv_interest
+            .fetch_add(1, Ordering::AcqRel);
+        PrevKvInterest(Arc::downgrade(&self.inner.shared))
+    }
+
     /// The largest backlog, in bytes, that any subscriber's feed holds now.
     pub fn feed_backlog_bytes(&self) -> usize {
         let subs = self.shared().subscribers.lock();
@@ -755,6 +800,7 @@ impl Store {
                     out.push(CommittedRevision {
                         revision: rev.main,
                         events: Vec::new(),
+                        with_prev_kvs: false,
                     });
                 }
                 bytes += v.len();
@@ -766,7 +812,7 @@ impl Store {
                 out.last_mut()
                     .expect("pushed above")
                     .events
-                    .push(Event { kind, kv });
+                    .push(Event::new(kind, kv));
                 true
             })?;
         if let Some(e) = failure {
@@ -823,7 +869,7 @@ impl Store {
             } else {
                 EventKind::Put
             };
-            events.push(Event { kind, kv });
+            events.push(Event::new(kind, kv));
         }
         Ok(events)
     }
@@ -1256,6 +1302,7 @@ impl Committer {
     /// rebuilds the in-memory state from it and tells subscribers.
     fn install(&mut self, job: Job) {
         metrics::gauge!("etcd_server_proposals_pending").decrement(1.0);
+        self.shared.queued_jobs.fetch_sub(1, Ordering::AcqRel);
         let Job {
             mut parts,
             position,
@@ -1278,6 +1325,7 @@ impl Committer {
                 let jump = Arc::new(CommittedRevision {
                     revision: self.applied_rev,
                     events: Vec::new(),
+                    with_prev_kvs: false,
                 });
                 subs.retain(|s| s.offer(&jump));
             }
@@ -1380,6 +1428,9 @@ impl Committer {
     fn commit_group(&mut self, group: Vec<Job>) {
         let size = group.len() as u64;
         metrics::gauge!("etcd_server_proposals_pending").decrement(size as f64);
+        self.shared
+            .queued_jobs
+            .fetch_sub(group.len(), Ordering::AcqRel);
         if self.shared.failed.load(Ordering::Acquire) {
             metrics::counter!("etcd_server_proposals_failed_total").increment(size);
             for (_, done) in group.into_iter().flat_map(|j| j.parts) {
@@ -1503,6 +1554,8 @@ impl Committer {
             };
             return Outcome::Ready(Ok(WriteResponse::LeaseGrant(resp)), None);
         }
+        // Read once per request, so every event of a revision agrees.
+        let with_prev_kvs = self.shared.prev_kv_interest.load(Ordering::Acquire) > 0;
         let mut writer = TxnWriter {
             index: &mut index,
             backend: self.shared.backend.as_ref(),
@@ -1513,6 +1566,7 @@ impl Committer {
             compact_rev: self.compact_target,
             changes: 0,
             events: Vec::new(),
+            with_prev_kvs,
         };
         let result = match req {
             WriteRequest::Put(p) => writer.apply_put(&p).map(WriteResponse::Put),
@@ -1543,6 +1597,7 @@ impl Committer {
         let committed = Arc::new(CommittedRevision {
             revision: self.applied_rev,
             events,
+            with_prev_kvs,
         });
         Outcome::Ready(result, Some(committed))
     }

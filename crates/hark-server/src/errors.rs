@@ -30,6 +30,7 @@ pub fn mvcc_status(e: Error) -> Status {
         Error::NoSpace => no_space(),
         Error::Corrupt => Status::data_loss(CORRUPT),
         Error::Closed => Status::unavailable("etcdserver: server stopped"),
+        Error::TooManyRequests => Status::resource_exhausted(e.to_string()),
         // The server guards writes only with the auth revision they were checked at.
         Error::GuardFailed => Status::invalid_argument(AUTH_OLD_REVISION),
         Error::InvalidBucket => Status::internal(format!("etcdserver: {e}")),

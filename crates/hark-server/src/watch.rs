@@ -175,7 +175,13 @@ async fn recv_loop(
     let (replica, lost) = require_leader.unzip();
     let code = loop {
         tokio::select! {
-            msg = inbound.message() => match msg {
+            // Read the client's next request only once the stream has room
+            // for it (see `WatchStream::ready`): flow control holds back a
+            // client that sends faster than it reads.
+            msg = async {
+                stream.ready().await;
+                inbound.message().await
+            } => match msg {
                 Ok(Some(req)) => {
                     call.received();
                     handle(&caller, &stream, &fragmented, req)

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, select};
-use hark_mvcc::{CommittedRevision, EventKind, Feed, Store};
+use hark_mvcc::{CommittedRevision, EventKind, Feed, PrevKvInterest, Store};
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
 
@@ -99,9 +99,9 @@ impl RevisionEvents {
         let events: Vec<Arc<WatchEvent>> = c
             .events
             .iter()
-            .map(|e| Arc::new(WatchEvent::new(e.kind, e.kv.clone())))
+            .map(|e| Arc::new(WatchEvent::from_store(e, c.with_prev_kvs)))
             .collect();
-        let bytes = events.iter().map(|e| e.approx_size()).sum();
+        let bytes = events.iter().map(|e| e.held_bytes()).sum();
         RevisionEvents {
             revision: c.revision,
             events,
@@ -154,6 +154,9 @@ pub(crate) struct Engine {
     /// Set after a failed history read: watchers that need the store's history
     /// wait until then; every other watcher goes on.
     history_retry: Option<Backoff>,
+    /// Watchers with `prev_kv`; while any, the store publishes previous values.
+    prev_kv_watchers: usize,
+    prev_kv_interest: Option<PrevKvInterest>,
 }
 
 /// When a failed history read is tried again, and the delay that led there.
@@ -202,6 +205,8 @@ impl Engine {
             last_tick: Instant::now(),
             hub_dropped: false,
             history_retry: None,
+            prev_kv_watchers: 0,
+            prev_kv_interest: None,
         }
     }
 
@@ -404,6 +409,23 @@ impl Engine {
     }
 
     fn handle(&mut self, cmd: Command) {
+        // A request of a stream's handle: count it handled once done.
+        let answered = match &cmd {
+            Command::Create { stream, .. }
+            | Command::Reject { stream, .. }
+            | Command::Cancel { stream, .. }
+            | Command::Progress { stream, .. } => {
+                self.streams.get(stream).map(|st| st.outbox.clone())
+            }
+            _ => None,
+        };
+        self.handle_command(cmd);
+        if let Some(outbox) = answered {
+            outbox.request_handled();
+        }
+    }
+
+    fn handle_command(&mut self, cmd: Command) {
         match cmd {
             Command::OpenStream {
                 stream,
@@ -489,6 +511,12 @@ impl Engine {
         .iter()
         .filter(|(on, _)| *on)
         .fold(0, |acc, (_, f)| acc | f);
+        if req.prev_kv {
+            self.prev_kv_watchers += 1;
+            if self.prev_kv_interest.is_none() {
+                self.prev_kv_interest = Some(self.store.want_prev_kvs());
+            }
+        }
         let keys = Keys::new(&req.key, &req.range_end);
         let slot = self
             .watchers
@@ -507,6 +535,12 @@ impl Engine {
     fn remove_watcher(&mut self, slot: Slot) {
         let w = self.watchers.get(slot);
         let stream = w.stream;
+        if w.has(PREV_KV) {
+            self.prev_kv_watchers -= 1;
+            if self.prev_kv_watchers == 0 {
+                self.prev_kv_interest = None;
+            }
+        }
         match w.state {
             State::Synced => self.synced.remove(slot, &mut self.watchers),
             State::Unsynced => {
@@ -727,8 +761,8 @@ impl Engine {
             self.history_retry = None;
             let all = SharedEvents::new(
                 events
-                    .into_iter()
-                    .map(|e| Arc::new(WatchEvent::new(e.kind, e.kv))),
+                    .iter()
+                    .map(|e| Arc::new(WatchEvent::from_store(e, false))),
             );
             let picked: Vec<u32> = (0..all.events.len() as u32).collect();
             self.deliver_catch_up(slot, &all, &picked, upto);

@@ -40,6 +40,23 @@ impl WatchEvent {
         }
     }
 
+    /// An event whose previous value is already known (published with it).
+    pub fn with_prev_kv(kind: EventKind, kv: KeyValue, prev_kv: Option<KeyValue>) -> Self {
+        let event = WatchEvent::new(kind, kv);
+        let _ = event.prev_kv.set(prev_kv);
+        event
+    }
+
+    /// From a store event: its previous value travels with it when the
+    /// revision carries previous values.
+    pub(crate) fn from_store(e: &hark_mvcc::Event, with_prev_kvs: bool) -> Self {
+        if with_prev_kvs {
+            WatchEvent::with_prev_kv(e.kind, e.kv.clone(), e.prev_kv.clone())
+        } else {
+            WatchEvent::new(e.kind, e.kv.clone())
+        }
+    }
+
     pub fn revision(&self) -> i64 {
         self.kv.mod_revision
     }
@@ -50,8 +67,10 @@ impl WatchEvent {
         self.prev_kv.get().and_then(Option::as_ref)
     }
 
-    /// Reads the value at `mod_revision - 1` (etcd's rule: never for a put that
-    /// created the key; silently absent when compacted).
+    /// Reads the value at `mod_revision - 1` unless it came with the event
+    /// (etcd's rule: never for a put that created the key; silently absent
+    /// when compacted). Only events published before a `prev_kv` watcher
+    /// existed, and history read for catch-up, need the read.
     pub(crate) fn load_prev_kv(&self, store: &Store) {
         self.prev_kv.get_or_init(|| {
             if self.kind == EventKind::Put && self.kv.create_revision == self.kv.mod_revision {
@@ -90,5 +109,10 @@ impl WatchEvent {
     /// Bytes this event adds to a response (an estimate, used to cut batches).
     pub(crate) fn approx_size(&self) -> usize {
         self.kv.key.len() + self.kv.value.len() + 48
+    }
+
+    /// Bytes it holds, with a previous value it carries (for the window).
+    pub(crate) fn held_bytes(&self) -> usize {
+        self.approx_size() + self.prev_kv().map_or(0, |p| p.key.len() + p.value.len())
     }
 }

@@ -25,6 +25,6 @@ mod stream;
 
 pub use config::WatchConfig;
 pub use event::WatchEvent;
-pub use outbox::Responses;
+pub use outbox::{MAX_UNANSWERED, Responses};
 pub use response::{Events, NO_WATCH_ID, ResponseKind, WatchId, WatchResponse};
 pub use stream::{EnginePause, WatchError, WatchHub, WatchRequest, WatchStream};

@@ -50,6 +50,32 @@ struct State {
     /// A push was refused; tell the engine when room appears.
     engine_waiting: bool,
     waker: Option<Waker>,
+    /// Requests of the stream's handle the engine has not handled yet, and
+    /// control replies queued: together held under [`MAX_UNANSWERED`].
+    unanswered: usize,
+    control_replies: usize,
+    /// The stream's handle waits for room under [`MAX_UNANSWERED`].
+    requests_waker: Option<Waker>,
+}
+
+/// Requests a stream may have in flight: sent and not yet handled by the
+/// engine, or answered with a reply its consumer has not taken (etcd blocks
+/// a stream's receive loop on a full control channel the same way).
+pub const MAX_UNANSWERED: usize = 1024;
+
+impl State {
+    fn requests_room(&self) -> bool {
+        self.unanswered + self.control_replies < MAX_UNANSWERED
+    }
+
+    /// Called when a request is answered: wakes a handle waiting for room.
+    fn wake_requests(&mut self) {
+        if self.requests_room()
+            && let Some(w) = self.requests_waker.take()
+        {
+            w.wake();
+        }
+    }
 }
 
 impl Outbox {
@@ -119,15 +145,35 @@ impl Outbox {
     }
 
     pub(crate) fn push_control(&self, resp: WatchResponse) {
-        let st = self.state.lock();
+        let mut st = self.state.lock();
         if !st.closed {
-            self.enqueue(st, resp);
+            st.control_replies += 1;
+            st.queue.push_back(resp);
+            Self::wake(st, &self.ready);
         }
     }
 
-    fn enqueue(&self, mut st: MutexGuard<'_, State>, resp: WatchResponse) {
-        st.queue.push_back(resp);
-        Self::wake(st, &self.ready);
+    /// The stream's handle sent the engine a request.
+    pub(crate) fn request_sent(&self) {
+        self.state.lock().unanswered += 1;
+    }
+
+    /// The engine handled one of the stream's requests.
+    pub(crate) fn request_handled(&self) {
+        let mut st = self.state.lock();
+        st.unanswered = st.unanswered.saturating_sub(1);
+        st.wake_requests();
+    }
+
+    /// Ready when the stream may send another request (see [`MAX_UNANSWERED`]);
+    /// a closed stream is always ready (its requests are refused).
+    pub(crate) fn poll_requests_room(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut st = self.state.lock();
+        if st.closed || st.requests_room() {
+            return Poll::Ready(());
+        }
+        st.requests_waker = Some(cx.waker().clone());
+        Poll::Pending
     }
 
     /// Releases the lock, then wakes whoever waits: a blocked or an async reader.
@@ -145,6 +191,10 @@ impl Outbox {
         let mut st = self.state.lock();
         st.closed = true;
         let dropped: usize = st.queue.drain(..).map(|r| r.events().len()).sum();
+        st.control_replies = 0;
+        if let Some(w) = st.requests_waker.take() {
+            w.wake();
+        }
         st.event_batches = 0;
         st.event_bytes = 0;
         self.counts
@@ -173,6 +223,9 @@ impl Outbox {
                     stream: self.stream,
                 });
             }
+        } else {
+            st.control_replies -= 1;
+            st.wake_requests();
         }
         Ok(Some(resp))
     }

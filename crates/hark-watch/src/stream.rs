@@ -1,8 +1,10 @@
 //! The public API: a [`WatchHub`] per store, a [`WatchStream`] per client stream.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use crossbeam_channel::Sender;
@@ -181,6 +183,7 @@ impl WatchHub {
             store: self.inner.store.clone(),
             ids,
             commands: self.inner.commands.clone(),
+            outbox: outbox.clone(),
         };
         (stream, Responses { outbox })
     }
@@ -217,9 +220,35 @@ pub struct WatchStream {
     store: Store,
     ids: Arc<Mutex<StreamIds>>,
     commands: Sender<Command>,
+    /// Counts the requests in flight (see [`WatchStream::poll_ready`]).
+    outbox: Arc<Outbox>,
 }
 
 impl WatchStream {
+    /// Ready when the stream may make another request: fewer than
+    /// [`MAX_UNANSWERED`](crate::MAX_UNANSWERED) are unhandled by the engine or answered with a
+    /// reply the consumer has not taken. A server awaits this before reading
+    /// its client's next request, so a client that sends without reading
+    /// (or an engine that falls behind) is held back by flow control
+    /// rather than queued without bound. Requests made without waiting are
+    /// still taken.
+    pub fn poll_ready(&self, cx: &mut Context<'_>) -> Poll<()> {
+        self.outbox.poll_requests_room(cx)
+    }
+
+    /// [`WatchStream::poll_ready`] as a future.
+    pub fn ready(&self) -> impl Future<Output = ()> + '_ {
+        std::future::poll_fn(|cx| self.poll_ready(cx))
+    }
+
+    /// Sends the engine a request that it answers (or decides not to).
+    fn request(&self, cmd: Command) {
+        self.outbox.request_sent();
+        if self.commands.send(cmd).is_err() {
+            self.outbox.request_handled();
+        }
+    }
+
     /// Creates a watcher. A refused create is also answered on the response
     /// channel (created + canceled, watch id -1), in order with other creates.
     pub fn watch(&self, mut req: WatchRequest) -> Result<WatchId, WatchError> {
@@ -237,7 +266,7 @@ impl WatchStream {
                 reason: e.to_string(),
             },
         };
-        let _ = self.commands.send(cmd);
+        self.request(cmd);
         result
     }
 
@@ -245,7 +274,7 @@ impl WatchStream {
     /// client gets created + canceled with `reason` and watch id -1, in order
     /// with the stream's other replies; no id is used.
     pub fn reject(&self, reason: String) {
-        let _ = self.commands.send(Command::Reject {
+        self.request(Command::Reject {
             stream: self.id,
             reason,
         });
@@ -287,7 +316,7 @@ impl WatchStream {
         if !self.ids.lock().slots.contains_key(&id) {
             return false;
         }
-        let _ = self.commands.send(Command::Cancel {
+        self.request(Command::Cancel {
             stream: self.id,
             id,
         });
@@ -296,7 +325,7 @@ impl WatchStream {
 
     /// Asks for a progress reply for one watcher (sent only if it is synced).
     pub fn request_progress(&self, id: WatchId) {
-        let _ = self.commands.send(Command::Progress {
+        self.request(Command::Progress {
             stream: self.id,
             id: Some(id),
         });
@@ -305,7 +334,7 @@ impl WatchStream {
     /// etcd's `RequestProgressAll`: a reply with watch id -1 and the current
     /// revision, only if every watcher of the stream is synced (else nothing).
     pub fn request_progress_all(&self) {
-        let _ = self.commands.send(Command::Progress {
+        self.request(Command::Progress {
             stream: self.id,
             id: None,
         });

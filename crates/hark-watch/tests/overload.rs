@@ -91,3 +91,37 @@ fn a_starved_engine_keeps_its_queue_within_budget_and_loses_nothing() {
         .collect();
     assert_eq!(revs, expected);
 }
+
+#[test]
+fn a_stream_that_does_not_read_its_replies_is_held_to_a_bound() {
+    let store = Store::in_memory();
+    let hub = WatchHub::new(store.clone(), WatchConfig::default());
+    let (ws, rx) = hub.new_stream();
+    let id = ws.watch(WatchRequest::key("a")).unwrap();
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    // Each progress request is answered (the watcher is synced); nobody reads.
+    let mut sent = 1;
+    while ws.poll_ready(&mut cx).is_ready() {
+        ws.request_progress(id);
+        sent += 1;
+        assert!(sent <= MAX_UNANSWERED, "no bound after {sent} requests");
+    }
+    assert_eq!(sent, MAX_UNANSWERED);
+    // Taking replies makes room again.
+    let r = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert!(matches!(r.kind, ResponseKind::Created));
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while ws.poll_ready(&mut cx).is_pending() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no room after a reply was taken"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let mut replies = 1;
+    while let Some(r) = rx.recv_timeout(Duration::from_millis(200)) {
+        assert!(matches!(r.kind, ResponseKind::Progress), "{r:?}");
+        replies += 1;
+    }
+    assert_eq!(replies, sent);
+}

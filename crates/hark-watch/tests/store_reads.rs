@@ -1,9 +1,9 @@
-//! A store whose history reads fail: only the watchers that need history wait
-//! (and retry); every other watcher goes on, and nothing is lost once reads
-//! work again.
+//! What the engine reads from the store, seen through a backend that counts
+//! and can fail its reads: history read errors hold up only the watchers
+//! that need history, and `prev_kv` watchers cost no read per event.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use hark_mvcc::backend::{Table, WriteBatch};
@@ -13,23 +13,31 @@ use hark_mvcc::{
 use hark_watch::*;
 
 /// A memory backend whose key-value reads fail while `failing` is set, as a
-/// disk that returns I/O errors would; writes keep working.
+/// disk that returns I/O errors would (writes keep working), and which
+/// counts the key-value reads made on the watch engine's thread.
 #[derive(Default)]
-struct FailingReads {
+struct ProbedReads {
     inner: MemoryBackend,
     failing: AtomicBool,
+    engine_reads: AtomicUsize,
 }
 
-impl FailingReads {
+impl ProbedReads {
     fn check(&self, table: Table) -> Result<()> {
-        if table == Table::Kv && self.failing.load(Ordering::SeqCst) {
+        if table != Table::Kv {
+            return Ok(());
+        }
+        if std::thread::current().name() == Some("hark-watch-engine") {
+            self.engine_reads.fetch_add(1, Ordering::SeqCst);
+        }
+        if self.failing.load(Ordering::SeqCst) {
             return Err(hark_mvcc::Error::Backend("injected read failure".into()));
         }
         Ok(())
     }
 }
 
-impl Backend for FailingReads {
+impl Backend for ProbedReads {
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.check(table)?;
         self.inner.get(table, key)
@@ -100,7 +108,7 @@ fn events_until(rx: &Responses, upto: i64, within: Duration) -> Vec<(i64, String
 
 #[test]
 fn failed_history_reads_hold_up_only_the_watchers_that_need_history() {
-    let backend = Arc::new(FailingReads::default());
+    let backend = Arc::new(ProbedReads::default());
     let store = Store::with_backend(Box::new(backend.clone()), StoreOptions::default()).unwrap();
     let config = WatchConfig {
         window_revisions: 10,
@@ -171,4 +179,61 @@ fn failed_history_reads_hold_up_only_the_watchers_that_need_history() {
         vec![(rev, "k99".to_string())]
     );
     assert!(key_rx.recv_timeout(Duration::from_millis(200)).is_none());
+}
+
+#[test]
+fn prev_kv_watchers_get_previous_values_without_a_store_read_per_event() {
+    let backend = Arc::new(ProbedReads::default());
+    let store = Store::with_backend(Box::new(backend.clone()), StoreOptions::default()).unwrap();
+    let hub = WatchHub::new(store.clone(), WatchConfig::default());
+    for i in 0..10 {
+        put(&store, &format!("p{i}"), "0");
+    }
+    let (ws, rx) = hub.new_stream();
+    ws.watch(WatchRequest::range("p", "q").with_prev_kv())
+        .unwrap();
+    let r = rx.recv_timeout(Duration::from_secs(5)).expect("created");
+    assert!(matches!(r.kind, ResponseKind::Created));
+    let before = backend.engine_reads.load(Ordering::SeqCst);
+
+    const ROUNDS: usize = 100;
+    for round in 1..=ROUNDS {
+        for i in 0..10 {
+            put(&store, &format!("p{i}"), &round.to_string());
+        }
+    }
+    hark_mvcc::Store::delete_range(&store, hark_mvcc::DeleteRangeRequest::new("p", "q")).unwrap();
+    let mut seen = Vec::new();
+    while seen.len() < ROUNDS * 10 + 10 {
+        let r = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("every event arrives");
+        for e in r.events() {
+            let prev = e
+                .prev_kv()
+                .map(|p| String::from_utf8(p.value.to_vec()).unwrap());
+            seen.push((e.kind, e.kv.key.clone(), prev));
+        }
+    }
+    for (n, (kind, key, prev)) in seen.iter().enumerate() {
+        let (round, i) = (n / 10, n % 10);
+        assert_eq!(key.as_ref(), format!("p{i}").as_bytes());
+        // Round r's put replaces round r - 1's value; the delete, the last.
+        let expected_kind = if round == ROUNDS {
+            EventKind::Delete
+        } else {
+            EventKind::Put
+        };
+        assert_eq!(*kind, expected_kind);
+        assert_eq!(
+            prev.as_deref(),
+            Some(round.to_string().as_str()),
+            "event {n}"
+        );
+    }
+    assert_eq!(
+        backend.engine_reads.load(Ordering::SeqCst) - before,
+        0,
+        "the engine read the store for previous values"
+    );
 }
