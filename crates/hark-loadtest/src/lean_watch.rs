@@ -15,7 +15,7 @@
 //! runs before them (the same for Hark and for etcd).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -39,15 +39,20 @@ struct LeanResponse {
     events: Vec<LeanEvent>,
 }
 
-/// `mvccpb.Event`: only its key-value's revision.
+/// `mvccpb.Event`: only its key-value's revisions, and whether it has a
+/// previous key-value.
 #[derive(Clone, PartialEq, prost::Message)]
 struct LeanEvent {
     #[prost(message, optional, tag = "2")]
     kv: Option<LeanKv>,
+    #[prost(message, optional, tag = "3")]
+    prev_kv: Option<LeanKv>,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
 struct LeanKv {
+    #[prost(int64, tag = "2")]
+    create_revision: i64,
     #[prost(int64, tag = "3")]
     mod_revision: i64,
 }
@@ -65,6 +70,32 @@ pub struct Spec {
     pub last: Arc<AtomicU64>,
     /// Events received, over all watchers.
     pub delivered: Arc<AtomicU64>,
+    /// Ask for `prev_kv`, and count in `prev_missing` the events that
+    /// replaced a value yet came without the previous one.
+    pub prev_kv: bool,
+    pub prev_missing: Arc<AtomicU64>,
+    /// While set (after every watcher is created), the streams read
+    /// nothing: a consumer that stalled, whose server must hold or drop
+    /// what it cannot send.
+    pub hold: Arc<AtomicBool>,
+}
+
+impl Spec {
+    /// Every watcher sees `first..=last` of the keys under `key` (`last`
+    /// set later, when the writer knows it).
+    pub fn prefix(key: &str, start_revision: i64, first: i64) -> Spec {
+        Spec {
+            key: key.into(),
+            prefix: true,
+            start_revision,
+            first,
+            last: Arc::new(AtomicU64::new(u64::MAX)),
+            delivered: Arc::new(AtomicU64::new(0)),
+            prev_kv: false,
+            prev_missing: Arc::new(AtomicU64::new(0)),
+            hold: Arc::new(AtomicBool::new(false)),
+        }
+    }
 }
 
 /// Watch streams being checked.
@@ -156,6 +187,7 @@ async fn open_and_check(
             Default::default()
         },
         start_revision: spec.start_revision,
+        prev_kv: spec.prev_kv,
         ..Default::default()
     };
     tokio::spawn(async move {
@@ -213,6 +245,12 @@ async fn check_stream(
     let mut created = Some(created);
     let mut last_progress = Instant::now();
     loop {
+        if watchers.len() == count {
+            while spec.hold.load(Ordering::Acquire) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                last_progress = Instant::now();
+            }
+        }
         let last = spec.last.load(Ordering::Acquire);
         if watchers.len() == count
             && last != u64::MAX
@@ -250,7 +288,11 @@ async fn check_stream(
             .get_mut(&r.watch_id)
             .ok_or_else(|| format!("events for unknown watch {}", r.watch_id))?;
         for e in &r.events {
-            seq.see(e.kv.as_ref().map_or(0, |kv| kv.mod_revision));
+            let kv = e.kv.clone().unwrap_or_default();
+            seq.see(kv.mod_revision);
+            if spec.prev_kv && kv.create_revision != kv.mod_revision && e.prev_kv.is_none() {
+                spec.prev_missing.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 }

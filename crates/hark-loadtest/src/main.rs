@@ -20,7 +20,9 @@ const HELP: &str = "\
 Usage: cargo xtask loadtest <scenario> [options]
 
 Scenarios: put, watch-latency, fanout, catchup, watchers-mem, range,
-           maintenance, gateway (puts and ranges over the JSON gateway),
+           overload (a full-speed writer for --duration seconds while the
+           watchers read nothing, then the server's peak RSS and whether
+           every event still arrives), maintenance, gateway (puts and ranges over the JSON gateway),
            parked (requests waiting over HTTP for their key to change:
            Hark's blocking GET, etcd's /v3/watch), all
 
@@ -34,11 +36,12 @@ Options (defaults finish within a minute):
   --conns N        client connections for put/range         [4]
   --total N        requests for put/range                   [20000]
   --value-size N   bytes per value                          [256]
-  --watchers N     watchers (watch-latency 100, fanout 1000, catchup 100, watchers-mem 100000,
+  --watchers N     watchers (watch-latency 100, fanout 1000, catchup 100, overload 100,
+                   watchers-mem 100000,
                    parked requests 10000)
   --streams N      watch streams for fanout/catchup/mem     [10]
   --rate N         puts per second for watch-latency        [200]
-  --duration S     seconds of writes for watch-latency      [10]
+  --duration S     seconds of writes for watch-latency, overload [10]
   --events N       puts during fanout; wake-ups timed in parked [1000]
   --history N      revisions written before catchup         [20000]
   --keys N         keys preloaded for range                 [1000]
@@ -57,6 +60,8 @@ Options (defaults finish within a minute):
                    with --cluster, members talk mutual TLS to each other
   --user           with --compare-etcd: both servers run with auth on;
                    every client authenticates as root (a token per client)
+  --prev-kv        fanout's watchers ask for prev_kv (each put replaces
+                   one of 100 values, so every event has one)
   --json           machine-readable output (one JSON document)
 ";
 

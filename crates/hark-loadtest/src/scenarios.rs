@@ -7,7 +7,7 @@
 //! as it arrives, without storing it.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -16,13 +16,14 @@ use hark_client::{Client, WatchOptions};
 use crate::lean_watch;
 use crate::servers::{cpu_seconds, rss_bytes};
 
-pub const ALL: [&str; 9] = [
+pub const ALL: [&str; 10] = [
     "put",
     "range",
     "watch-latency",
     "fanout",
     "catchup",
     "watchers-mem",
+    "overload",
     "maintenance",
     "gateway",
     "parked",
@@ -113,6 +114,8 @@ pub struct Options {
     /// With --compare-etcd: TLS on the client URLs, auth on.
     pub tls: bool,
     pub user: bool,
+    /// Watchers of fanout ask for `prev_kv`.
+    pub prev_kv: bool,
 }
 
 impl Options {
@@ -141,6 +144,7 @@ impl Options {
             rounds: 1,
             tls: false,
             user: false,
+            prev_kv: false,
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -163,6 +167,7 @@ impl Options {
                 "--json" => o.json = true,
                 "--tls" => o.tls = true,
                 "--user" => o.user = true,
+                "--prev-kv" => o.prev_kv = true,
                 "--endpoints" => {
                     o.endpoints = Some(value()?.split(',').map(str::to_string).collect())
                 }
@@ -222,6 +227,7 @@ pub async fn run(
         "fanout" => fanout(o, endpoints, pid).await,
         "catchup" => catchup(o, endpoints, pid).await,
         "watchers-mem" => watchers_mem(o, endpoints, pid).await,
+        "overload" => overload(o, endpoints, pid).await,
         "maintenance" => crate::maintenance::run(o, endpoints).await,
         "gateway" => crate::http_load::gateway(o, endpoints, pid).await,
         "parked" => crate::http_load::parked(o, endpoints, pid).await,
@@ -565,7 +571,9 @@ async fn fanout(
 ) -> Result<Vec<Metric>, String> {
     let n = o.watchers.unwrap_or(1000);
     let value = Bytes::from(vec![b'x'; o.value_size]);
-    let (idle_n, events) = (o.events.min(500), o.events);
+    // Each put replaces one of `KEYS` values, so `prev_kv` watchers get one.
+    const KEYS: usize = 100;
+    let (idle_n, events) = (o.events.clamp(KEYS, 500), o.events);
     let (idle_tx, idle_rx) = tokio::sync::oneshot::channel();
     let (go_tx, go_rx) = tokio::sync::oneshot::channel::<i64>();
     let writer = on_own_thread(endpoints, move |writer| async move {
@@ -573,7 +581,7 @@ async fn fanout(
         let t0 = Instant::now();
         for i in 0..idle_n {
             writer
-                .put(format!("fan-idle/{i}"), value.clone())
+                .put(format!("fan/{}", i % KEYS), value.clone())
                 .await
                 .map_err(|e| e.to_string())?;
         }
@@ -582,7 +590,7 @@ async fn fanout(
         let start = Instant::now();
         for i in 0..events {
             last_rev = writer
-                .put(format!("fan/{i}"), value.clone())
+                .put(format!("fan/{}", i % KEYS), value.clone())
                 .await
                 .map_err(|e| e.to_string())?
                 .header
@@ -601,12 +609,8 @@ async fn fanout(
     .await?
         + 1;
     let spec = lean_watch::Spec {
-        key: "fan/".into(),
-        prefix: true,
-        start_revision: 0,
-        first,
-        last: Arc::new(AtomicU64::new(u64::MAX)),
-        delivered: Arc::new(AtomicU64::new(0)),
+        prev_kv: o.prev_kv,
+        ..lean_watch::Spec::prefix("fan/", 0, first)
     };
     let mut checkers = lean_watch::start(endpoints, n, o.streams, &spec).await?;
     checkers.created().await?;
@@ -637,6 +641,10 @@ async fn fanout(
         count("events lost", lost, "events", Combine::Sum),
         count("events duplicated", dup, "events", Combine::Sum),
     ]);
+    if o.prev_kv {
+        let missing = spec.prev_missing.load(Ordering::Relaxed);
+        out.push(count("prev_kv missing", missing, "events", Combine::Sum));
+    }
     Ok(out)
 }
 
@@ -699,17 +707,13 @@ async fn catchup(
     eprintln!("   {n} watchers catching up on {} revisions", o.history);
     let cpu = ServerCpu::start(pid);
     let start = Instant::now();
-    let spec = lean_watch::Spec {
-        key: "cu/".into(),
-        prefix: true,
-        start_revision: first,
-        first,
-        last: Arc::new(AtomicU64::new(last as u64)),
-        delivered: Arc::new(AtomicU64::new(0)),
-    };
+    let spec = lean_watch::Spec::prefix("cu/", first, first);
+    spec.last.store(last as u64, Ordering::Release);
+    let rss = RssPeak::start(pid);
     let checkers = lean_watch::start(endpoints, n, o.streams, &spec).await?;
     let (lost, dup) = checkers.finish(last).await?;
     let took = start.elapsed();
+    let peak = rss.stop().await;
     let cpu = cpu.per(
         "server CPU per 1k events",
         (n as u64 * o.history as u64) / 1000,
@@ -726,8 +730,131 @@ async fn catchup(
         metric("put p99 idle", idle_p99, "ms"),
         metric("put p99 during / idle", during_p99 / idle_p99, "ratio"),
     ];
+    out.extend(peak.map(|b| metric("peak server RSS", b as f64 / MIB, "MiB")));
     out.extend(cpu);
     out.extend([
+        count("events lost", lost, "events", Combine::Sum),
+        count("events duplicated", dup, "events", Combine::Sum),
+    ]);
+    Ok(out)
+}
+
+const MIB: f64 = (1 << 20) as f64;
+
+/// The highest resident memory of the server while it runs, sampled every
+/// 20 ms (none without a pid).
+struct RssPeak {
+    stop: Arc<AtomicBool>,
+    sampler: Option<tokio::task::JoinHandle<u64>>,
+}
+
+impl RssPeak {
+    fn start(pid: Option<u32>) -> RssPeak {
+        let stop = Arc::new(AtomicBool::new(false));
+        let sampler = pid.map(|pid| {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                let mut peak = 0;
+                while !stop.load(Ordering::Acquire) {
+                    peak = peak.max(rss_bytes(pid).unwrap_or(0));
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                peak
+            })
+        });
+        RssPeak { stop, sampler }
+    }
+
+    async fn stop(self) -> Option<u64> {
+        self.stop.store(true, Ordering::Release);
+        self.sampler?.await.ok()
+    }
+}
+
+/// A writer at full speed for `--duration` seconds while `--watchers`
+/// watchers (over `--streams` streams) read nothing, then read everything:
+/// the server must bound what it holds for them (the peak RSS says how)
+/// and still deliver every event once, in order.
+async fn overload(
+    o: &Options,
+    endpoints: &[String],
+    pid: Option<u32>,
+) -> Result<Vec<Metric>, String> {
+    let n = o.watchers.unwrap_or(100);
+    let cs = clients(endpoints, o.conns).await?;
+    let value = Bytes::from(vec![b'x'; o.value_size]);
+    let first = current_revision(&cs[0]).await? + 1;
+    let spec = lean_watch::Spec::prefix("ov/", 0, first);
+    spec.hold.store(true, Ordering::Release);
+    eprintln!(
+        "   creating {n} stalled watchers over {} streams",
+        o.streams
+    );
+    let mut checkers = lean_watch::start(endpoints, n, o.streams, &spec).await?;
+    checkers.created().await?;
+    let before = pid.map(rss_bytes).transpose()?;
+    let rss = RssPeak::start(pid);
+    let deadline = Instant::now() + Duration::from_secs(o.duration);
+    let (puts, last_rev) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicI64::new(0)));
+    let mut writers = Vec::new();
+    let stride = o.clients;
+    for t in 0..o.clients {
+        let (c, value) = (cs[t % cs.len()].clone(), value.clone());
+        let (puts, last_rev) = (puts.clone(), last_rev.clone());
+        writers.push(tokio::spawn(async move {
+            let mut i = t;
+            while Instant::now() < deadline {
+                let r = c
+                    .put(format!("ov/{}", i % 1000), value.clone())
+                    .await
+                    .map_err(|e| e.to_string())?;
+                i += stride;
+                puts.fetch_add(1, Ordering::Relaxed);
+                if let Some(h) = r.header {
+                    last_rev.fetch_max(h.revision, Ordering::Relaxed);
+                }
+            }
+            Ok::<_, String>(())
+        }));
+    }
+    let started = Instant::now();
+    for w in writers {
+        w.await.map_err(|e| e.to_string())??;
+    }
+    let wrote = started.elapsed();
+    let peak_writing = rss.stop().await;
+    let last = last_rev.load(Ordering::Relaxed);
+    spec.last.store(last as u64, Ordering::Release);
+    eprintln!(
+        "   {} puts written; the watchers read now",
+        puts.load(Ordering::Relaxed)
+    );
+    let rss = RssPeak::start(pid);
+    let drain = Instant::now();
+    spec.hold.store(false, Ordering::Release);
+    let (lost, dup) = checkers.finish(last).await?;
+    let drained = drain.elapsed();
+    let peak_draining = rss.stop().await;
+    let puts = puts.load(Ordering::Relaxed);
+    let mut out = vec![metric(
+        "puts/s (watchers stalled)",
+        puts as f64 / wrote.as_secs_f64(),
+        "ops/s",
+    )];
+    if let (Some(before), Some(writing), Some(draining)) = (before, peak_writing, peak_draining) {
+        out.extend([
+            metric("server RSS before", before as f64 / MIB, "MiB"),
+            metric("peak RSS while stalled", writing as f64 / MIB, "MiB"),
+            metric("peak RSS while draining", draining as f64 / MIB, "MiB"),
+        ]);
+    }
+    out.extend([
+        metric("drain time", drained.as_secs_f64(), "s"),
+        metric(
+            "events delivered",
+            spec.delivered.load(Ordering::Relaxed) as f64,
+            "events",
+        ),
         count("events lost", lost, "events", Combine::Sum),
         count("events duplicated", dup, "events", Combine::Sum),
     ]);
