@@ -109,13 +109,13 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
             .map_err(|e| format!("cannot open data dir {}: {e}", data_dir.display()))?
     };
     let interval = config.watch_progress_notify_interval;
-    let hub = WatchHub::new(
+    let hub = WatchHub::with_engine_start(
         store.clone(),
         WatchConfig {
             progress_notify_interval: (!interval.is_zero()).then_some(interval),
-            engine_nice: WATCH_ENGINE_NICE,
             ..WatchConfig::default()
         },
+        || lower_thread_priority(WATCH_ENGINE_NICE),
     );
 
     let client_addrs = local_addrs(&client_listeners)?;
@@ -747,4 +747,21 @@ impl RunningServer {
         }
         tracing::info!("hark stopped");
     }
+}
+
+/// Adds `nice` to the calling thread's niceness (Linux keeps it per thread);
+/// raising it needs no privilege. Best effort: a failure leaves the thread
+/// as it was.
+fn lower_thread_priority(nice: i32) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain syscalls on the calling thread, no memory is passed.
+    unsafe {
+        let tid = libc::gettid() as libc::id_t;
+        let current = libc::getpriority(libc::PRIO_PROCESS, tid);
+        if libc::setpriority(libc::PRIO_PROCESS, tid, (current + nice).min(19)) != 0 {
+            tracing::warn!("could not lower the watch engine thread's priority");
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = nice;
 }

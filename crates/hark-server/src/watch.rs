@@ -4,7 +4,7 @@
 //! (fragmenting where the watch asked for it). Invalid requests are answered
 //! as etcd answers them, on the stream, which stays open.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -14,7 +14,6 @@ use hark_proto::etcdserverpb::{
     self as pb, watch_create_request::FilterType, watch_request::RequestUnion,
 };
 use hark_watch::{ResponseKind, Responses, WatchRequest, WatchStream};
-use parking_lot::Mutex;
 use tokio_stream::Stream;
 use tonic::codegen::{Body, BoxFuture, Context, Poll, Service, StdError, http};
 use tonic::server::{Grpc, NamedService, StreamingService};
@@ -102,9 +101,6 @@ const NO_LEADER: &str = "etcdserver: no leader";
 /// etcd's `maxNoLeaderCnt`.
 const MAX_NO_LEADER_CHECKS: u32 = 3;
 
-/// Watch ids of one stream whose events may be split (`fragment`).
-type Fragmented = Arc<Mutex<HashSet<i64>>>;
-
 fn open_stream(
     handle: NodeHandle,
     metadata: tonic::metadata::MetadataMap,
@@ -118,7 +114,6 @@ fn open_stream(
         return call.finish(Err(Status::unavailable(NO_LEADER)));
     }
     let (stream, responses) = node.hub.new_stream();
-    let fragmented = Fragmented::default();
     let sent = call.sent_counter();
     let lost_leader = Arc::new(std::sync::atomic::AtomicBool::new(false));
     tokio::spawn(recv_loop(
@@ -126,14 +121,12 @@ fn open_stream(
         (handle.clone(), metadata),
         inbound,
         stream,
-        fragmented.clone(),
         call,
         replica.map(|r| (r, lost_leader.clone())),
     ));
     Ok(Response::new(FrameStream {
         node: handle,
         responses,
-        fragmented,
         ready: VecDeque::new(),
         sent,
         lost_leader,
@@ -168,7 +161,6 @@ async fn recv_loop(
     caller: (NodeHandle, tonic::metadata::MetadataMap),
     mut inbound: Streaming<pb::WatchRequest>,
     stream: WatchStream,
-    fragmented: Fragmented,
     call: Call,
     require_leader: Option<(Arc<hark_raft::Replica>, Arc<std::sync::atomic::AtomicBool>)>,
 ) {
@@ -184,7 +176,7 @@ async fn recv_loop(
             } => match msg {
                 Ok(Some(req)) => {
                     call.received();
-                    handle(&caller, &stream, &fragmented, req)
+                    handle(&caller, &stream, req)
                 }
                 // etcd's watch stream ends only when its client cancels it:
                 // a client's close counts as Canceled there.
@@ -209,7 +201,6 @@ async fn recv_loop(
 fn handle(
     (node, metadata): &(NodeHandle, tonic::metadata::MetadataMap),
     stream: &WatchStream,
-    fragmented: &Fragmented,
     req: pb::WatchRequest,
 ) {
     match req.request_union {
@@ -232,19 +223,12 @@ fn handle(
                 no_delete: filters(FilterType::Nodelete),
                 prev_kv: c.prev_kv,
                 progress_notify: c.progress_notify,
+                fragment: c.fragment,
             };
-            // Held across the create so the response stream cannot see the watch's first
-            // events before its fragment flag.
-            let mut fragmented = fragmented.lock();
             // A refused create is answered by the engine on the stream, in order.
-            if let Ok(id) = stream.watch(create)
-                && c.fragment
-            {
-                fragmented.insert(id);
-            }
+            let _ = stream.watch(create);
         }
         Some(RequestUnion::CancelRequest(c)) => {
-            fragmented.lock().remove(&c.watch_id);
             stream.cancel(c.watch_id);
         }
         Some(RequestUnion::ProgressRequest(_)) => stream.request_progress_all(),
@@ -260,7 +244,6 @@ fn handle(
 struct FrameStream {
     node: NodeHandle,
     responses: Responses,
-    fragmented: Fragmented,
     /// Frames of a reply that was split into fragments, not yet handed out.
     ready: VecDeque<WatchFrame>,
     /// `grpc_server_msg_sent_total` of this call.
@@ -292,19 +275,14 @@ impl Stream for FrameStream {
             let Ok(node) = this.node.get() else {
                 return Poll::Ready(None);
             };
-            to_wire(&node, reply, &this.fragmented, &mut this.ready);
+            to_wire(&node, reply, &mut this.ready);
         }
     }
 }
 
 /// Appends the frames of one engine reply to `out` (more than one only when
 /// it is fragmented).
-fn to_wire(
-    node: &Node,
-    reply: hark_watch::WatchResponse,
-    fragmented: &Fragmented,
-    out: &mut VecDeque<WatchFrame>,
-) {
+fn to_wire(node: &Node, reply: hark_watch::WatchResponse, out: &mut VecDeque<WatchFrame>) {
     let mut w = WatchFrame {
         head: pb::WatchResponse {
             header: node.header(reply.header_revision),
@@ -320,10 +298,14 @@ fn to_wire(
             w.head.canceled = true;
             w.head.cancel_reason = reason;
         }
-        ResponseKind::Events { events, prev_kv } => {
+        ResponseKind::Events {
+            events,
+            prev_kv,
+            fragment,
+        } => {
             w.events = events;
             w.prev_kv = prev_kv;
-            if fragmented.lock().contains(&reply.watch_id) {
+            if fragment {
                 out.extend(w.fragment(node.max_request_bytes));
                 return;
             }

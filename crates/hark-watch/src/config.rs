@@ -27,10 +27,6 @@ pub struct WatchConfig {
     pub progress_notify_interval: Option<Duration>,
     /// Longest the engine sleeps with nothing to do.
     pub tick: Duration,
-    /// Niceness added to the engine thread (Linux; 0 leaves it alone). A
-    /// server gives it a positive value so that when the CPU is short, bulk
-    /// catch-up and fan-out work yields to the threads that serve writes.
-    pub engine_nice: i32,
 }
 
 impl Default for WatchConfig {
@@ -46,7 +42,6 @@ impl Default for WatchConfig {
             catch_up_bytes: 8 << 20,
             progress_notify_interval: Some(Duration::from_secs(600)),
             tick: Duration::from_millis(100),
-            engine_nice: 0,
         }
     }
 }

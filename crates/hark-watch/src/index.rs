@@ -130,6 +130,8 @@ pub(crate) const PREV_KV: u8 = 4;
 pub(crate) const PROGRESS_NOTIFY: u8 = 8;
 /// Events went out since the last progress-notify tick.
 pub(crate) const SENT_SINCE_TICK: u8 = 16;
+/// Its event responses may be split (etcd's `fragment`).
+pub(crate) const FRAGMENT: u8 = 32;
 
 impl Watcher {
     pub(crate) fn new(

@@ -15,16 +15,19 @@
 //! the engine or any watcher. Each event is allocated once and shared (`Arc`)
 //! by every receiver, and encoded at most once ([`WatchEvent::encoded`]).
 
+mod command;
 mod config;
 mod engine;
 mod event;
 mod index;
 mod outbox;
+mod request;
 mod response;
 mod stream;
 
 pub use config::WatchConfig;
 pub use event::WatchEvent;
 pub use outbox::{MAX_UNANSWERED, Responses};
+pub use request::{WatchError, WatchRequest};
 pub use response::{Events, NO_WATCH_ID, ResponseKind, WatchId, WatchResponse};
-pub use stream::{EnginePause, WatchError, WatchHub, WatchRequest, WatchStream};
+pub use stream::{EnginePause, WatchHub, WatchStream};

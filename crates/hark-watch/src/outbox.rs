@@ -11,11 +11,12 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Sender;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use crate::engine::{Command, StreamId};
 use crate::response::{ResponseKind, WatchResponse};
+
+/// Tells the engine a stream's consumer made room after a refused push.
+pub(crate) type OnDrained = Box<dyn Fn() + Send + Sync>;
 
 /// One hub's event counts, kept by its outboxes and published by its
 /// engine: a registry lookup per response cost ~5% of the server's CPU in
@@ -30,12 +31,11 @@ pub(crate) struct EventCounts {
 }
 
 pub(crate) struct Outbox {
-    stream: StreamId,
     capacity: usize,
     capacity_bytes: usize,
     state: Mutex<State>,
     ready: Condvar,
-    engine: Sender<Command>,
+    on_drained: OnDrained,
     counts: Arc<EventCounts>,
 }
 
@@ -80,18 +80,16 @@ impl State {
 
 impl Outbox {
     pub(crate) fn new(
-        stream: StreamId,
         (capacity, capacity_bytes): (usize, usize),
-        engine: Sender<Command>,
+        on_drained: OnDrained,
         counts: Arc<EventCounts>,
     ) -> Self {
         Outbox {
-            stream,
             capacity: capacity.max(1),
             capacity_bytes,
             state: Mutex::new(State::default()),
             ready: Condvar::new(),
-            engine,
+            on_drained,
             counts,
         }
     }
@@ -219,9 +217,7 @@ impl Outbox {
                 .fetch_add(events.len() as u64, Ordering::Relaxed);
             if st.engine_waiting {
                 st.engine_waiting = false;
-                let _ = self.engine.send(Command::Drained {
-                    stream: self.stream,
-                });
+                (self.on_drained)();
             }
         } else {
             st.control_replies -= 1;

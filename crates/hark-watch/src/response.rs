@@ -111,6 +111,9 @@ pub enum ResponseKind {
         events: Events,
         /// The watcher asked for `prev_kv` (already loaded into each event).
         prev_kv: bool,
+        /// The watcher allows a response too large for one message to be
+        /// split (etcd's `fragment`).
+        fragment: bool,
     },
     /// No events; every earlier event of this stream (or watcher) has been sent.
     Progress,

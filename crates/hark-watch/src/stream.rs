@@ -1,6 +1,6 @@
 //! The public API: a [`WatchHub`] per store, a [`WatchStream`] per client stream.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -11,70 +11,12 @@ use crossbeam_channel::Sender;
 use hark_mvcc::Store;
 use parking_lot::Mutex;
 
+use crate::command::{Command, StreamId};
 use crate::config::WatchConfig;
-use crate::engine::{Command, Engine, StreamId};
-use crate::index::{NIL, Slot};
+use crate::engine::Engine;
 use crate::outbox::{EventCounts, Outbox, Responses};
+use crate::request::{WatchError, WatchRequest};
 use crate::response::WatchId;
-
-/// etcd's `WatchCreateRequest`, minus wire concerns (`fragment` is the server's).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WatchRequest {
-    /// 0: the stream picks the next free id (from 0 up, skipping ids in use).
-    pub id: WatchId,
-    /// Empty means `"\0"`.
-    pub key: Bytes,
-    /// Empty: one key; `"\0"`: every key `>= key`; else `[key, range_end)`.
-    pub range_end: Bytes,
-    /// 0: from the next revision on; `<= current`: replay history from it;
-    /// in the future: wait for it; negative: rejected.
-    pub start_revision: i64,
-    pub no_put: bool,
-    pub no_delete: bool,
-    pub prev_kv: bool,
-    pub progress_notify: bool,
-}
-
-impl WatchRequest {
-    pub fn key(key: impl Into<Bytes>) -> Self {
-        WatchRequest {
-            key: key.into(),
-            ..Default::default()
-        }
-    }
-
-    pub fn range(key: impl Into<Bytes>, range_end: impl Into<Bytes>) -> Self {
-        WatchRequest {
-            key: key.into(),
-            range_end: range_end.into(),
-            ..Default::default()
-        }
-    }
-
-    pub fn from_revision(mut self, start_revision: i64) -> Self {
-        self.start_revision = start_revision;
-        self
-    }
-
-    pub fn with_prev_kv(mut self) -> Self {
-        self.prev_kv = true;
-        self
-    }
-}
-
-/// Why a create was refused. `Display` is etcd's `cancel_reason`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum WatchError {
-    #[error("mvcc: watcher range is empty")]
-    EmptyRange,
-    #[error("mvcc: duplicate watch ID provided on the WatchStream")]
-    DuplicateId,
-    /// etcd (since 3.5.24) reports a negative start revision as compacted.
-    #[error("etcdserver: mvcc: required revision has been compacted")]
-    NegativeRevision,
-    #[error("mvcc: watch stream is closed")]
-    Closed,
-}
 
 /// The watch engine of one store. Cheap to clone; the engine thread stops once
 /// every hub clone and every stream is dropped.
@@ -95,6 +37,17 @@ struct HubInner {
 
 impl WatchHub {
     pub fn new(store: Store, config: WatchConfig) -> WatchHub {
+        Self::with_engine_start(store, config, || {})
+    }
+
+    /// [`WatchHub::new`], running `on_start` first on the engine's thread:
+    /// a server sets the thread's priority there (it runs bulk catch-up and
+    /// fan-out work, which should yield to the threads serving writes).
+    pub fn with_engine_start(
+        store: Store,
+        config: WatchConfig,
+        on_start: impl FnOnce() + Send + 'static,
+    ) -> WatchHub {
         let (start_rev, feed) = store.subscribe_within(config.feed_bytes);
         let (commands, commands_rx) = crossbeam_channel::unbounded();
         let counts = Arc::new(EventCounts::default());
@@ -106,11 +59,10 @@ impl WatchHub {
             commands_rx,
             counts.clone(),
         );
-        let nice = config.engine_nice;
         let engine = std::thread::Builder::new()
             .name("hark-watch-engine".into())
             .spawn(move || {
-                lower_thread_priority(nice);
+                on_start();
                 engine.run()
             })
             .expect("spawning the watch engine thread");
@@ -163,25 +115,26 @@ impl WatchHub {
     /// ordered receiver of everything the stream is sent.
     pub fn new_stream(&self) -> (WatchStream, Responses) {
         let id = self.inner.next_stream.fetch_add(1, Ordering::Relaxed);
+        let engine = self.inner.commands.clone();
+        let on_drained = Box::new(move || {
+            let _ = engine.send(Command::Drained { stream: id });
+        });
         let outbox = Arc::new(Outbox::new(
-            id,
             (
                 self.inner.config.stream_capacity,
                 self.inner.config.stream_bytes,
             ),
-            self.inner.commands.clone(),
+            on_drained,
             self.inner.counts.clone(),
         ));
-        let ids = Arc::new(Mutex::new(StreamIds::default()));
         let _ = self.inner.commands.send(Command::OpenStream {
             stream: id,
             outbox: outbox.clone(),
-            ids: ids.clone(),
         });
         let stream = WatchStream {
             id,
             store: self.inner.store.clone(),
-            ids,
+            ids: Mutex::new(StreamIds::default()),
             commands: self.inner.commands.clone(),
             outbox: outbox.clone(),
         };
@@ -201,14 +154,15 @@ impl Drop for HubInner {
     }
 }
 
-/// A stream's watch ids, shared by its handle (which hands ids out and spots
-/// duplicates at once) and the engine (which maps them to watchers).
+/// A stream's watch ids in use, kept by its handle alone: it hands ids out
+/// and spots duplicates at once. An id is in use from its create until the
+/// client cancels it (also after the engine cancelled it as compacted, as
+/// etcd keeps it). The engine maps ids to watchers on its own; the ordered
+/// command channel keeps the two in step.
 #[derive(Default)]
-pub(crate) struct StreamIds {
+struct StreamIds {
     next: WatchId,
-    /// Every id in use → its watcher, or `NIL` until the engine has created it
-    /// (or after a compaction cancel, until the client cancels the id).
-    pub(crate) slots: HashMap<WatchId, Slot>,
+    in_use: HashSet<WatchId>,
     closed: bool,
 }
 
@@ -218,7 +172,7 @@ pub struct WatchStream {
     id: StreamId,
     /// To pin "now" for watches from the current revision at the moment of the call.
     store: Store,
-    ids: Arc<Mutex<StreamIds>>,
+    ids: Mutex<StreamIds>,
     commands: Sender<Command>,
     /// Counts the requests in flight (see [`WatchStream::poll_ready`]).
     outbox: Arc<Outbox>,
@@ -296,24 +250,25 @@ impl WatchStream {
             return Err(WatchError::EmptyRange);
         }
         let id = if req.id == 0 {
-            while ids.slots.contains_key(&ids.next) {
+            while ids.in_use.contains(&ids.next) {
                 ids.next += 1;
             }
             ids.next += 1;
             ids.next - 1
-        } else if ids.slots.contains_key(&req.id) {
+        } else if ids.in_use.contains(&req.id) {
             return Err(WatchError::DuplicateId);
         } else {
             req.id
         };
-        ids.slots.insert(id, NIL);
+        ids.in_use.insert(id);
         Ok(id)
     }
 
     /// Cancels a watcher; `false` (and no reply, as etcd) if the id is unknown.
-    /// The id is free again once the engine has answered the cancel.
+    /// The id is free again at once: a create that reuses it reaches the
+    /// engine after this cancel.
     pub fn cancel(&self, id: WatchId) -> bool {
-        if !self.ids.lock().slots.contains_key(&id) {
+        if !self.ids.lock().in_use.remove(&id) {
             return false;
         }
         self.request(Command::Cancel {
@@ -346,23 +301,4 @@ impl Drop for WatchStream {
         self.ids.lock().closed = true;
         let _ = self.commands.send(Command::CloseStream { stream: self.id });
     }
-}
-
-/// Adds `nice` to the calling thread's niceness (Linux gives each thread its
-/// own); raising it needs no privilege. Best effort: a failure leaves the
-/// thread as it was.
-fn lower_thread_priority(nice: i32) {
-    #[cfg(target_os = "linux")]
-    if nice > 0 {
-        // SAFETY: plain syscalls on the calling thread, no memory is passed.
-        unsafe {
-            let tid = libc::gettid() as libc::id_t;
-            let current = libc::getpriority(libc::PRIO_PROCESS, tid);
-            if libc::setpriority(libc::PRIO_PROCESS, tid, (current + nice).min(19)) != 0 {
-                tracing::warn!("could not lower the watch engine thread's priority");
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = nice;
 }

@@ -1,0 +1,68 @@
+//! What a client asks of a watch stream, and why a create can be refused.
+
+use bytes::Bytes;
+
+use crate::response::WatchId;
+
+/// etcd's `WatchCreateRequest`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WatchRequest {
+    /// 0: the stream picks the next free id (from 0 up, skipping ids in use).
+    pub id: WatchId,
+    /// Empty means `"\0"`.
+    pub key: Bytes,
+    /// Empty: one key; `"\0"`: every key `>= key`; else `[key, range_end)`.
+    pub range_end: Bytes,
+    /// 0: from the next revision on; `<= current`: replay history from it;
+    /// in the future: wait for it; negative: rejected.
+    pub start_revision: i64,
+    pub no_put: bool,
+    pub no_delete: bool,
+    pub prev_kv: bool,
+    pub progress_notify: bool,
+    /// Event responses too large for one message may be split; the server
+    /// that sends them does the splitting, and learns of it from each
+    /// response ([`crate::ResponseKind::Events`]).
+    pub fragment: bool,
+}
+
+impl WatchRequest {
+    pub fn key(key: impl Into<Bytes>) -> Self {
+        WatchRequest {
+            key: key.into(),
+            ..Default::default()
+        }
+    }
+
+    pub fn range(key: impl Into<Bytes>, range_end: impl Into<Bytes>) -> Self {
+        WatchRequest {
+            key: key.into(),
+            range_end: range_end.into(),
+            ..Default::default()
+        }
+    }
+
+    pub fn from_revision(mut self, start_revision: i64) -> Self {
+        self.start_revision = start_revision;
+        self
+    }
+
+    pub fn with_prev_kv(mut self) -> Self {
+        self.prev_kv = true;
+        self
+    }
+}
+
+/// Why a create was refused. `Display` is etcd's `cancel_reason`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WatchError {
+    #[error("mvcc: watcher range is empty")]
+    EmptyRange,
+    #[error("mvcc: duplicate watch ID provided on the WatchStream")]
+    DuplicateId,
+    /// etcd (since 3.5.24) reports a negative start revision as compacted.
+    #[error("etcdserver: mvcc: required revision has been compacted")]
+    NegativeRevision,
+    #[error("mvcc: watch stream is closed")]
+    Closed,
+}
