@@ -19,6 +19,7 @@ mod command;
 mod config;
 mod engine;
 mod event;
+mod ids;
 mod index;
 mod outbox;
 mod request;

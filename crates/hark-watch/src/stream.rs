@@ -1,6 +1,5 @@
 //! The public API: a [`WatchHub`] per store, a [`WatchStream`] per client stream.
 
-use std::collections::HashSet;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -14,6 +13,7 @@ use parking_lot::Mutex;
 use crate::command::{Command, StreamId};
 use crate::config::WatchConfig;
 use crate::engine::Engine;
+use crate::ids::IdSet;
 use crate::outbox::{EventCounts, Outbox, Responses};
 use crate::request::{WatchError, WatchRequest};
 use crate::response::WatchId;
@@ -162,7 +162,7 @@ impl Drop for HubInner {
 #[derive(Default)]
 struct StreamIds {
     next: WatchId,
-    in_use: HashSet<WatchId>,
+    in_use: IdSet,
     closed: bool,
 }
 
@@ -250,12 +250,12 @@ impl WatchStream {
             return Err(WatchError::EmptyRange);
         }
         let id = if req.id == 0 {
-            while ids.in_use.contains(&ids.next) {
+            while ids.in_use.contains(ids.next) {
                 ids.next += 1;
             }
             ids.next += 1;
             ids.next - 1
-        } else if ids.in_use.contains(&req.id) {
+        } else if ids.in_use.contains(req.id) {
             return Err(WatchError::DuplicateId);
         } else {
             req.id
@@ -268,7 +268,7 @@ impl WatchStream {
     /// The id is free again at once: a create that reuses it reaches the
     /// engine after this cancel.
     pub fn cancel(&self, id: WatchId) -> bool {
-        if !self.ids.lock().in_use.remove(&id) {
+        if !self.ids.lock().in_use.remove(id) {
             return false;
         }
         self.request(Command::Cancel {

@@ -1,11 +1,12 @@
 //! The stream handles' requests: open and close streams, create and
 //! cancel watchers, progress; and the periodic `progress_notify`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::Instant;
 
 use super::{Engine, StreamState};
 use crate::command::{Command, StreamId};
+use crate::ids::IdMap;
 use crate::index::{
     FRAGMENT, Keys, NIL, NO_DELETE, NO_PUT, PREV_KV, PROGRESS_NOTIFY, SENT_SINCE_TICK, Slot, State,
     Watcher,
@@ -38,7 +39,7 @@ impl Engine {
                     stream,
                     StreamState {
                         outbox,
-                        ids: HashMap::new(),
+                        ids: IdMap::default(),
                         victims: VecDeque::new(),
                     },
                 );
@@ -72,7 +73,7 @@ impl Engine {
                 let Some(st) = self.streams.get_mut(&stream) else {
                     return;
                 };
-                let Some(slot) = st.ids.remove(&id) else {
+                let Some(slot) = st.ids.remove(id) else {
                     return; // already canceled: no second reply
                 };
                 let outbox = st.outbox.clone();
@@ -142,13 +143,7 @@ impl Engine {
             return;
         };
         let slots: Vec<Slot> = match id {
-            Some(id) => st
-                .ids
-                .get(&id)
-                .copied()
-                .filter(|&s| s != NIL)
-                .into_iter()
-                .collect(),
+            Some(id) => st.ids.get(id).filter(|&s| s != NIL).into_iter().collect(),
             None => st.slots(),
         };
         if slots.is_empty() {

@@ -24,9 +24,10 @@ use hark_mvcc::{EventKind, Feed, PrevKvInterest, Store};
 
 use crate::command::{Command, StreamId};
 use crate::config::WatchConfig;
+use crate::ids::IdMap;
 use crate::index::{FRAGMENT, KeyIndex, NIL, NO_DELETE, NO_PUT, PREV_KV, Slab, Slot, State};
 use crate::outbox::{EventCounts, Outbox};
-use crate::response::{Events, ResponseKind, WatchId, WatchResponse};
+use crate::response::{Events, ResponseKind, WatchResponse};
 use catch_up::Backoff;
 use dispatch::RevisionEvents;
 
@@ -35,14 +36,14 @@ struct StreamState {
     /// The stream's watch ids → their watchers (`NIL` after a compaction
     /// cancel, until the client cancels the id). The handle keeps its own
     /// set of ids in use, for allocation; commands keep the two in step.
-    ids: HashMap<WatchId, Slot>,
+    ids: IdMap,
     /// Victims with the batch each could not deliver, in the order they failed.
     victims: VecDeque<(Slot, WatchResponse)>,
 }
 
 impl StreamState {
     fn slots(&self) -> Vec<Slot> {
-        self.ids.values().copied().filter(|&s| s != NIL).collect()
+        self.ids.slots().filter(|&s| s != NIL).collect()
     }
 }
 

@@ -1,0 +1,582 @@
+//! The committer thread, the one apply seam: it applies requests in arrival
+//! order at new revisions, writes each group in one backend write with one
+//! sync, then publishes the changes and answers the callers.
+
+use super::compactor::Compaction;
+use super::open::load_state;
+use super::*;
+
+/// What applying one request produced, to act on once the group is durable.
+pub(super) enum Outcome {
+    Ready(Result<WriteResponse>, Option<Arc<CommittedRevision>>),
+    /// A job without a request (a barrier, or a log entry for another layer).
+    Nothing,
+    Compact {
+        request: CompactRequest,
+        header_revision: i64,
+    },
+}
+
+/// Owns the write side: applies requests in arrival order, one group per backend write.
+pub(super) struct Committer {
+    shared: Arc<Shared>,
+    compactions: Sender<Compaction>,
+    /// Newest revision applied, durable or not.
+    applied_rev: i64,
+    /// Newest compaction revision accepted, durable or not.
+    compact_target: i64,
+}
+
+impl Committer {
+    pub(super) fn new(shared: Arc<Shared>, compactions: Sender<Compaction>) -> Self {
+        let applied_rev = shared.committed_rev.load(Ordering::Acquire);
+        let compact_target = shared.compact_rev.load(Ordering::Acquire);
+        Committer {
+            shared,
+            compactions,
+            applied_rev,
+            compact_target,
+        }
+    }
+
+    pub(super) fn run(mut self, jobs: Receiver<Job>) {
+        let is_install = |job: &Job| matches!(job.parts.first(), Some((Work::Install(_), _)));
+        let mut next = None;
+        loop {
+            let first = match next.take() {
+                Some(job) => job,
+                None => match jobs.recv() {
+                    Ok(job) => job,
+                    Err(_) => return,
+                },
+            };
+            if is_install(&first) {
+                self.install(first);
+                continue;
+            }
+            let mut group = vec![first];
+            while group.len() < self.shared.options.max_group {
+                match jobs.try_recv() {
+                    // An install runs alone, after the group before it.
+                    Ok(job) if is_install(&job) => {
+                        next = Some(job);
+                        break;
+                    }
+                    Ok(job) => group.push(job),
+                    Err(_) => break,
+                }
+            }
+            self.commit_group(group);
+        }
+    }
+
+    /// [`Store::install`]: clears both tables, copies the source's image,
+    /// rebuilds the in-memory state from it and tells subscribers.
+    pub(super) fn install(&mut self, job: Job) {
+        metrics::gauge!("etcd_server_proposals_pending").decrement(1.0);
+        self.shared.queued_jobs.fetch_sub(1, Ordering::AcqRel);
+        let Job {
+            mut parts,
+            position,
+        } = job;
+        let (Work::Install(source), done) = parts.remove(0) else {
+            unreachable!("install jobs hold an install")
+        };
+        let before = self.applied_rev;
+        let result = self.replace_contents(&source, position.unwrap_or_default());
+        drop(source);
+        if let Err(e) = &result {
+            tracing::error!(error = %e, "installing a snapshot failed; the store stops taking writes");
+            self.shared.failed.store(true, Ordering::Release);
+        } else {
+            let mut subs = self.shared.subscribers.lock();
+            self.shared
+                .committed_rev
+                .store(self.applied_rev, Ordering::Release);
+            if self.applied_rev > before {
+                let jump = Arc::new(CommittedRevision {
+                    revision: self.applied_rev,
+                    events: Vec::new(),
+                    with_prev_kvs: false,
+                });
+                subs.retain(|s| s.offer(&jump));
+            }
+        }
+        self.shared.record_gauges();
+        done(result.err().map(Err));
+    }
+
+    pub(super) fn replace_contents(&mut self, source: &Store, position: Vec<u8>) -> Result<()> {
+        let shared = self.shared.clone();
+        // No physical compaction runs meanwhile, and none planned before runs after.
+        let _compacting = shared.compacting.lock();
+        shared.generation.fetch_add(1, Ordering::AcqRel);
+        let mut index = shared.index.write();
+        let mut leases = shared.leases.lock();
+        let mut alarms = shared.alarms.lock();
+        let backend = shared.backend.as_ref();
+        for table in Table::ALL {
+            clear_table(backend, table)?;
+        }
+        source.read_image(&mut |image| {
+            let mut batch = WriteBatch::default();
+            let mut failed = None;
+            image.for_each_row(&mut |k, v| {
+                batch.put(Table::Kv, k.to_vec(), v.to_vec());
+                if batch.len() >= COMPACTION_BATCH
+                    && let Err(e) = backend.write(std::mem::take(&mut batch), false)
+                {
+                    failed = Some(e);
+                    return false;
+                }
+                true
+            })?;
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            for (id, ttl) in image.leases()? {
+                batch.put(
+                    Table::Meta,
+                    lease_table::record_key(id),
+                    ttl.to_be_bytes().to_vec(),
+                );
+            }
+            for a in image.alarms()? {
+                batch.put(Table::Meta, alarm::record_key(a), Vec::new());
+            }
+            for (bucket, key, value) in image.records()? {
+                batch.put(
+                    Table::Meta,
+                    records::record_key(&bucket, &key),
+                    value.to_vec(),
+                );
+            }
+            let meta = |v: i64| v.to_be_bytes().to_vec();
+            batch.put(
+                Table::Meta,
+                META_CURRENT_REV.to_vec(),
+                meta(image.revision()?),
+            );
+            let (scheduled, finished) = (
+                image.scheduled_compact_revision()?,
+                image.finished_compact_revision()?,
+            );
+            if scheduled > 0 {
+                batch.put(
+                    Table::Meta,
+                    META_SCHEDULED_COMPACT.to_vec(),
+                    meta(scheduled),
+                );
+                batch.put(Table::Meta, META_FINISHED_COMPACT.to_vec(), meta(finished));
+            }
+            batch.put(Table::Meta, META_LOG_POSITION.to_vec(), position.clone());
+            backend.write(batch, true)
+        })?;
+        let loaded = load_state(backend)?;
+        *index = loaded.index;
+        *leases = loaded.leases;
+        shared
+            .nospace
+            .store(loaded.alarms.any(AlarmKind::NoSpace), Ordering::Release);
+        shared
+            .corrupt
+            .store(loaded.alarms.any(AlarmKind::Corrupt), Ordering::Release);
+        *alarms = loaded.alarms;
+        *shared.records.write() = loaded.records;
+        shared.records_generation.fetch_add(1, Ordering::AcqRel);
+        shared
+            .compact_rev
+            .store(loaded.scheduled, Ordering::Release);
+        self.applied_rev = loaded.current;
+        self.compact_target = loaded.scheduled;
+        drop((index, leases, alarms));
+        shared.measure_sizes(true);
+        Ok(())
+    }
+
+    /// Applies a group of requests in one backend write. In etcd's terms each
+    /// request is a proposal, committed and applied here (the names a
+    /// replicated log will keep): `etcd_server_proposals_*`.
+    pub(super) fn commit_group(&mut self, group: Vec<Job>) {
+        let size = group.len() as u64;
+        metrics::gauge!("etcd_server_proposals_pending").decrement(size as f64);
+        self.shared
+            .queued_jobs
+            .fetch_sub(group.len(), Ordering::AcqRel);
+        if self.shared.failed.load(Ordering::Acquire) {
+            metrics::counter!("etcd_server_proposals_failed_total").increment(size);
+            for (_, done) in group.into_iter().flat_map(|j| j.parts) {
+                done(Some(Err(Error::Closed)));
+            }
+            return;
+        }
+        let mut batch = WriteBatch::default();
+        let mut overlay = HashMap::new();
+        let mut outcomes = Vec::with_capacity(group.len());
+        let mut dones = Vec::with_capacity(group.len());
+        let mut position = None;
+        for job in group {
+            for (work, done) in job.parts {
+                outcomes.push(match work {
+                    Work::Request(req) => self.apply_one(req, &mut batch, &mut overlay),
+                    Work::Refused(e) => Outcome::Ready(Err(e), None),
+                    Work::Nothing => Outcome::Nothing,
+                    Work::Install(_) => unreachable!("an install runs alone"),
+                });
+                dones.push(done);
+            }
+            position = job.position.or(position);
+        }
+        if let Some(p) = position {
+            // A backend failure while applying a logged entry must not be
+            // recorded as applied: a restart re-applies it from the log.
+            if let Some(e) = outcomes.iter().find_map(|o| match o {
+                Outcome::Ready(Err(e @ Error::Backend(_)), _) => Some(e.clone()),
+                _ => None,
+            }) {
+                tracing::error!(error = %e, "applying a logged entry failed; the store stops taking writes");
+                metrics::counter!("etcd_server_proposals_failed_total").increment(size);
+                self.shared.failed.store(true, Ordering::Release);
+                for done in dones {
+                    done(Some(Err(e.clone())));
+                }
+                return;
+            }
+            batch.put(Table::Meta, META_LOG_POSITION.to_vec(), p);
+        }
+        let applied = self.shared.proposals.fetch_add(size, Ordering::Relaxed) + size;
+        if batch.is_empty() {
+            // Only reads, failures or no-op deletes: nothing to make durable.
+            metrics::gauge!("etcd_server_proposals_committed_total").set(applied as f64);
+            metrics::gauge!("etcd_server_proposals_applied_total").set(applied as f64);
+            return self.finish(outcomes, dones);
+        }
+        batch.put(
+            Table::Meta,
+            META_CURRENT_REV.to_vec(),
+            self.applied_rev.to_be_bytes().to_vec(),
+        );
+        // Under a replicated log, the log's fsync is the durability point and a
+        // restart re-applies what follows the recorded position: no second sync.
+        let started = Instant::now();
+        let written = self.shared.backend.write(batch, self.shared.options.sync);
+        // One synced write is both etcd's WAL fsync and its backend commit:
+        // RocksDB's write-ahead log is the store's durability point.
+        let took = started.elapsed().as_secs_f64();
+        metrics::histogram!("etcd_disk_backend_commit_duration_seconds").record(took);
+        if self.shared.options.sync {
+            metrics::histogram!("etcd_disk_wal_fsync_duration_seconds").record(took);
+        }
+        match written {
+            Ok(()) => {
+                metrics::gauge!("etcd_server_proposals_committed_total").set(applied as f64);
+                metrics::gauge!("etcd_server_proposals_applied_total").set(applied as f64);
+                self.finish(outcomes, dones)
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "backend write failed; the store stops taking writes");
+                metrics::counter!("etcd_server_proposals_failed_total").increment(size);
+                self.shared.failed.store(true, Ordering::Release);
+                for done in dones {
+                    done(Some(Err(e.clone())));
+                }
+            }
+        }
+    }
+
+    pub(super) fn apply_one(
+        &mut self,
+        req: WriteRequest,
+        batch: &mut WriteBatch,
+        overlay: &mut HashMap<Revision, KeyValue>,
+    ) -> Outcome {
+        if let Some(refusal) = self.refused_by_alarm(req.unguarded()) {
+            return Outcome::Ready(Err(refusal), None);
+        }
+        let mut req = req;
+        while let WriteRequest::Guarded(guard, inner) = req {
+            if !self.shared.records.read().holds(&guard) {
+                return Outcome::Ready(Err(Error::GuardFailed), None);
+            }
+            req = *inner;
+        }
+        if let WriteRequest::Records(r) = req {
+            return self.apply_records(r, batch);
+        }
+        if let WriteRequest::Alarm(a) = req {
+            return self.apply_alarm(a, batch);
+        }
+        if let WriteRequest::Compact(c) = req {
+            return self.accept_compaction(c, batch);
+        }
+        let mut index = self.shared.index.write();
+        let mut leases = self.shared.leases.lock();
+        if let WriteRequest::LeaseGrant(g) = req {
+            if leases.contains(g.id) {
+                return Outcome::Ready(Err(Error::LeaseExists), None);
+            }
+            leases.grant(g.id, g.ttl);
+            batch.put(
+                Table::Meta,
+                lease_table::record_key(g.id),
+                g.ttl.to_be_bytes().to_vec(),
+            );
+            let resp = LeaseGrantResponse {
+                header_revision: self.applied_rev,
+            };
+            return Outcome::Ready(Ok(WriteResponse::LeaseGrant(resp)), None);
+        }
+        // Read once per request, so every event of a revision agrees.
+        let with_prev_kvs = self.shared.prev_kv_interest.load(Ordering::Acquire) > 0;
+        let mut writer = TxnWriter {
+            index: &mut index,
+            backend: self.shared.backend.as_ref(),
+            overlay,
+            batch,
+            leases: &mut leases,
+            base_rev: self.applied_rev,
+            compact_rev: self.compact_target,
+            changes: 0,
+            events: Vec::new(),
+            with_prev_kvs,
+        };
+        let result = match req {
+            WriteRequest::Put(p) => writer.apply_put(&p).map(WriteResponse::Put),
+            WriteRequest::DeleteRange(d) => writer.delete_range(&d).map(WriteResponse::DeleteRange),
+            WriteRequest::Txn(t) => {
+                metrics::counter!("etcd_mvcc_txn_total").increment(1);
+                writer.apply_txn(&t).map(WriteResponse::Txn)
+            }
+            WriteRequest::LeaseRevoke(r) => {
+                writer.revoke_lease(r.id).map(WriteResponse::LeaseRevoke)
+            }
+            WriteRequest::Compact(_)
+            | WriteRequest::LeaseGrant(_)
+            | WriteRequest::Alarm(_)
+            | WriteRequest::Records(_)
+            | WriteRequest::Guarded(..) => {
+                unreachable!("handled above")
+            }
+        };
+        let events = std::mem::take(&mut writer.events);
+        if events.is_empty() {
+            return Outcome::Ready(result, None);
+        }
+        self.applied_rev += 1;
+        let puts = events.iter().filter(|e| e.kind == EventKind::Put).count() as u64;
+        metrics::counter!("etcd_mvcc_put_total").increment(puts);
+        metrics::counter!("etcd_mvcc_delete_total").increment(events.len() as u64 - puts);
+        let committed = Arc::new(CommittedRevision {
+            revision: self.applied_rev,
+            events,
+            with_prev_kvs,
+        });
+        Outcome::Ready(result, Some(committed))
+    }
+
+    /// etcd's capped and corrupt appliers: with NOSPACE raised, what can grow
+    /// the store fails; with CORRUPT raised, everything but alarms does.
+    pub(super) fn refused_by_alarm(&self, req: &WriteRequest) -> Option<Error> {
+        if matches!(req, WriteRequest::Alarm(_)) {
+            return None;
+        }
+        // etcd serves read-only txns outside its applier, so CORRUPT lets them by.
+        let read_only = matches!(req, WriteRequest::Txn(t) if txn_is_read_only(t));
+        if self.shared.corrupt.load(Ordering::Acquire) && !read_only {
+            return Some(Error::Corrupt);
+        }
+        let grows = match req {
+            WriteRequest::Put(_) | WriteRequest::LeaseGrant(_) => true,
+            WriteRequest::Txn(t) => txn_has_put(t),
+            _ => false,
+        };
+        (grows && self.shared.nospace.load(Ordering::Acquire)).then_some(Error::NoSpace)
+    }
+
+    pub(super) fn apply_alarm(&mut self, req: AlarmRequest, batch: &mut WriteBatch) -> Outcome {
+        let mut alarms = self.shared.alarms.lock();
+        let listed = match (req.action, req.kind) {
+            (AlarmAction::Get, kind) => alarms.list(kind),
+            (AlarmAction::Activate, None) => Vec::new(),
+            (AlarmAction::Activate, Some(kind)) => {
+                let raised = Alarm {
+                    member_id: req.member_id,
+                    kind,
+                };
+                if alarms.insert(raised) {
+                    tracing::warn!(member = req.member_id, alarm = kind.name(), "alarm raised");
+                    batch.put(Table::Meta, alarm::record_key(raised), Vec::new());
+                }
+                vec![raised]
+            }
+            (AlarmAction::Deactivate, kind) => {
+                let cleared = alarms.matching(req.member_id, kind);
+                for a in &cleared {
+                    tracing::info!(member = a.member_id, alarm = a.kind.name(), "alarm cleared");
+                    alarms.remove(a);
+                    batch.delete(Table::Meta, alarm::record_key(*a));
+                }
+                cleared
+            }
+        };
+        self.shared
+            .nospace
+            .store(alarms.any(AlarmKind::NoSpace), Ordering::Release);
+        self.shared
+            .corrupt
+            .store(alarms.any(AlarmKind::Corrupt), Ordering::Release);
+        let resp = AlarmResponse {
+            header_revision: self.applied_rev,
+            alarms: listed,
+        };
+        Outcome::Ready(Ok(WriteResponse::Alarm(resp)), None)
+    }
+
+    /// Applies a records change if its guards hold. Readers see it before it
+    /// is durable (unlike revisions): records are rare, and a backend write
+    /// that fails stops the store, so nothing is served from a state that a
+    /// restart would lose without the writer having been told it failed.
+    pub(super) fn apply_records(&mut self, req: RecordsRequest, batch: &mut WriteBatch) -> Outcome {
+        let mut table = self.shared.records.write();
+        let applied = req.guards.iter().all(|g| table.holds(g));
+        if applied {
+            for change in req.changes {
+                match change {
+                    RecordChange::Put { bucket, key, value } => {
+                        batch.put(
+                            Table::Meta,
+                            records::record_key(&bucket, &key),
+                            value.to_vec(),
+                        );
+                        table.put(bucket, key, value);
+                    }
+                    RecordChange::Delete { bucket, key } => {
+                        batch.delete(Table::Meta, records::record_key(&bucket, &key));
+                        table.delete(&bucket, &key);
+                    }
+                }
+            }
+            self.shared
+                .records_generation
+                .fetch_add(1, Ordering::AcqRel);
+        }
+        let resp = RecordsResponse {
+            header_revision: self.applied_rev,
+            applied,
+        };
+        Outcome::Ready(Ok(WriteResponse::Records(resp)), None)
+    }
+
+    pub(super) fn accept_compaction(
+        &mut self,
+        request: CompactRequest,
+        batch: &mut WriteBatch,
+    ) -> Outcome {
+        if request.revision <= self.compact_target {
+            return Outcome::Ready(Err(Error::Compacted), None);
+        }
+        if request.revision > self.applied_rev {
+            return Outcome::Ready(Err(Error::FutureRevision), None);
+        }
+        self.compact_target = request.revision;
+        batch.put(
+            Table::Meta,
+            META_SCHEDULED_COMPACT.to_vec(),
+            request.revision.to_be_bytes().to_vec(),
+        );
+        Outcome::Compact {
+            request,
+            header_revision: self.applied_rev,
+        }
+    }
+
+    /// The group is durable: make it visible, publish it, answer the callers.
+    pub(super) fn finish(&mut self, outcomes: Vec<Outcome>, dones: Vec<JobDone>) {
+        {
+            let mut subs = self.shared.subscribers.lock();
+            self.shared
+                .committed_rev
+                .store(self.applied_rev, Ordering::Release);
+            for outcome in &outcomes {
+                if let Outcome::Ready(_, Some(committed)) = outcome {
+                    subs.retain(|s| s.offer(committed));
+                }
+            }
+        }
+        for (outcome, done) in outcomes.into_iter().zip(dones) {
+            match outcome {
+                Outcome::Ready(result, _) => done(Some(result)),
+                Outcome::Nothing => done(None),
+                Outcome::Compact {
+                    request,
+                    header_revision,
+                } => {
+                    self.start_compaction(request, header_revision, done);
+                }
+            }
+        }
+        self.shared.record_gauges();
+    }
+
+    pub(super) fn start_compaction(
+        &mut self,
+        request: CompactRequest,
+        header_revision: i64,
+        done: JobDone,
+    ) {
+        let at = request.revision;
+        // Raise the bar before touching the index; readers check it under the index lock.
+        self.shared.compact_rev.store(at, Ordering::Release);
+        let keep = self.shared.index.write().compact(at);
+        let resp = CompactResponse { header_revision };
+        let done = if request.physical {
+            Some((done, resp))
+        } else {
+            done(Some(Ok(WriteResponse::Compact(resp))));
+            None
+        };
+        if let Err(crossbeam_channel::SendError(c)) = self.compactions.send(Compaction {
+            generation: self.shared.generation.load(Ordering::Acquire),
+            at,
+            keep,
+            done,
+        }) && let Some((done, _)) = c.done
+        {
+            done(Some(Err(Error::Closed)));
+        }
+    }
+}
+
+/// Whether a txn holds a put in either branch, at any depth (etcd's quota
+/// counts a txn's larger branch, so a put anywhere makes it cost space).
+pub(super) fn txn_has_put(t: &crate::request::TxnRequest) -> bool {
+    t.success.iter().chain(&t.failure).any(|op| match op {
+        crate::request::RequestOp::Put(_) => true,
+        crate::request::RequestOp::Txn(inner) => txn_has_put(inner),
+        _ => false,
+    })
+}
+
+/// Whether a txn only reads, in both branches and at any depth.
+pub(super) fn txn_is_read_only(t: &crate::request::TxnRequest) -> bool {
+    t.success.iter().chain(&t.failure).all(|op| match op {
+        crate::request::RequestOp::Range(_) => true,
+        crate::request::RequestOp::Txn(inner) => txn_is_read_only(inner),
+        _ => false,
+    })
+}
+
+/// Deletes every row of `table`, in batches.
+pub(super) fn clear_table(backend: &dyn Backend, table: Table) -> Result<()> {
+    loop {
+        let mut batch = WriteBatch::default();
+        backend.scan(table, &[], None, &mut |k, _| {
+            batch.delete(table, k.to_vec());
+            batch.len() < COMPACTION_BATCH
+        })?;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        backend.write(batch, false)?;
+    }
+}

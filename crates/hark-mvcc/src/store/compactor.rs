@@ -1,0 +1,79 @@
+//! The compactor thread: deletes compacted rows in batches, off the
+//! committer's path.
+
+use super::*;
+
+/// A compaction whose index part is done, waiting for its physical part.
+pub(super) struct Compaction {
+    /// The store's generation when planned ([`Store::install`] voids it).
+    pub(super) generation: u64,
+    pub(super) at: i64,
+    pub(super) keep: std::collections::HashSet<Revision>,
+    /// Set for `physical` requests: answered once the rows are gone.
+    pub(super) done: Option<(JobDone, CompactResponse)>,
+}
+
+pub(super) fn run_compactor(shared: Arc<Shared>, rx: Receiver<Compaction>) {
+    for c in rx {
+        let outcome = {
+            let _compacting = shared.compacting.lock();
+            if shared.generation.load(Ordering::Acquire) == c.generation {
+                shared.delete_compacted(c.at, &c.keep)
+            } else {
+                Ok(()) // the store was replaced since
+            }
+        };
+        if let Err(e) = &outcome {
+            tracing::error!(revision = c.at, error = %e, "physical compaction failed; it resumes on reopen");
+        }
+        if let Some((done, resp)) = c.done {
+            done(Some(outcome.map(|()| WriteResponse::Compact(resp))));
+        }
+    }
+}
+
+impl Shared {
+    /// Removes every stored revision `<= at` that is not in `keep`, in batches, then
+    /// records the compaction as finished. Safe to repeat after a crash.
+    pub(super) fn delete_compacted(
+        &self,
+        at: i64,
+        keep: &std::collections::HashSet<Revision>,
+    ) -> Result<()> {
+        let end = Revision::new(at + 1, 0).to_bytes(false);
+        let mut from = Vec::new();
+        loop {
+            let mut batch = WriteBatch::default();
+            let mut next = None;
+            self.backend
+                .scan(Table::Kv, &from, Some(&end), &mut |k, _| {
+                    if batch.len() >= COMPACTION_BATCH {
+                        next = Some(k.to_vec());
+                        return false;
+                    }
+                    if let Some((rev, _)) = Revision::from_bytes(k)
+                        && !keep.contains(&rev)
+                    {
+                        batch.delete(Table::Kv, k.to_vec());
+                    }
+                    true
+                })?;
+            if !batch.is_empty() {
+                self.backend.write(batch, false)?;
+            }
+            match next {
+                Some(k) => from = k,
+                None => break,
+            }
+        }
+        let mut done = WriteBatch::default();
+        done.put(
+            Table::Meta,
+            META_FINISHED_COMPACT.to_vec(),
+            at.to_be_bytes().to_vec(),
+        );
+        self.backend.write(done, true)?;
+        self.measure_sizes(true);
+        Ok(())
+    }
+}
