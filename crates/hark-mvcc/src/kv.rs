@@ -62,7 +62,9 @@ impl Event {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommittedRevision {
     pub revision: i64,
-    /// In `sub` revision order.
+    /// In `sub` revision order. Empty only for a snapshot install, which
+    /// stands for every revision up to `revision` (a write that changes
+    /// nothing is not published).
     pub events: Vec<Event>,
     /// Whether each event's `prev_kv` is filled in: the committer adds
     /// previous values while someone wants them (see

@@ -479,7 +479,11 @@ impl Replica {
     /// held it up.
     pub async fn write(&self, req: WriteRequest) -> Result<WriteResponse, ReplicaError> {
         let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
-        let mut applied = self.pending.register(seq);
+        // etcd refuses proposals once its apply is 5000 entries behind; this
+        // member refuses past as many writes of its own waiting to apply.
+        let Some(mut applied) = self.pending.register(seq, hark_mvcc::MAX_QUEUED_REQUESTS) else {
+            return Err(ReplicaError::Store(hark_mvcc::Error::TooManyRequests));
+        };
         // However this ends (an answer, an error, the caller gone), nobody
         // waits for `seq` any more.
         let _forget = Forget(&self.pending, seq);

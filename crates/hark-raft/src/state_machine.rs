@@ -24,10 +24,19 @@ pub(crate) struct Pending {
 }
 
 impl Pending {
-    pub(crate) fn register(&self, seq: u64) -> oneshot::Receiver<hark_mvcc::Result<WriteResponse>> {
+    /// Waits for `seq`'s apply; `None` when `limit` writes already wait.
+    pub(crate) fn register(
+        &self,
+        seq: u64,
+        limit: usize,
+    ) -> Option<oneshot::Receiver<hark_mvcc::Result<WriteResponse>>> {
+        let mut waiting = self.waiting.lock();
+        if waiting.len() >= limit {
+            return None;
+        }
         let (tx, rx) = oneshot::channel();
-        self.waiting.lock().insert(seq, tx);
-        rx
+        waiting.insert(seq, tx);
+        Some(rx)
     }
 
     pub(crate) fn forget(&self, seq: u64) {
@@ -439,5 +448,29 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
             meta,
             snapshot: Box::new(file),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_past_the_limit_are_refused_until_one_is_answered_or_forgotten() {
+        let pending = Pending::default();
+        let waiting: Vec<_> = (0..3).map(|seq| pending.register(seq, 3)).collect();
+        assert!(waiting.iter().all(Option::is_some));
+        assert!(
+            pending.register(3, 3).is_none(),
+            "a fourth write is refused"
+        );
+        pending.answer(0, Err(hark_mvcc::Error::Closed));
+        assert!(
+            pending.register(4, 3).is_some(),
+            "an answered write frees its place"
+        );
+        pending.forget(1);
+        assert!(pending.register(5, 3).is_some(), "so does a forgotten one");
+        assert!(pending.register(6, 3).is_none());
     }
 }

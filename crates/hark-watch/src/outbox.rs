@@ -279,6 +279,15 @@ impl Responses {
     }
 }
 
+/// A consumer that is gone takes nothing more: the stream's queue is closed,
+/// so the engine stops filling it and the handle's `ready` resolves (a
+/// server then sees its client's disconnect instead of waiting for room).
+impl Drop for Responses {
+    fn drop(&mut self) {
+        self.outbox.close();
+    }
+}
+
 struct RecvFuture<'a> {
     responses: &'a Responses,
 }

@@ -206,7 +206,10 @@ impl WatchStream {
     /// Creates a watcher. A refused create is also answered on the response
     /// channel (created + canceled, watch id -1), in order with other creates.
     pub fn watch(&self, mut req: WatchRequest) -> Result<WatchId, WatchError> {
-        let result = self.admit(&mut req);
+        // Held until the command is sent, so that the engine learns of ids
+        // in the order the handle gave them out and took them back.
+        let mut ids = self.ids.lock();
+        let result = admit(&mut ids, &mut req);
         let cmd = match &result {
             Ok(id) => Command::Create {
                 stream: self.id,
@@ -221,6 +224,7 @@ impl WatchStream {
             },
         };
         self.request(cmd);
+        drop(ids);
         result
     }
 
@@ -234,43 +238,15 @@ impl WatchStream {
         });
     }
 
-    fn admit(&self, req: &mut WatchRequest) -> Result<WatchId, WatchError> {
-        let mut ids = self.ids.lock();
-        if ids.closed {
-            return Err(WatchError::Closed);
-        }
-        if req.start_revision < 0 {
-            return Err(WatchError::NegativeRevision);
-        }
-        if req.key.is_empty() {
-            req.key = Bytes::from_static(b"\0");
-        }
-        if !req.range_end.is_empty() && req.range_end.as_ref() != b"\0" && req.key >= req.range_end
-        {
-            return Err(WatchError::EmptyRange);
-        }
-        let id = if req.id == 0 {
-            while ids.in_use.contains(ids.next) {
-                ids.next += 1;
-            }
-            ids.next += 1;
-            ids.next - 1
-        } else if ids.in_use.contains(req.id) {
-            return Err(WatchError::DuplicateId);
-        } else {
-            req.id
-        };
-        ids.in_use.insert(id);
-        Ok(id)
-    }
-
     /// Cancels a watcher; `false` (and no reply, as etcd) if the id is unknown.
     /// The id is free again at once: a create that reuses it reaches the
     /// engine after this cancel.
     pub fn cancel(&self, id: WatchId) -> bool {
-        if !self.ids.lock().in_use.remove(id) {
+        let mut ids = self.ids.lock();
+        if !ids.in_use.remove(id) {
             return false;
         }
+        // Sent under the lock, as in `watch`.
         self.request(Command::Cancel {
             stream: self.id,
             id,
@@ -301,4 +277,33 @@ impl Drop for WatchStream {
         self.ids.lock().closed = true;
         let _ = self.commands.send(Command::CloseStream { stream: self.id });
     }
+}
+
+/// Checks a create and gives it its id (etcd's checks, in etcd's order).
+fn admit(ids: &mut StreamIds, req: &mut WatchRequest) -> Result<WatchId, WatchError> {
+    if ids.closed {
+        return Err(WatchError::Closed);
+    }
+    if req.start_revision < 0 {
+        return Err(WatchError::NegativeRevision);
+    }
+    if req.key.is_empty() {
+        req.key = Bytes::from_static(b"\0");
+    }
+    if !req.range_end.is_empty() && req.range_end.as_ref() != b"\0" && req.key >= req.range_end {
+        return Err(WatchError::EmptyRange);
+    }
+    let id = if req.id == 0 {
+        while ids.in_use.contains(ids.next) {
+            ids.next += 1;
+        }
+        ids.next += 1;
+        ids.next - 1
+    } else if ids.in_use.contains(req.id) {
+        return Err(WatchError::DuplicateId);
+    } else {
+        req.id
+    };
+    ids.in_use.insert(id);
+    Ok(id)
 }

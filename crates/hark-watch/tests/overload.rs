@@ -101,7 +101,15 @@ fn a_stream_that_does_not_read_its_replies_is_held_to_a_bound() {
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     // Each progress request is answered (the watcher is synced); nobody reads.
     let mut sent = 1;
-    while ws.poll_ready(&mut cx).is_ready() {
+    loop {
+        if ws.poll_ready(&mut cx).is_pending() {
+            // The engine queues a reply just before it counts the request
+            // handled: let such a moment pass before calling it full.
+            std::thread::sleep(Duration::from_millis(50));
+            if ws.poll_ready(&mut cx).is_pending() {
+                break;
+            }
+        }
         ws.request_progress(id);
         sent += 1;
         assert!(sent <= MAX_UNANSWERED, "no bound after {sent} requests");
@@ -124,4 +132,29 @@ fn a_stream_that_does_not_read_its_replies_is_held_to_a_bound() {
         replies += 1;
     }
     assert_eq!(replies, sent);
+}
+
+#[test]
+fn a_stream_whose_consumer_is_gone_is_ready_again() {
+    let store = Store::in_memory();
+    let hub = WatchHub::new(store.clone(), WatchConfig::default());
+    let (ws, rx) = hub.new_stream();
+    let id = ws.watch(WatchRequest::key("a")).unwrap();
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while ws.poll_ready(&mut cx).is_ready() || std::time::Instant::now() < deadline {
+        if ws.poll_ready(&mut cx).is_ready() {
+            ws.request_progress(id);
+        } else {
+            std::thread::sleep(Duration::from_millis(50));
+            if ws.poll_ready(&mut cx).is_pending() {
+                break;
+            }
+        }
+    }
+    assert!(ws.poll_ready(&mut cx).is_pending(), "the stream filled up");
+    // The consumer goes (a client disconnected): the handle must not wait
+    // for room forever, or its server never sees the disconnect.
+    drop(rx);
+    assert!(ws.poll_ready(&mut cx).is_ready());
 }

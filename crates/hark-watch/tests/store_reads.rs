@@ -237,3 +237,56 @@ fn prev_kv_watchers_get_previous_values_without_a_store_read_per_event() {
         "the engine read the store for previous values"
     );
 }
+
+/// CPU ticks (1/100 s) the watch engine thread has used, from `/proc`.
+fn engine_cpu_ticks() -> u64 {
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim() == "hark-watch-engi" {
+            let stat = std::fs::read_to_string(task.path().join("stat")).unwrap();
+            let fields: Vec<&str> = stat
+                .rsplit_once(')')
+                .unwrap()
+                .1
+                .split_whitespace()
+                .collect();
+            return fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        }
+    }
+    panic!("no watch engine thread");
+}
+
+#[test]
+fn a_history_retry_nobody_waits_for_leaves_the_engine_idle() {
+    let backend = Arc::new(ProbedReads::default());
+    let store = Store::with_backend(Box::new(backend.clone()), StoreOptions::default()).unwrap();
+    let hub = WatchHub::new(
+        store.clone(),
+        WatchConfig {
+            window_revisions: 2,
+            ..WatchConfig::default()
+        },
+    );
+    for i in 0..10 {
+        put(&store, &format!("k{i}"), "v");
+    }
+    backend.failing.store(true, Ordering::SeqCst);
+    let (ws, rx) = hub.new_stream();
+    let id = ws
+        .watch(WatchRequest::range("k", "l").from_revision(2))
+        .unwrap();
+    let r = rx.recv_timeout(Duration::from_secs(5)).expect("created");
+    assert!(matches!(r.kind, ResponseKind::Created));
+    std::thread::sleep(Duration::from_millis(100)); // a read failed: a retry is set
+    ws.cancel(id);
+    let r = rx.recv_timeout(Duration::from_secs(5)).expect("canceled");
+    assert!(matches!(r.kind, ResponseKind::Canceled), "{r:?}");
+    std::thread::sleep(Duration::from_secs(3)); // past the longest backoff
+    let before = engine_cpu_ticks();
+    std::thread::sleep(Duration::from_secs(1));
+    let used = engine_cpu_ticks() - before;
+    assert!(
+        used < 20,
+        "the idle engine used {used} of 100 CPU ticks in a second"
+    );
+}

@@ -533,6 +533,27 @@ fn after_a_snapshot_install_without_compaction_synced_watchers_get_every_missed_
 }
 
 #[test]
+fn a_snapshot_install_one_revision_ahead_still_delivers_that_revision() {
+    let (store, hub) = setup(WatchConfig::default());
+    let leader = Store::in_memory();
+    put(&store, "k", "0");
+    put(&leader, "k", "0");
+    let (ws, rx) = hub.new_stream();
+    ws.watch(WatchRequest::range("k", "l")).unwrap();
+    assert_eq!(created(&next(&rx)), 2);
+    let missed = put(&leader, "k", "1");
+    assert_eq!(missed, store.current_revision() + 1, "exactly one ahead");
+    let (tx, done) = std::sync::mpsc::channel();
+    store.install(leader, b"p".to_vec(), move |r| tx.send(r).unwrap());
+    done.recv_timeout(WAIT).unwrap().unwrap();
+    assert_eq!(
+        evs(&next(&rx)),
+        [(missed, EventKind::Put, "k".into(), "1".into())]
+    );
+    assert_quiet(&rx);
+}
+
+#[test]
 fn two_hubs_in_one_process_count_their_events_apart() {
     let (store_a, hub_a) = setup(WatchConfig::default());
     let (store_b, hub_b) = setup(WatchConfig::default());

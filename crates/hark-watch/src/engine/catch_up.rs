@@ -141,6 +141,14 @@ impl Engine {
         true
     }
 
+    /// Whether an unsynced watcher needs revisions older than the window.
+    pub(super) fn needs_history(&self) -> bool {
+        let first = self.window_first();
+        self.unsynced
+            .iter()
+            .any(|&s| self.watchers.get(s).min_rev < first)
+    }
+
     /// The oldest revision the memory window holds (`rev + 1` when empty).
     pub(super) fn window_first(&self) -> i64 {
         self.window.front().map_or(self.rev + 1, |r| r.revision)
@@ -183,7 +191,8 @@ impl Engine {
                     return true;
                 }
             };
-            self.history_retry = None;
+            // A key's changes read fine; the backoff still stands for the
+            // full history reads (a successful one resets it).
             let all = SharedEvents::new(
                 events
                     .iter()

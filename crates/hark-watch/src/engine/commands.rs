@@ -125,6 +125,7 @@ impl Engine {
             .watchers
             .insert(Watcher::new(id, stream, keys, min_rev, start, flags));
         if let Some(st) = self.streams.get_mut(&stream) {
+            debug_assert!(st.ids.get(id).is_none(), "watch id {id} given out twice");
             st.ids.insert(id, slot);
         }
         // The created reply goes first: every event of this watcher is queued after it.

@@ -42,8 +42,10 @@ impl Engine {
         if c.revision <= self.rev {
             return; // published before a lag resync that covered it
         }
-        if c.revision > self.rev + 1 {
-            // Revisions were left out (a lagging feed, a snapshot install).
+        // Revisions were left out (a lagging feed), or a snapshot was
+        // installed: published as one empty revision, which no write
+        // produces, even when it is only one revision ahead.
+        if c.revision > self.rev + 1 || c.events.is_empty() {
             return self.resync(c.revision);
         }
         let revision = Arc::new(RevisionEvents::new(c));

@@ -127,7 +127,11 @@ impl Engine {
                 continue;
             }
             // Idle, or only watchers waiting out a history retry: sleep until
-            // there is work, the retry is due or the tick.
+            // there is work, the retry is due or the tick. A retry nobody
+            // waits for any more is dropped (else a past `until` would spin).
+            if self.history_retry.is_some() && !self.needs_history() {
+                self.history_retry = None;
+            }
             let wait = self.history_retry.map_or(self.config.tick, |b| {
                 b.until
                     .saturating_duration_since(Instant::now())
