@@ -19,13 +19,8 @@ use crate::kv::CommittedRevision;
 /// The budget of [`crate::Store::subscribe`].
 pub const DEFAULT_FEED_BYTES: usize = 64 << 20;
 
-/// Revisions a feed may hold whatever their size (an empty revision still
-/// costs its allocation).
-const MAX_QUEUED_REVISIONS: usize = 1 << 20;
-
 struct Budget {
     queued_bytes: AtomicUsize,
-    queued_revisions: AtomicUsize,
     limit: usize,
     lagged: AtomicBool,
     /// The subscriber dropped its [`Feed`].
@@ -57,7 +52,6 @@ pub(crate) fn feed(limit: usize) -> (FeedSender, Feed) {
     let (tx, rx) = crossbeam_channel::unbounded();
     let budget = Arc::new(Budget {
         queued_bytes: AtomicUsize::new(0),
-        queued_revisions: AtomicUsize::new(0),
         limit,
         lagged: AtomicBool::new(false),
         gone: AtomicBool::new(false),
@@ -79,14 +73,14 @@ impl FeedSender {
         let budget = &self.budget;
         let bytes = revision.approx_bytes();
         let queued = budget.queued_bytes.load(Ordering::Acquire);
-        let revisions = budget.queued_revisions.load(Ordering::Acquire);
-        if revisions > 0 && (queued + bytes > budget.limit || revisions >= MAX_QUEUED_REVISIONS) {
+        // Every revision is charged at least its allocation
+        // (`CommittedRevision::approx_bytes`), so bytes also bound the count.
+        if queued > 0 && queued + bytes > budget.limit {
             budget.lagged.store(true, Ordering::Release);
             metrics::counter!("hark_watch_feed_dropped_revisions_total").increment(1);
             return !budget.gone.load(Ordering::Acquire);
         }
         budget.queued_bytes.fetch_add(bytes, Ordering::AcqRel);
-        budget.queued_revisions.fetch_add(1, Ordering::AcqRel);
         self.tx
             .send(Published {
                 revision: revision.clone(),
@@ -95,9 +89,7 @@ impl FeedSender {
             })
             .is_ok()
     }
-}
 
-impl FeedSender {
     pub(crate) fn queued_bytes(&self) -> usize {
         self.budget.queued_bytes.load(Ordering::Acquire)
     }
@@ -154,6 +146,5 @@ impl Drop for Published {
         self.budget
             .queued_bytes
             .fetch_sub(self.bytes, Ordering::AcqRel);
-        self.budget.queued_revisions.fetch_sub(1, Ordering::AcqRel);
     }
 }

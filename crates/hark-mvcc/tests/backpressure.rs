@@ -5,65 +5,34 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hark_mvcc::backend::{Table, WriteBatch};
+use hark_mvcc::backend::{BackendHooks, Hooked};
 use hark_mvcc::{
-    Backend, BackendView, Error, MAX_QUEUED_REQUESTS, MemoryBackend, PutRequest, Result, Store,
-    StoreOptions, WriteRequest,
+    Error, MAX_QUEUED_REQUESTS, MemoryBackend, PutRequest, Result, Store, StoreOptions,
+    WriteRequest,
 };
 use parking_lot::Mutex;
 
-/// A memory backend whose writes wait while the test holds `gate`.
+/// Writes wait while the test holds `gate`.
 #[derive(Default)]
-struct GatedWrites {
-    inner: MemoryBackend,
+struct Gate {
     gate: Mutex<()>,
 }
 
-impl Backend for GatedWrites {
-    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.inner.get(table, key)
-    }
-
-    fn scan(
-        &self,
-        table: Table,
-        from: &[u8],
-        to: Option<&[u8]>,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<()> {
-        self.inner.scan(table, from, to, visit)
-    }
-
-    fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
+impl BackendHooks for Gate {
+    fn before_write(&self, _sync: bool) -> Result<()> {
         drop(self.gate.lock());
-        self.inner.write(batch, sync)
-    }
-
-    fn sync(&self) -> Result<()> {
-        self.inner.sync()
-    }
-
-    fn size_bytes(&self) -> u64 {
-        self.inner.size_bytes()
-    }
-
-    fn size_in_use_bytes(&self) -> u64 {
-        self.inner.size_in_use_bytes()
-    }
-
-    fn read_snapshot(&self, read: &mut dyn FnMut(&dyn BackendView) -> Result<()>) -> Result<()> {
-        self.inner.read_snapshot(read)
-    }
-
-    fn reclaim_space(&self) -> Result<()> {
-        self.inner.reclaim_space()
+        Ok(())
     }
 }
 
 #[test]
 fn a_held_up_committer_refuses_requests_past_its_queue_and_loses_none() {
-    let backend = Arc::new(GatedWrites::default());
-    let store = Store::with_backend(Box::new(backend.clone()), StoreOptions::default()).unwrap();
+    let gate = Arc::new(Gate::default());
+    let backend = Hooked {
+        inner: MemoryBackend::new(),
+        hooks: gate.clone(),
+    };
+    let store = Store::with_backend(Box::new(backend), StoreOptions::default()).unwrap();
     let start = store.current_revision();
     let (tx, rx) = crossbeam_channel::unbounded();
     let put = |i: usize| {
@@ -75,7 +44,7 @@ fn a_held_up_committer_refuses_requests_past_its_queue_and_loses_none() {
             }),
         );
     };
-    let held = backend.gate.lock();
+    let held = gate.gate.lock();
     put(0); // taken by the committer, which then waits in its write
     std::thread::sleep(Duration::from_millis(200));
     for i in 1..=MAX_QUEUED_REQUESTS {

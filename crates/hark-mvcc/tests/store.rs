@@ -513,57 +513,31 @@ fn memory_backend_reopens_like_rocks() {
     assert_eq!(get(&s, "a").unwrap().version, 2);
 }
 
-/// A backend whose synced writes take 2 ms (like an fsync) and are counted.
-struct SlowSyncBackend {
-    inner: MemoryBackend,
+/// Synced writes that take 2 ms (like an fsync) and are counted.
+#[derive(Default)]
+struct SlowSyncs {
     synced_writes: std::sync::atomic::AtomicUsize,
 }
 
-impl Backend for SlowSyncBackend {
-    fn get(&self, table: hark_mvcc::backend::Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.inner.get(table, key)
-    }
-    fn scan(
-        &self,
-        table: hark_mvcc::backend::Table,
-        from: &[u8],
-        to: Option<&[u8]>,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<()> {
-        self.inner.scan(table, from, to, visit)
-    }
-    fn write(&self, batch: hark_mvcc::backend::WriteBatch, sync: bool) -> Result<()> {
+impl hark_mvcc::backend::BackendHooks for SlowSyncs {
+    fn before_write(&self, sync: bool) -> Result<()> {
         if sync {
             std::thread::sleep(std::time::Duration::from_millis(2));
             self.synced_writes
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
-        self.inner.write(batch, sync)
-    }
-    fn sync(&self) -> Result<()> {
-        self.inner.sync()
-    }
-    fn size_bytes(&self) -> u64 {
-        self.inner.size_bytes()
-    }
-    fn size_in_use_bytes(&self) -> u64 {
-        self.inner.size_in_use_bytes()
-    }
-    fn read_snapshot(&self, read: &mut dyn FnMut(&dyn BackendView) -> Result<()>) -> Result<()> {
-        self.inner.read_snapshot(read)
-    }
-    fn reclaim_space(&self) -> Result<()> {
-        self.inner.reclaim_space()
+        Ok(())
     }
 }
 
 #[test]
 fn group_commit_shares_one_sync_among_concurrent_writers() {
-    let backend = Arc::new(SlowSyncBackend {
+    let hooks = Arc::new(SlowSyncs::default());
+    let backend = hark_mvcc::backend::Hooked {
         inner: MemoryBackend::new(),
-        synced_writes: Default::default(),
-    });
-    let s = Store::with_backend(Box::new(backend.clone()), StoreOptions::default()).unwrap();
+        hooks: hooks.clone(),
+    };
+    let s = Store::with_backend(Box::new(backend), StoreOptions::default()).unwrap();
     let threads: Vec<_> = (0..16)
         .map(|t| {
             let s = s.clone();
@@ -577,7 +551,7 @@ fn group_commit_shares_one_sync_among_concurrent_writers() {
     for t in threads {
         t.join().unwrap();
     }
-    let syncs = backend
+    let syncs = hooks
         .synced_writes
         .load(std::sync::atomic::Ordering::Relaxed);
     assert_eq!(s.current_revision(), 1 + 320);

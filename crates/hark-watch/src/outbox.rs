@@ -41,8 +41,10 @@ pub(crate) struct Outbox {
 
 #[derive(Default)]
 struct State {
-    queue: VecDeque<WatchResponse>,
-    /// Event responses in `queue` (control replies do not count)...
+    /// Each response with the approximate bytes of its events (0 for a
+    /// control reply), counted once as it is queued.
+    queue: VecDeque<(WatchResponse, usize)>,
+    /// Event responses in `queue` (the rest are control replies)...
     event_batches: usize,
     /// ...and the approximate bytes of their events.
     event_bytes: usize,
@@ -50,10 +52,9 @@ struct State {
     /// A push was refused; tell the engine when room appears.
     engine_waiting: bool,
     waker: Option<Waker>,
-    /// Requests of the stream's handle the engine has not handled yet, and
-    /// control replies queued: together held under [`MAX_UNANSWERED`].
+    /// Requests of the stream's handle the engine has not handled yet; with
+    /// the control replies queued, held under [`MAX_UNANSWERED`].
     unanswered: usize,
-    control_replies: usize,
     /// The stream's handle waits for room under [`MAX_UNANSWERED`].
     requests_waker: Option<Waker>,
 }
@@ -65,7 +66,8 @@ pub const MAX_UNANSWERED: usize = 1024;
 
 impl State {
     fn requests_room(&self) -> bool {
-        self.unanswered + self.control_replies < MAX_UNANSWERED
+        let control_replies = self.queue.len() - self.event_batches;
+        self.unanswered + control_replies < MAX_UNANSWERED
     }
 
     /// Called when a request is answered: wakes a handle waiting for room.
@@ -128,7 +130,7 @@ impl Outbox {
             events += resp.events().len();
             st.event_batches += 1;
             st.event_bytes += bytes;
-            st.queue.push_back(resp);
+            st.queue.push_back((resp, bytes));
             sent(tag);
         }
         let refused: Vec<_> = batch.collect();
@@ -145,8 +147,7 @@ impl Outbox {
     pub(crate) fn push_control(&self, resp: WatchResponse) {
         let mut st = self.state.lock();
         if !st.closed {
-            st.control_replies += 1;
-            st.queue.push_back(resp);
+            st.queue.push_back((resp, 0));
             Self::wake(st, &self.ready);
         }
     }
@@ -188,8 +189,7 @@ impl Outbox {
     pub(crate) fn close(&self) {
         let mut st = self.state.lock();
         st.closed = true;
-        let dropped: usize = st.queue.drain(..).map(|r| r.events().len()).sum();
-        st.control_replies = 0;
+        let dropped: usize = st.queue.drain(..).map(|(r, _)| r.events().len()).sum();
         if let Some(w) = st.requests_waker.take() {
             w.wake();
         }
@@ -203,12 +203,12 @@ impl Outbox {
 
     /// `Ok(Some)`: a response; `Ok(None)`: empty for now; `Err(())`: closed.
     fn take(&self, st: &mut State) -> Result<Option<WatchResponse>, ()> {
-        let Some(resp) = st.queue.pop_front() else {
+        let Some((resp, bytes)) = st.queue.pop_front() else {
             return if st.closed { Err(()) } else { Ok(None) };
         };
         if let ResponseKind::Events { events, .. } = &resp.kind {
             st.event_batches -= 1;
-            st.event_bytes -= events.iter().map(|e| e.approx_size()).sum::<usize>();
+            st.event_bytes -= bytes;
             self.counts
                 .pending
                 .fetch_sub(events.len() as i64, Ordering::Relaxed);
@@ -220,7 +220,6 @@ impl Outbox {
                 (self.on_drained)();
             }
         } else {
-            st.control_replies -= 1;
             st.wake_requests();
         }
         Ok(Some(resp))

@@ -6,24 +6,21 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use hark_mvcc::backend::{Table, WriteBatch};
-use hark_mvcc::{
-    Backend, BackendView, EventKind, MemoryBackend, PutRequest, Result, Store, StoreOptions,
-};
+use hark_mvcc::backend::{BackendHooks, Hooked, Table};
+use hark_mvcc::{EventKind, MemoryBackend, PutRequest, Result, Store, StoreOptions};
 use hark_watch::*;
 
-/// A memory backend whose key-value reads fail while `failing` is set, as a
-/// disk that returns I/O errors would (writes keep working), and which
-/// counts the key-value reads made on the watch engine's thread.
+/// Key-value reads fail while `failing` is set, as from a disk that returns
+/// I/O errors (writes keep working); those made on the watch engine's
+/// thread are counted.
 #[derive(Default)]
 struct ProbedReads {
-    inner: MemoryBackend,
     failing: AtomicBool,
     engine_reads: AtomicUsize,
 }
 
-impl ProbedReads {
-    fn check(&self, table: Table) -> Result<()> {
+impl BackendHooks for ProbedReads {
+    fn before_read(&self, table: Table) -> Result<()> {
         if table != Table::Kv {
             return Ok(());
         }
@@ -37,46 +34,13 @@ impl ProbedReads {
     }
 }
 
-impl Backend for ProbedReads {
-    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.check(table)?;
-        self.inner.get(table, key)
-    }
-
-    fn scan(
-        &self,
-        table: Table,
-        from: &[u8],
-        to: Option<&[u8]>,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<()> {
-        self.check(table)?;
-        self.inner.scan(table, from, to, visit)
-    }
-
-    fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
-        self.inner.write(batch, sync)
-    }
-
-    fn sync(&self) -> Result<()> {
-        self.inner.sync()
-    }
-
-    fn size_bytes(&self) -> u64 {
-        self.inner.size_bytes()
-    }
-
-    fn size_in_use_bytes(&self) -> u64 {
-        self.inner.size_in_use_bytes()
-    }
-
-    fn read_snapshot(&self, read: &mut dyn FnMut(&dyn BackendView) -> Result<()>) -> Result<()> {
-        self.inner.read_snapshot(read)
-    }
-
-    fn reclaim_space(&self) -> Result<()> {
-        self.inner.reclaim_space()
-    }
+/// A memory store behind `probe`.
+fn probed_store(probe: &Arc<ProbedReads>) -> Store {
+    let backend = Hooked {
+        inner: MemoryBackend::new(),
+        hooks: probe.clone(),
+    };
+    Store::with_backend(Box::new(backend), StoreOptions::default()).unwrap()
 }
 
 fn put(s: &Store, k: &str, v: &str) -> i64 {
@@ -109,7 +73,7 @@ fn events_until(rx: &Responses, upto: i64, within: Duration) -> Vec<(i64, String
 #[test]
 fn failed_history_reads_hold_up_only_the_watchers_that_need_history() {
     let backend = Arc::new(ProbedReads::default());
-    let store = Store::with_backend(Box::new(backend.clone()), StoreOptions::default()).unwrap();
+    let store = probed_store(&backend);
     let config = WatchConfig {
         window_revisions: 10,
         // Long enough that an engine that sleeps on a failed read is seen stalling.
@@ -184,7 +148,7 @@ fn failed_history_reads_hold_up_only_the_watchers_that_need_history() {
 #[test]
 fn prev_kv_watchers_get_previous_values_without_a_store_read_per_event() {
     let backend = Arc::new(ProbedReads::default());
-    let store = Store::with_backend(Box::new(backend.clone()), StoreOptions::default()).unwrap();
+    let store = probed_store(&backend);
     let hub = WatchHub::new(store.clone(), WatchConfig::default());
     for i in 0..10 {
         put(&store, &format!("p{i}"), "0");
@@ -259,7 +223,7 @@ fn engine_cpu_ticks() -> u64 {
 #[test]
 fn a_history_retry_nobody_waits_for_leaves_the_engine_idle() {
     let backend = Arc::new(ProbedReads::default());
-    let store = Store::with_backend(Box::new(backend.clone()), StoreOptions::default()).unwrap();
+    let store = probed_store(&backend);
     let hub = WatchHub::new(
         store.clone(),
         WatchConfig {

@@ -2,9 +2,11 @@
 //! sees only [`Backend`], never RocksDB. [`RocksBackend`] is the real one;
 //! [`MemoryBackend`] keeps the trait honest and makes tests fast.
 
+mod hooked;
 mod memory;
 mod rocks;
 
+pub use hooked::{BackendHooks, Hooked};
 pub use memory::MemoryBackend;
 pub use rocks::RocksBackend;
 
