@@ -13,10 +13,7 @@ use tonic::{Request, Response, Status};
 
 use crate::access::auth_status;
 use crate::errors::replica_status;
-use crate::grpc_metrics;
 use crate::node::{Node, NodeHandle};
-
-const SERVICE: &str = "etcdserverpb.Auth";
 
 /// Tries of a change that keeps losing races before giving up.
 const CHANGE_TRIES: usize = 16;
@@ -94,12 +91,9 @@ fn permission_to_pb(p: &PermissionRecord) -> authpb::Permission {
     }
 }
 
-/// Runs a handler with go-grpc-prometheus' counters.
+/// Runs a handler's body and wraps its answer in a response.
 macro_rules! unary {
-    ($method:literal, $body:expr) => {{
-        let call = grpc_metrics::unary(SERVICE, $method);
-        call.finish($body.await.map(Response::new))
-    }};
+    ($body:expr) => {{ $body.await.map(Response::new) }};
 }
 
 #[tonic::async_trait]
@@ -108,7 +102,7 @@ impl Auth for AuthService {
         &self,
         request: Request<pb::AuthEnableRequest>,
     ) -> Result<Response<pb::AuthEnableResponse>, Status> {
-        unary!("AuthEnable", async {
+        unary!(async {
             let header = self.change(request.metadata(), |s| s.auth_enable()).await?;
             Ok(pb::AuthEnableResponse { header })
         })
@@ -118,7 +112,7 @@ impl Auth for AuthService {
         &self,
         request: Request<pb::AuthDisableRequest>,
     ) -> Result<Response<pb::AuthDisableResponse>, Status> {
-        unary!("AuthDisable", async {
+        unary!(async {
             let header = self
                 .change(request.metadata(), |s| s.auth_disable())
                 .await?;
@@ -130,7 +124,7 @@ impl Auth for AuthService {
         &self,
         request: Request<pb::AuthStatusRequest>,
     ) -> Result<Response<pb::AuthStatusResponse>, Status> {
-        unary!("AuthStatus", async {
+        unary!(async {
             let (node, state) = self.read(request.metadata(), |c| c.admin())?;
             Ok(pb::AuthStatusResponse {
                 header: node.header(node.store.current_revision()),
@@ -144,7 +138,7 @@ impl Auth for AuthService {
         &self,
         request: Request<pb::AuthenticateRequest>,
     ) -> Result<Response<pb::AuthenticateResponse>, Status> {
-        unary!("Authenticate", async {
+        unary!(async {
             let node = self.node.get()?;
             let auth = node.auth.clone();
             let pb::AuthenticateRequest { name, password } = request.into_inner();
@@ -164,7 +158,7 @@ impl Auth for AuthService {
         &self,
         request: Request<pb::AuthUserAddRequest>,
     ) -> Result<Response<pb::AuthUserAddResponse>, Status> {
-        unary!("UserAdd", async {
+        unary!(async {
             let (metadata, _, req) = request.into_parts();
             let no_password = req.options.is_some_and(|o| o.no_password);
             // etcd hashes even an empty password; a hash the client sent is ignored.
@@ -186,7 +180,7 @@ impl Auth for AuthService {
         &self,
         request: Request<pb::AuthUserGetRequest>,
     ) -> Result<Response<pb::AuthUserGetResponse>, Status> {
-        unary!("UserGet", async {
+        unary!(async {
             let name = &request.get_ref().name;
             let (node, state) = self.read(request.metadata(), |c| c.user_get(name))?;
             let user = state
@@ -203,7 +197,7 @@ impl Auth for AuthService {
         &self,
         request: Request<pb::AuthUserListRequest>,
     ) -> Result<Response<pb::AuthUserListResponse>, Status> {
-        unary!("UserList", async {
+        unary!(async {
             let (node, state) = self.read(request.metadata(), |c| c.admin())?;
             Ok(pb::AuthUserListResponse {
                 header: node.header(node.store.current_revision()),
@@ -216,7 +210,7 @@ impl Auth for AuthService {
         &self,
         request: Request<pb::AuthUserDeleteRequest>,
     ) -> Result<Response<pb::AuthUserDeleteResponse>, Status> {
-        unary!("UserDelete", async {
+        unary!(async {
             let name = &request.get_ref().name;
             let header = self
                 .change(request.metadata(), |s| s.user_delete(name).map(Some))
@@ -229,7 +223,7 @@ impl Auth for AuthService {
         &self,
         request: Request<pb::AuthUserChangePasswordRequest>,
     ) -> Result<Response<pb::AuthUserChangePasswordResponse>, Status> {
-        unary!("UserChangePassword", async {
+        unary!(async {
             let (metadata, _, req) = request.into_parts();
             // etcd hashes a given password; without one, a hash the client
             // sent (base64) is stored as it is.
@@ -255,7 +249,7 @@ impl Auth for AuthService {
         &self,
         request: Request<pb::AuthUserGrantRoleRequest>,
     ) -> Result<Response<pb::AuthUserGrantRoleResponse>, Status> {
-        unary!("UserGrantRole", async {
+        unary!(async {
             let req = request.get_ref();
             let header = self
                 .change(request.metadata(), |s| {
@@ -270,7 +264,7 @@ impl Auth for AuthService {
         &self,
         request: Request<pb::AuthUserRevokeRoleRequest>,
     ) -> Result<Response<pb::AuthUserRevokeRoleResponse>, Status> {
-        unary!("UserRevokeRole", async {
+        unary!(async {
             let req = request.get_ref();
             let header = self
                 .change(request.metadata(), |s| {
@@ -285,7 +279,7 @@ impl Auth for AuthService {
         &self,
         request: Request<pb::AuthRoleAddRequest>,
     ) -> Result<Response<pb::AuthRoleAddResponse>, Status> {
-        unary!("RoleAdd", async {
+        unary!(async {
             let name = &request.get_ref().name;
             let header = self
                 .change(request.metadata(), |s| s.role_add(name).map(Some))
@@ -298,7 +292,7 @@ impl Auth for AuthService {
         &self,
         request: Request<pb::AuthRoleGetRequest>,
     ) -> Result<Response<pb::AuthRoleGetResponse>, Status> {
-        unary!("RoleGet", async {
+        unary!(async {
             let name = &request.get_ref().role;
             let (node, state) = self.read(request.metadata(), |c| c.role_get(name))?;
             let role = state
@@ -315,7 +309,7 @@ impl Auth for AuthService {
         &self,
         request: Request<pb::AuthRoleListRequest>,
     ) -> Result<Response<pb::AuthRoleListResponse>, Status> {
-        unary!("RoleList", async {
+        unary!(async {
             let (node, state) = self.read(request.metadata(), |c| c.admin())?;
             Ok(pb::AuthRoleListResponse {
                 header: node.header(node.store.current_revision()),
@@ -328,7 +322,7 @@ impl Auth for AuthService {
         &self,
         request: Request<pb::AuthRoleDeleteRequest>,
     ) -> Result<Response<pb::AuthRoleDeleteResponse>, Status> {
-        unary!("RoleDelete", async {
+        unary!(async {
             let name = &request.get_ref().role;
             let header = self
                 .change(request.metadata(), |s| s.role_delete(name).map(Some))
@@ -341,7 +335,7 @@ impl Auth for AuthService {
         &self,
         request: Request<pb::AuthRoleGrantPermissionRequest>,
     ) -> Result<Response<pb::AuthRoleGrantPermissionResponse>, Status> {
-        unary!("RoleGrantPermission", async {
+        unary!(async {
             let req = request.get_ref();
             let perm = req.perm.as_ref().map(|p| PermissionRecord {
                 perm_type: p.perm_type,
@@ -361,7 +355,7 @@ impl Auth for AuthService {
         &self,
         request: Request<pb::AuthRoleRevokePermissionRequest>,
     ) -> Result<Response<pb::AuthRoleRevokePermissionResponse>, Status> {
-        unary!("RoleRevokePermission", async {
+        unary!(async {
             let req = request.get_ref();
             let header = self
                 .change(request.metadata(), |s| {

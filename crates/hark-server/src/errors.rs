@@ -11,6 +11,11 @@ pub const NO_SPACE: &str = "etcdserver: mvcc: database space exceeded";
 pub const CORRUPT: &str = "etcdserver: corrupt cluster";
 pub const AUTH_OLD_REVISION: &str = "etcdserver: revision of auth store is old";
 
+/// etcd's `ErrGRPCStopped`: the member is shutting down.
+pub fn stopped() -> Status {
+    Status::unavailable("etcdserver: server stopped")
+}
+
 pub fn mvcc_status(e: Error) -> Status {
     match e {
         Error::Compacted => {
@@ -29,7 +34,7 @@ pub fn mvcc_status(e: Error) -> Status {
         Error::LeaseExists => Status::failed_precondition(e.to_string()),
         Error::NoSpace => no_space(),
         Error::Corrupt => Status::data_loss(CORRUPT),
-        Error::Closed => Status::unavailable("etcdserver: server stopped"),
+        Error::Closed => stopped(),
         Error::TooManyRequests => Status::resource_exhausted(e.to_string()),
         // The server guards writes only with the auth revision they were checked at.
         Error::GuardFailed => Status::invalid_argument(AUTH_OLD_REVISION),

@@ -1,8 +1,27 @@
 //! go-grpc-prometheus' server counters, which etcd exports and dashboards use:
 //! `grpc_server_started_total`, `grpc_server_handled_total`,
 //! `grpc_server_msg_received_total` and `grpc_server_msg_sent_total`.
+//!
+//! One tower layer ([`GrpcMetricsLayer`]) around the gRPC routes counts them
+//! for every method, so no handler counts anything. It reads what goes over
+//! the wire: the method from the path, messages from the gRPC framing of the
+//! request and response bodies, and the code from `grpc-status` (in the
+//! trailers, or in the headers of a trailers-only answer). A call whose
+//! response is dropped before its trailers went out lost its client: it
+//! counts as `Canceled`, as grpc-go counts a cancelled context.
 
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use axum::body::Body;
+use bytes::Bytes;
+use metrics::Counter;
+use pin_project_lite::pin_project;
 use tonic::{Code, Status};
+use tower::{Layer, Service};
 
 /// Every method Hark serves, as `(service, method, grpc_type)`; each one's
 /// series exist (at zero) from the first scrape, as go-grpc-prometheus
@@ -72,7 +91,7 @@ const ALL_CODES: [Code; 17] = [
 ];
 
 /// Describes the four counters and creates every method's series at zero.
-pub fn register() {
+fn describe() {
     metrics::describe_counter!(
         "grpc_server_started_total",
         "Total number of RPCs started on the server."
@@ -89,111 +108,283 @@ pub fn register() {
         "grpc_server_msg_sent_total",
         "Total number of gRPC stream messages sent by the server."
     );
-    for &(service, method, kind) in METHODS {
+}
+
+/// One method's series, looked up once when the layer is built.
+struct MethodSeries {
+    started: Counter,
+    received: Counter,
+    sent: Counter,
+    /// Indexed by the code's number (`ALL_CODES` is in that order).
+    handled: [Counter; ALL_CODES.len()],
+}
+
+impl MethodSeries {
+    fn new(service: &'static str, method: &'static str, kind: &'static str) -> MethodSeries {
         let labels = [
             ("grpc_type", kind),
             ("grpc_service", service),
             ("grpc_method", method),
         ];
-        for name in [
-            "grpc_server_started_total",
-            "grpc_server_msg_received_total",
-            "grpc_server_msg_sent_total",
-        ] {
-            metrics::counter!(name, &labels).increment(0);
-        }
-        for code in ALL_CODES {
-            metrics::counter!("grpc_server_handled_total",
-                "grpc_type" => kind, "grpc_service" => service,
-                "grpc_method" => method, "grpc_code" => code_name(code))
-            .increment(0);
-        }
-    }
-}
-
-/// One RPC being served; counted as handled when it finishes.
-pub struct Call {
-    service: &'static str,
-    method: &'static str,
-    kind: &'static str,
-}
-
-/// A unary call: its one request message has been received.
-pub fn unary(service: &'static str, method: &'static str) -> Call {
-    let call = Call::start(service, method, "unary");
-    call.received();
-    call
-}
-
-pub fn server_stream(service: &'static str, method: &'static str) -> Call {
-    let call = Call::start(service, method, "server_stream");
-    call.received();
-    call
-}
-
-pub fn bidi_stream(service: &'static str, method: &'static str) -> Call {
-    Call::start(service, method, "bidi_stream")
-}
-
-impl Call {
-    fn start(service: &'static str, method: &'static str, kind: &'static str) -> Call {
-        metrics::counter!("grpc_server_started_total",
-            "grpc_type" => kind, "grpc_service" => service, "grpc_method" => method)
-        .increment(1);
-        Call {
-            service,
-            method,
-            kind,
+        let series = |name: &'static str| {
+            let counter = metrics::counter!(name, &labels);
+            // Exported at zero from the first scrape, as go-grpc-prometheus
+            // pre-registers them.
+            counter.increment(0);
+            counter
+        };
+        MethodSeries {
+            started: series("grpc_server_started_total"),
+            received: series("grpc_server_msg_received_total"),
+            sent: series("grpc_server_msg_sent_total"),
+            handled: ALL_CODES.map(|code| {
+                let counter = metrics::counter!("grpc_server_handled_total",
+                    "grpc_type" => kind, "grpc_service" => service,
+                    "grpc_method" => method, "grpc_code" => code_name(code));
+                counter.increment(0);
+                counter
+            }),
         }
     }
 
-    /// One request message arrived (a unary call's one, or one of a stream's).
-    pub fn received(&self) {
-        metrics::counter!("grpc_server_msg_received_total",
-            "grpc_type" => self.kind, "grpc_service" => self.service, "grpc_method" => self.method)
-        .increment(1);
+    fn handled(&self, code: Code) {
+        // A code beyond grpc's 17 cannot come from tonic; count it as Unknown.
+        let index = usize::try_from(i32::from(code)).unwrap_or(2);
+        self.handled[index.min(ALL_CODES.len() - 1)].increment(1);
+    }
+}
+
+/// Counts `grpc_server_*` for the gRPC routes it wraps (see the module docs).
+/// Build it after the metrics recorder is installed: it registers every
+/// method's series at zero.
+#[derive(Clone)]
+pub struct GrpcMetricsLayer {
+    /// Keyed by request path, `/etcdserverpb.KV/Range`.
+    methods: Arc<HashMap<String, Arc<MethodSeries>>>,
+}
+
+impl GrpcMetricsLayer {
+    pub fn new() -> GrpcMetricsLayer {
+        describe();
+        let methods = METHODS
+            .iter()
+            .map(|&(service, method, kind)| {
+                let series = MethodSeries::new(service, method, kind);
+                (format!("/{service}/{method}"), Arc::new(series))
+            })
+            .collect();
+        GrpcMetricsLayer {
+            methods: Arc::new(methods),
+        }
+    }
+}
+
+impl<S> Layer<S> for GrpcMetricsLayer {
+    type Service = GrpcMetrics<S>;
+
+    fn layer(&self, inner: S) -> GrpcMetrics<S> {
+        GrpcMetrics {
+            inner,
+            methods: self.methods.clone(),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct GrpcMetrics<S> {
+    inner: S,
+    methods: Arc<HashMap<String, Arc<MethodSeries>>>,
+}
+
+impl<S> Service<http::Request<Body>> for GrpcMetrics<S>
+where
+    S: Service<http::Request<Body>, Response = http::Response<Body>>,
+{
+    type Response = http::Response<Body>;
+    type Error = S::Error;
+    type Future = CountedCall<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
     }
 
-    /// `n` response messages went out.
-    pub fn sent(&self, n: u64) {
-        self.sent_counter().increment(n);
+    fn call(&mut self, request: http::Request<Body>) -> Self::Future {
+        // Paths no method answers to (Unimplemented) are not counted, as
+        // go-grpc-prometheus counts only registered methods.
+        let Some(series) = self.methods.get(request.uri().path()).cloned() else {
+            return CountedCall {
+                inner: self.inner.call(request),
+                ending: Ending(None),
+            };
+        };
+        series.started.increment(1);
+        let received = series.received.clone();
+        let request = request.map(|body| Body::new(CountedBody::new(body, received, Ending(None))));
+        CountedCall {
+            inner: self.inner.call(request),
+            ending: Ending(Some(series)),
+        }
     }
+}
 
-    /// The sent-messages counter, for a stream that counts each message
-    /// without looking the series up again.
-    pub fn sent_counter(&self) -> metrics::Counter {
-        metrics::counter!("grpc_server_msg_sent_total",
-            "grpc_type" => self.kind, "grpc_service" => self.service, "grpc_method" => self.method)
+pin_project! {
+    /// A counted call until its handler answers; then its response body.
+    pub struct CountedCall<F> {
+        #[pin]
+        inner: F,
+        ending: Ending,
     }
+}
 
-    pub fn handled(&self, code: Code) {
-        metrics::counter!("grpc_server_handled_total",
-            "grpc_type" => self.kind, "grpc_service" => self.service,
-            "grpc_method" => self.method, "grpc_code" => code_name(code))
-        .increment(1);
+impl<F, E> Future for CountedCall<F>
+where
+    F: Future<Output = Result<http::Response<Body>, E>>,
+{
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let response = ready!(this.inner.poll(cx))?;
+        let mut ending = std::mem::take(this.ending);
+        let Some(series) = ending.0.clone() else {
+            return Poll::Ready(Ok(response));
+        };
+        // A trailers-only answer carries its status in the headers.
+        if let Some(status) = Status::from_header_map(response.headers()) {
+            ending.finish(status.code());
+        }
+        let sent = series.sent.clone();
+        Poll::Ready(Ok(
+            response.map(|body| Body::new(CountedBody::new(body, sent, ending)))
+        ))
     }
+}
 
-    /// Counts a unary call's outcome (and its response message) and passes
-    /// it through.
-    pub fn finish<T>(self, result: Result<T, Status>) -> Result<T, Status> {
-        match &result {
-            Ok(_) => {
-                self.sent(1);
-                self.handled(Code::Ok);
+/// Counts a call as handled exactly once: with the code it ended with, or
+/// as `Canceled` if dropped unfinished (its client went away).
+#[derive(Default)]
+struct Ending(Option<Arc<MethodSeries>>);
+
+impl Ending {
+    fn finish(&mut self, code: Code) {
+        if let Some(series) = self.0.take() {
+            series.handled(code);
+        }
+    }
+}
+
+impl Drop for Ending {
+    fn drop(&mut self) {
+        self.finish(Code::Cancelled);
+    }
+}
+
+pin_project! {
+    /// A request or response body whose whole gRPC messages are counted as
+    /// they pass; a response body also ends its call at the trailers.
+    struct CountedBody<B> {
+        #[pin]
+        inner: B,
+        framing: Framing,
+        messages: Counter,
+        ending: Ending,
+    }
+}
+
+impl<B> CountedBody<B> {
+    fn new(inner: B, messages: Counter, ending: Ending) -> Self {
+        CountedBody {
+            inner,
+            framing: Framing::default(),
+            messages,
+            ending,
+        }
+    }
+}
+
+impl<B> http_body::Body for CountedBody<B>
+where
+    B: http_body::Body<Data = Bytes>,
+{
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, B::Error>>> {
+        let this = self.project();
+        let frame = ready!(this.inner.poll_frame(cx));
+        match &frame {
+            Some(Ok(frame)) => {
+                if let Some(data) = frame.data_ref() {
+                    let whole = this.framing.feed(data);
+                    if whole > 0 {
+                        this.messages.increment(whole);
+                    }
+                } else if let Some(trailers) = frame.trailers_ref() {
+                    let code =
+                        Status::from_header_map(trailers).map_or(Code::Unknown, |s| s.code());
+                    this.ending.finish(code);
+                }
             }
-            Err(s) => self.handled(s.code()),
+            // A body that fails, or ends without trailers, ended abnormally.
+            Some(Err(_)) | None => this.ending.finish(Code::Unknown),
         }
-        result
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
     }
 }
 
-/// The code a bidirectional stream ends with when its client went away:
-/// etcd's watch server reports `Canceled` (its context is cancelled), and
-/// tonic sees the client's reset or closed connection as `Unknown`.
-pub fn client_gone(code: Code) -> Code {
-    match code {
-        Code::Unknown => Code::Cancelled,
-        other => other,
+/// Finds whole messages in a gRPC body's bytes, however they are split
+/// into frames: each message is a 5-byte prefix (a compression flag and a
+/// big-endian length) followed by that many bytes.
+#[derive(Default, Debug)]
+struct Framing {
+    prefix: [u8; 5],
+    /// Prefix bytes seen of the current message; 5 once in its payload.
+    prefix_len: usize,
+    /// Payload bytes of the current message still to come.
+    payload_left: usize,
+}
+
+impl Framing {
+    /// Takes the next bytes; returns how many messages they completed.
+    fn feed(&mut self, mut data: &[u8]) -> u64 {
+        let mut whole = 0;
+        while !data.is_empty() {
+            if self.prefix_len < 5 {
+                let take = (5 - self.prefix_len).min(data.len());
+                self.prefix[self.prefix_len..self.prefix_len + take].copy_from_slice(&data[..take]);
+                self.prefix_len += take;
+                data = &data[take..];
+                if self.prefix_len == 5 {
+                    let len = u32::from_be_bytes([
+                        self.prefix[1],
+                        self.prefix[2],
+                        self.prefix[3],
+                        self.prefix[4],
+                    ]);
+                    self.payload_left = len as usize;
+                }
+            } else {
+                let take = self.payload_left.min(data.len());
+                self.payload_left -= take;
+                data = &data[take..];
+            }
+            if self.prefix_len == 5 && self.payload_left == 0 {
+                whole += 1;
+                self.prefix_len = 0;
+            }
+        }
+        whole
     }
 }
 
@@ -217,5 +408,40 @@ fn code_name(code: Code) -> &'static str {
         Code::Unavailable => "Unavailable",
         Code::DataLoss => "DataLoss",
         Code::Unauthenticated => "Unauthenticated",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(len: usize) -> Vec<u8> {
+        let mut m = vec![0];
+        m.extend_from_slice(&(len as u32).to_be_bytes());
+        m.extend(std::iter::repeat_n(7, len));
+        m
+    }
+
+    /// Three messages (one empty) cut at every pair of points: always three.
+    #[test]
+    fn framing_counts_whole_messages_however_the_bytes_are_split() {
+        let bytes: Vec<u8> = [message(3), message(0), message(300)].concat();
+        for a in 0..=bytes.len() {
+            for b in a..=bytes.len() {
+                let mut framing = Framing::default();
+                let counts = [
+                    framing.feed(&bytes[..a]),
+                    framing.feed(&bytes[a..b]),
+                    framing.feed(&bytes[b..]),
+                ];
+                assert_eq!(counts.iter().sum::<u64>(), 3, "split at {a}, {b}");
+                // A message counts when its last byte arrives, not before.
+                let done_by_a = [8, 13, bytes.len()].iter().filter(|&&end| end <= a).count();
+                assert_eq!(counts[0], done_by_a as u64, "split at {a}");
+            }
+        }
+        let mut framing = Framing::default();
+        assert_eq!(framing.feed(&message(10)[..14]), 0);
+        assert_eq!(framing.feed(&[7]), 1);
     }
 }

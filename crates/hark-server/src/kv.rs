@@ -13,10 +13,7 @@ use tonic::{Request, Response, Status};
 use crate::access::auth_status;
 
 use crate::errors::{mvcc_status, replica_status, request_too_large};
-use crate::grpc_metrics;
 use crate::node::{Node, NodeHandle};
-
-const SERVICE: &str = "etcdserverpb.KV";
 
 pub struct KvService {
     node: NodeHandle,
@@ -147,60 +144,45 @@ impl Kv for KvService {
         &self,
         request: Request<pb::RangeRequest>,
     ) -> Result<Response<pb::RangeResponse>, Status> {
-        let call = grpc_metrics::unary(SERVICE, "Range");
-        call.finish(
-            self.do_range(request.metadata().clone(), request.into_inner())
-                .await
-                .map(Response::new),
-        )
+        self.do_range(request.metadata().clone(), request.into_inner())
+            .await
+            .map(Response::new)
     }
 
     async fn put(
         &self,
         request: Request<pb::PutRequest>,
     ) -> Result<Response<pb::PutResponse>, Status> {
-        let call = grpc_metrics::unary(SERVICE, "Put");
-        call.finish(
-            self.do_put(request.metadata().clone(), request.into_inner())
-                .await
-                .map(Response::new),
-        )
+        self.do_put(request.metadata().clone(), request.into_inner())
+            .await
+            .map(Response::new)
     }
 
     async fn delete_range(
         &self,
         request: Request<pb::DeleteRangeRequest>,
     ) -> Result<Response<pb::DeleteRangeResponse>, Status> {
-        let call = grpc_metrics::unary(SERVICE, "DeleteRange");
-        call.finish(
-            self.do_delete(request.metadata().clone(), request.into_inner())
-                .await
-                .map(Response::new),
-        )
+        self.do_delete(request.metadata().clone(), request.into_inner())
+            .await
+            .map(Response::new)
     }
 
     async fn txn(
         &self,
         request: Request<pb::TxnRequest>,
     ) -> Result<Response<pb::TxnResponse>, Status> {
-        let call = grpc_metrics::unary(SERVICE, "Txn");
-        call.finish(
-            self.do_txn(request.metadata().clone(), request.into_inner())
-                .await
-                .map(Response::new),
-        )
+        self.do_txn(request.metadata().clone(), request.into_inner())
+            .await
+            .map(Response::new)
     }
 
     async fn compact(
         &self,
         request: Request<pb::CompactionRequest>,
     ) -> Result<Response<pb::CompactionResponse>, Status> {
-        let call = grpc_metrics::unary(SERVICE, "Compact");
-        call.finish(
-            self.do_compact(request.metadata().clone(), request.into_inner())
-                .await
-                .map(Response::new),
-        )
+        self.do_compact(request.metadata().clone(), request.into_inner())
+            .await
+            .map(Response::new)
     }
 }
 

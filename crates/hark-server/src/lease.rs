@@ -7,15 +7,12 @@ use prost::Message;
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::metadata::MetadataMap;
-use tonic::{Code, Request, Response, Status, Streaming};
+use tonic::{Request, Response, Status, Streaming};
 
 use crate::access::{Needs, auth_status};
 use crate::cluster_leases::{keep_alive, time_to_live};
-use crate::errors::{lease_status, request_too_large};
-use crate::grpc_metrics;
+use crate::errors::{lease_status, request_too_large, stopped};
 use crate::node::NodeHandle;
-
-const SERVICE: &str = "etcdserverpb.Lease";
 
 pub struct LeaseService {
     node: NodeHandle,
@@ -134,24 +131,18 @@ impl Lease for LeaseService {
         &self,
         request: Request<pb::LeaseGrantRequest>,
     ) -> Result<Response<pb::LeaseGrantResponse>, Status> {
-        let call = grpc_metrics::unary(SERVICE, "LeaseGrant");
-        call.finish(
-            self.grant(request.metadata().clone(), request.into_inner())
-                .await
-                .map(Response::new),
-        )
+        self.grant(request.metadata().clone(), request.into_inner())
+            .await
+            .map(Response::new)
     }
 
     async fn lease_revoke(
         &self,
         request: Request<pb::LeaseRevokeRequest>,
     ) -> Result<Response<pb::LeaseRevokeResponse>, Status> {
-        let call = grpc_metrics::unary(SERVICE, "LeaseRevoke");
-        call.finish(
-            self.revoke(request.metadata().clone(), request.into_inner())
-                .await
-                .map(Response::new),
-        )
+        self.revoke(request.metadata().clone(), request.into_inner())
+            .await
+            .map(Response::new)
     }
 
     type LeaseKeepAliveStream = ReceiverStream<Result<pb::LeaseKeepAliveResponse, Status>>;
@@ -160,27 +151,25 @@ impl Lease for LeaseService {
         &self,
         request: Request<Streaming<pb::LeaseKeepAliveRequest>>,
     ) -> Result<Response<Self::LeaseKeepAliveStream>, Status> {
-        let call = grpc_metrics::bidi_stream(SERVICE, "LeaseKeepAlive");
         let metadata = request.metadata().clone();
         let mut inbound = request.into_inner();
         let mut shutdown = self.node.get()?.shutdown.clone();
         let handle = self.node.clone();
         let (tx, rx) = mpsc::channel(64);
         tokio::spawn(async move {
-            let code = loop {
+            // The stream ends OK when the client closes its side (as etcd's
+            // does on EOF), with a status when a keep-alive fails, or with
+            // the client's reset, seen by the gRPC metrics layer as Canceled.
+            let ending: Option<Status> = loop {
                 let req = tokio::select! {
                     msg = inbound.message() => match msg {
-                        Ok(Some(req)) => {
-                            call.received();
-                            req
-                        }
-                        Ok(None) => break Code::Ok,
-                        Err(status) => break grpc_metrics::client_gone(status.code()),
+                        Ok(Some(req)) => req,
+                        Ok(None) | Err(_) => break None,
                     },
-                    _ = crate::server::shutting_down(&mut shutdown) => break Code::Unavailable,
+                    _ = crate::server::shutting_down(&mut shutdown) => break Some(stopped()),
                 };
                 let Ok(node) = handle.get() else {
-                    break Code::Unavailable;
+                    break Some(stopped());
                 };
                 // Any user; unless root, one who may write every key of the lease.
                 let allowed = node.caller(&metadata).and_then(|caller| {
@@ -190,15 +179,13 @@ impl Lease for LeaseService {
                         .map_err(auth_status)
                 });
                 if let Err(status) = allowed {
-                    let code = status.code();
-                    let _ = tx.send(Err(status)).await;
-                    break code;
+                    break Some(status);
                 }
                 // etcd answers a keep-alive of an unknown or expired lease with
                 // TTL 0; a follower asks the leader, whose lessor keeps time.
                 let ttl = match keep_alive(&node.replica, &node.lessor, req.id).await {
                     Ok(ttl) => ttl,
-                    Err(e) => break lease_status(e).code(),
+                    Err(e) => break Some(lease_status(e)),
                 };
                 let resp = pb::LeaseKeepAliveResponse {
                     header: node.header(node.store.current_revision()),
@@ -208,11 +195,12 @@ impl Lease for LeaseService {
                 // Not held while waiting on a slow client.
                 drop(node);
                 if tx.send(Ok(resp)).await.is_err() {
-                    break Code::Cancelled;
+                    break None;
                 }
-                call.sent(1);
             };
-            call.handled(code);
+            if let Some(status) = ending {
+                let _ = tx.send(Err(status)).await;
+            }
         });
         Ok(Response::new(ReceiverStream::new(rx)))
     }
@@ -221,19 +209,15 @@ impl Lease for LeaseService {
         &self,
         request: Request<pb::LeaseTimeToLiveRequest>,
     ) -> Result<Response<pb::LeaseTimeToLiveResponse>, Status> {
-        let call = grpc_metrics::unary(SERVICE, "LeaseTimeToLive");
-        call.finish(
-            self.time_to_live(request.metadata().clone(), request.into_inner())
-                .await
-                .map(Response::new),
-        )
+        self.time_to_live(request.metadata().clone(), request.into_inner())
+            .await
+            .map(Response::new)
     }
 
     async fn lease_leases(
         &self,
         request: Request<pb::LeaseLeasesRequest>,
     ) -> Result<Response<pb::LeaseLeasesResponse>, Status> {
-        let call = grpc_metrics::unary(SERVICE, "LeaseLeases");
         // Unless root, the caller must read every key of every lease.
         let allowed = self.node.get().and_then(|node| {
             let caller = node.caller(request.metadata())?;
@@ -245,9 +229,7 @@ impl Lease for LeaseService {
             }
             Ok(())
         });
-        if let Err(e) = allowed {
-            return call.finish(Err(e));
-        }
+        allowed?;
         let leases = |node: std::sync::Arc<crate::node::Node>| {
             let leases = node
                 .lessor
@@ -260,6 +242,6 @@ impl Lease for LeaseService {
                 leases,
             })
         };
-        call.finish(self.node.get().map(leases))
+        self.node.get().map(leases)
     }
 }

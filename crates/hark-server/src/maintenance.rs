@@ -13,11 +13,7 @@ use tonic::{Request, Response, Status};
 
 use crate::access::{Needs, require};
 use crate::errors::{mvcc_status, replica_status};
-use crate::grpc_metrics;
 use crate::node::NodeHandle;
-
-const MAINTENANCE: &str = "etcdserverpb.Maintenance";
-const CLUSTER: &str = "etcdserverpb.Cluster";
 
 pub struct MaintenanceService {
     node: NodeHandle,
@@ -170,7 +166,6 @@ fn send_snapshot(
     store: &mvcc::Store,
     member: &hark_snapshot::Member,
     tx: &tokio::sync::mpsc::Sender<Result<pb::SnapshotResponse, Status>>,
-    call: &grpc_metrics::Call,
 ) -> Result<(), Status> {
     use sha2::{Digest, Sha256};
     use std::io::Read;
@@ -214,7 +209,6 @@ fn send_snapshot(
                 "etcdserver: snapshot: the client went away",
             ));
         }
-        call.sent(1);
     }
     let checksum = pb::SnapshotResponse {
         header: None,
@@ -227,7 +221,6 @@ fn send_snapshot(
             "etcdserver: snapshot: the client went away",
         ));
     }
-    call.sent(1);
     tracing::info!(
         revision = written.revision,
         bytes = written.size,
@@ -243,63 +236,46 @@ impl Maintenance for MaintenanceService {
         &self,
         request: Request<pb::AlarmRequest>,
     ) -> Result<Response<pb::AlarmResponse>, Status> {
-        let call = grpc_metrics::unary(MAINTENANCE, "Alarm");
         let needs = match pb::alarm_request::AlarmAction::try_from(request.get_ref().action) {
             Ok(pb::alarm_request::AlarmAction::Get) => Needs::Authenticated,
             _ => Needs::Admin,
         };
-        if let Err(e) = require(&self.node, request.metadata(), needs) {
-            return call.finish(Err(e));
-        }
-        call.finish(self.do_alarm(request.into_inner()).await.map(Response::new))
+        require(&self.node, request.metadata(), needs)?;
+        self.do_alarm(request.into_inner()).await.map(Response::new)
     }
 
     async fn status(
         &self,
         request: Request<pb::StatusRequest>,
     ) -> Result<Response<pb::StatusResponse>, Status> {
-        let call = grpc_metrics::unary(MAINTENANCE, "Status");
-        if let Err(e) = require(&self.node, request.metadata(), Needs::Authenticated) {
-            return call.finish(Err(e));
-        }
-        call.finish(self.do_status().map(Response::new))
+        require(&self.node, request.metadata(), Needs::Authenticated)?;
+        self.do_status().map(Response::new)
     }
 
     async fn defragment(
         &self,
         request: Request<pb::DefragmentRequest>,
     ) -> Result<Response<pb::DefragmentResponse>, Status> {
-        let call = grpc_metrics::unary(MAINTENANCE, "Defragment");
-        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
-            return call.finish(Err(e));
-        }
-        call.finish(self.do_defragment().await.map(Response::new))
+        require(&self.node, request.metadata(), Needs::Admin)?;
+        self.do_defragment().await.map(Response::new)
     }
 
     async fn hash(
         &self,
         request: Request<pb::HashRequest>,
     ) -> Result<Response<pb::HashResponse>, Status> {
-        let call = grpc_metrics::unary(MAINTENANCE, "Hash");
-        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
-            return call.finish(Err(e));
-        }
-        call.finish(self.do_hash().await.map(Response::new))
+        require(&self.node, request.metadata(), Needs::Admin)?;
+        self.do_hash().await.map(Response::new)
     }
 
     async fn hash_kv(
         &self,
         request: Request<pb::HashKvRequest>,
     ) -> Result<Response<pb::HashKvResponse>, Status> {
-        let call = grpc_metrics::unary(MAINTENANCE, "HashKV");
-        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
-            return call.finish(Err(e));
-        }
-        call.finish(
-            self.do_hash_kv(request.into_inner())
-                .await
-                .map(Response::new),
-        )
+        require(&self.node, request.metadata(), Needs::Admin)?;
+        self.do_hash_kv(request.into_inner())
+            .await
+            .map(Response::new)
     }
 
     type SnapshotStream = ReceiverStream<Result<pb::SnapshotResponse, Status>>;
@@ -308,14 +284,8 @@ impl Maintenance for MaintenanceService {
         &self,
         request: Request<pb::SnapshotRequest>,
     ) -> Result<Response<Self::SnapshotStream>, Status> {
-        let call = grpc_metrics::server_stream(MAINTENANCE, "Snapshot");
-        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
-            return call.finish(Err(e));
-        }
-        let node = match self.node.get() {
-            Ok(node) => node,
-            Err(e) => return call.finish(Err(e)),
-        };
+        require(&self.node, request.metadata(), Needs::Admin)?;
+        let node = self.node.get()?;
         let member = hark_snapshot::Member {
             id: node.member_id(),
             name: node.name.clone(),
@@ -328,15 +298,9 @@ impl Maintenance for MaintenanceService {
         // the sending thread waits too, so a slow client slows only itself.
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         tokio::task::spawn_blocking(move || {
-            let code = match send_snapshot(&store, &member, &tx, &call) {
-                Ok(()) => tonic::Code::Ok,
-                Err(status) => {
-                    let code = status.code();
-                    let _ = tx.blocking_send(Err(status));
-                    code
-                }
-            };
-            call.handled(code);
+            if let Err(status) = send_snapshot(&store, &member, &tx) {
+                let _ = tx.blocking_send(Err(status));
+            }
         });
         Ok(Response::new(ReceiverStream::new(rx)))
     }
@@ -346,36 +310,25 @@ impl Maintenance for MaintenanceService {
         &self,
         request: Request<pb::MoveLeaderRequest>,
     ) -> Result<Response<pb::MoveLeaderResponse>, Status> {
-        let call = grpc_metrics::unary(MAINTENANCE, "MoveLeader");
-        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
-            return call.finish(Err(e));
-        }
-        let node = match self.node.get() {
-            Ok(node) => node,
-            Err(e) => return call.finish(Err(e)),
-        };
+        require(&self.node, request.metadata(), Needs::Admin)?;
+        let node = self.node.get()?;
         let target = request.get_ref().target_id;
         let moved = node.replica.move_leader(target).await;
-        call.finish(
-            moved
-                .map(|()| {
-                    Response::new(pb::MoveLeaderResponse {
-                        header: node.header(node.store.current_revision()),
-                    })
+        moved
+            .map(|()| {
+                Response::new(pb::MoveLeaderResponse {
+                    header: node.header(node.store.current_revision()),
                 })
-                .map_err(replica_status),
-        )
+            })
+            .map_err(replica_status)
     }
 
     async fn downgrade(
         &self,
         request: Request<pb::DowngradeRequest>,
     ) -> Result<Response<pb::DowngradeResponse>, Status> {
-        let call = grpc_metrics::unary(MAINTENANCE, "Downgrade");
-        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
-            return call.finish(Err(e));
-        }
-        call.finish(Err(unsupported("Downgrade")))
+        require(&self.node, request.metadata(), Needs::Admin)?;
+        Err(unsupported("Downgrade"))
     }
 }
 
@@ -428,10 +381,7 @@ impl Cluster for ClusterService {
         &self,
         request: Request<pb::MemberAddRequest>,
     ) -> Result<Response<pb::MemberAddResponse>, Status> {
-        let call = grpc_metrics::unary(CLUSTER, "MemberAdd");
-        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
-            return call.finish(Err(e));
-        }
+        require(&self.node, request.metadata(), Needs::Admin)?;
         let req = request.into_inner();
         let result = async {
             let node = self.node.get()?;
@@ -467,33 +417,27 @@ impl Cluster for ClusterService {
             })
         }
         .await;
-        call.finish(result.map(Response::new))
+        result.map(Response::new)
     }
 
     async fn member_remove(
         &self,
         request: Request<pb::MemberRemoveRequest>,
     ) -> Result<Response<pb::MemberRemoveResponse>, Status> {
-        let call = grpc_metrics::unary(CLUSTER, "MemberRemove");
-        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
-            return call.finish(Err(e));
-        }
+        require(&self.node, request.metadata(), Needs::Admin)?;
         let id = request.into_inner().id;
         let result = self
             .change(MembershipChange::Remove { id })
             .await
             .map(|(header, members)| pb::MemberRemoveResponse { header, members });
-        call.finish(result.map(Response::new))
+        result.map(Response::new)
     }
 
     async fn member_update(
         &self,
         request: Request<pb::MemberUpdateRequest>,
     ) -> Result<Response<pb::MemberUpdateResponse>, Status> {
-        let call = grpc_metrics::unary(CLUSTER, "MemberUpdate");
-        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
-            return call.finish(Err(e));
-        }
+        require(&self.node, request.metadata(), Needs::Admin)?;
         let req = request.into_inner();
         let valid = !req.peer_ur_ls.is_empty()
             && req.peer_ur_ls.iter().all(|u| crate::config::is_peer_url(u));
@@ -507,46 +451,37 @@ impl Cluster for ClusterService {
         } else {
             Err(bad_urls())
         };
-        call.finish(result.map(Response::new))
+        result.map(Response::new)
     }
 
     async fn member_list(
         &self,
         request: Request<pb::MemberListRequest>,
     ) -> Result<Response<pb::MemberListResponse>, Status> {
-        let call = grpc_metrics::unary(CLUSTER, "MemberList");
-        if let Err(e) = require(&self.node, request.metadata(), Needs::Authenticated) {
-            return call.finish(Err(e));
-        }
-        let node = match self.node.get() {
-            Ok(node) => node,
-            Err(e) => return call.finish(Err(e)),
-        };
+        require(&self.node, request.metadata(), Needs::Authenticated)?;
+        let node = self.node.get()?;
         if request.get_ref().linearizable
             && let Err(e) = node.linearizable_barrier().await
         {
-            return call.finish(Err(e));
+            return Err(e);
         }
         let members = members_pb(&node.replica);
-        call.finish(Ok(Response::new(pb::MemberListResponse {
+        Ok(Response::new(pb::MemberListResponse {
             header: node.cluster_header(),
             members,
-        })))
+        }))
     }
 
     async fn member_promote(
         &self,
         request: Request<pb::MemberPromoteRequest>,
     ) -> Result<Response<pb::MemberPromoteResponse>, Status> {
-        let call = grpc_metrics::unary(CLUSTER, "MemberPromote");
-        if let Err(e) = require(&self.node, request.metadata(), Needs::Admin) {
-            return call.finish(Err(e));
-        }
+        require(&self.node, request.metadata(), Needs::Admin)?;
         let id = request.into_inner().id;
         let result = self
             .change(MembershipChange::Promote { id })
             .await
             .map(|(header, members)| pb::MemberPromoteResponse { header, members });
-        call.finish(result.map(Response::new))
+        result.map(Response::new)
     }
 }

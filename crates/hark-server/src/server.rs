@@ -175,7 +175,6 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     // The recorder first, so that the series registered next are kept.
     let _ = http::prometheus();
     crate::server_metrics::register(&node);
-    crate::grpc_metrics::register();
 
     let limit = config.max_request_bytes + GRPC_OVERHEAD_BYTES;
     let handle = NodeHandle::new(&node);
@@ -202,7 +201,10 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         .layer(axum::middleware::map_response(crate::oversize::as_grpc_go))
         .layer(axum::middleware::map_request(
             crate::access::client_identity,
-        ));
+        ))
+        // Outermost, to count what goes over the wire (after the rewrite of
+        // oversized-message statuses above).
+        .layer(crate::grpc_metrics::GrpcMetricsLayer::new());
     // The HTTP dialects call these same gRPC routes in process.
     let in_process = hark_http::in_process(Routes::from(grpc.clone()));
     let gateway = hark_http::routes(

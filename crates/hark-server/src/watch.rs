@@ -17,9 +17,9 @@ use hark_watch::{ResponseKind, Responses, WatchRequest, WatchStream};
 use tokio_stream::Stream;
 use tonic::codegen::{Body, BoxFuture, Context, Poll, Service, StdError, http};
 use tonic::server::{Grpc, NamedService, StreamingService};
-use tonic::{Code, Request, Response, Status, Streaming};
+use tonic::{Request, Response, Status, Streaming};
 
-use crate::grpc_metrics::{self, Call};
+use crate::errors::stopped;
 use crate::node::{Node, NodeHandle};
 use crate::watch_frame::{WatchCodec, WatchFrame};
 
@@ -107,29 +107,26 @@ fn open_stream(
     inbound: Streaming<pb::WatchRequest>,
     require_leader: bool,
 ) -> Result<Response<FrameStream>, Status> {
-    let call = grpc_metrics::bidi_stream(SERVICE, "Watch");
     let node = handle.get()?;
     let replica = require_leader.then(|| node.replica.clone());
     if replica.as_ref().is_some_and(|r| !r.has_leader()) {
-        return call.finish(Err(Status::unavailable(NO_LEADER)));
+        return Err(Status::unavailable(NO_LEADER));
     }
     let (stream, responses) = node.hub.new_stream();
-    let sent = call.sent_counter();
-    let lost_leader = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let ending = Arc::new(parking_lot::Mutex::new(None));
     tokio::spawn(recv_loop(
         node.shutdown.clone(),
         (handle.clone(), metadata),
         inbound,
         stream,
-        call,
-        replica.map(|r| (r, lost_leader.clone())),
+        replica,
+        ending.clone(),
     ));
     Ok(Response::new(FrameStream {
         node: handle,
         responses,
         ready: VecDeque::new(),
-        sent,
-        lost_leader,
+        ending,
     }))
 }
 
@@ -156,16 +153,21 @@ async fn leader_lost(replica: Option<&Arc<hark_raft::Replica>>) {
     }
 }
 
+/// Reads the client's requests until the stream ends. As in etcd, a client
+/// that closes its side keeps its watches: the stream ends when the client
+/// resets it (or goes away), when the member shuts down, or when a
+/// `hasleader` stream's member has lost its leader; the last two with a
+/// status, left in `ending` for the response stream to send.
 async fn recv_loop(
     mut shutdown: tokio::sync::watch::Receiver<bool>,
     caller: (NodeHandle, tonic::metadata::MetadataMap),
     mut inbound: Streaming<pb::WatchRequest>,
     stream: WatchStream,
-    call: Call,
-    require_leader: Option<(Arc<hark_raft::Replica>, Arc<std::sync::atomic::AtomicBool>)>,
+    replica: Option<Arc<hark_raft::Replica>>,
+    ending: Arc<parking_lot::Mutex<Option<Status>>>,
 ) {
-    let (replica, lost) = require_leader.unzip();
-    let code = loop {
+    let mut reading = true;
+    let status = loop {
         tokio::select! {
             // Read the client's next request only once the stream has room
             // for it (see `WatchStream::ready`): flow control holds back a
@@ -173,29 +175,21 @@ async fn recv_loop(
             msg = async {
                 stream.ready().await;
                 inbound.message().await
-            } => match msg {
-                Ok(Some(req)) => {
-                    call.received();
-                    handle(&caller, &stream, req)
-                }
-                // etcd's watch stream ends only when its client cancels it:
-                // a client's close counts as Canceled there.
-                Ok(None) => break Code::Cancelled,
-                Err(status) => break grpc_metrics::client_gone(status.code()),
+            }, if reading => match msg {
+                Ok(Some(req)) => handle(&caller, &stream, req),
+                Ok(None) => reading = false,
+                // The client reset the stream or its connection.
+                Err(_) => break None,
             },
-            _ = crate::server::shutting_down(&mut shutdown) => break Code::Unavailable,
-            _ = leader_lost(replica.as_ref()) => {
-                if let Some(lost) = &lost {
-                    lost.store(true, std::sync::atomic::Ordering::Release);
-                }
-                break Code::Unavailable;
-            }
+            _ = stream.closed() => break None,
+            _ = crate::server::shutting_down(&mut shutdown) => break Some(stopped()),
+            _ = leader_lost(replica.as_ref()) => break Some(Status::unavailable(NO_LEADER)),
         }
     };
+    *ending.lock() = status;
     // Closing the engine stream ends `Responses`, which ends the response
-    // stream and with it the gRPC stream.
+    // stream (with `ending`'s status, if any) and with it the gRPC stream.
     drop(stream);
-    call.handled(code);
 }
 
 fn handle(
@@ -246,10 +240,8 @@ struct FrameStream {
     responses: Responses,
     /// Frames of a reply that was split into fragments, not yet handed out.
     ready: VecDeque<WatchFrame>,
-    /// `grpc_server_msg_sent_total` of this call.
-    sent: metrics::Counter,
-    /// Set when a `hasleader` stream is ended for want of a leader.
-    lost_leader: Arc<std::sync::atomic::AtomicBool>,
+    /// The status the stream ends with, if not OK (see `recv_loop`).
+    ending: Arc<parking_lot::Mutex<Option<Status>>>,
 }
 
 impl Stream for FrameStream {
@@ -259,17 +251,10 @@ impl Stream for FrameStream {
         let this = self.get_mut();
         loop {
             if let Some(frame) = this.ready.pop_front() {
-                this.sent.increment(1);
                 return Poll::Ready(Some(Ok(frame)));
             }
             let Some(reply) = ready!(this.responses.poll_recv(cx)) else {
-                if this
-                    .lost_leader
-                    .swap(false, std::sync::atomic::Ordering::AcqRel)
-                {
-                    return Poll::Ready(Some(Err(Status::unavailable(NO_LEADER))));
-                }
-                return Poll::Ready(None);
+                return Poll::Ready(this.ending.lock().take().map(Err));
             };
             // The node is held only while converting, never while the client is slow.
             let Ok(node) = this.node.get() else {

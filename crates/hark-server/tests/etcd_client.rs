@@ -499,7 +499,8 @@ async fn fragmented_watch_responses_split_and_reassemble() {
             ..Default::default()
         })),
     };
-    // The request side stays open: a client closing it ends the stream, as in etcd.
+    // The request side stays open (a closed one would also do: etcd keeps a
+    // watch stream whose client closed its side, and so does Hark).
     let (requests, rx) = tokio::sync::mpsc::channel(4);
     requests.send(create(1, true)).await.unwrap();
     requests.send(create(2, false)).await.unwrap();

@@ -90,9 +90,189 @@ async fn watch_streams_end_canceled_and_messages_are_counted(srv: &common::TestS
     }
 }
 
+/// One `grpc_server_*` series line, as the exposition prints it.
+fn series(name: &str, kind: &str, service: &str, method: &str, code: Option<&str>) -> String {
+    let code = code.map_or(String::new(), |c| format!(",grpc_code=\"{c}\""));
+    format!(
+        "{name}{{grpc_type=\"{kind}\",grpc_service=\"etcdserverpb.{service}\",grpc_method=\"{method}\"{code}}}"
+    )
+}
+
+/// The value of one series in `/metrics`, once it equals `want` (counters
+/// of a stream are counted as its last bytes pass, so they may trail the
+/// client by a moment).
+async fn settles_at(srv: &common::TestServer, line: &str, want: u64) {
+    let mut seen = None;
+    for _ in 0..100 {
+        let body = http_get(srv.server.client_addrs[0], "/metrics").1;
+        seen = body
+            .lines()
+            .find_map(|l| l.strip_prefix(line)?.trim().parse::<u64>().ok());
+        if seen == Some(want) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("{line} is {seen:?}, expected {want}");
+}
+
+/// A plain HTTP/1.1 POST of JSON to the gateway; returns the status code.
+fn http_post(addr: std::net::SocketAddr, path: &str, json: &str) -> u16 {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{json}",
+        json.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    answer.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Every kind of call is counted from what crosses the wire: a unary error
+/// by its status, a server stream's messages, a keep-alive stream that the
+/// client closes (OK, as etcd), the JSON gateway's calls (which etcd also
+/// makes over gRPC), and a watch stream whose client closed its side: it
+/// keeps delivering events (etcd's behaviour) and counts as Canceled only
+/// when the client resets it.
+async fn every_call_is_counted_at_the_wire(srv: &common::TestServer) {
+    use hark_proto::etcdserverpb as pb;
+    let mut c = srv.client().await;
+    let handled = |service, method, code| {
+        let kind = match method {
+            "LeaseKeepAlive" | "Watch" => "bidi_stream",
+            "Snapshot" => "server_stream",
+            _ => "unary",
+        };
+        series(
+            "grpc_server_handled_total",
+            kind,
+            service,
+            method,
+            Some(code),
+        )
+    };
+
+    // Unary: one OK Range over gRPC, one over the gateway; a Range at a
+    // future revision fails with OutOfRange.
+    c.get("w", None).await.unwrap();
+    let code = http_post(
+        srv.server.client_addrs[0],
+        "/v3/kv/range",
+        r#"{"key":"dw=="}"#,
+    );
+    assert_eq!(code, 200);
+    let future = c
+        .get(
+            "w",
+            Some(etcd_client::GetOptions::new().with_revision(1000)),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(common::status(future).0, tonic::Code::OutOfRange);
+    settles_at(srv, &handled("KV", "Range", "OK"), 2).await;
+    settles_at(srv, &handled("KV", "Range", "OutOfRange"), 1).await;
+    let range_in = series(
+        "grpc_server_msg_received_total",
+        "unary",
+        "KV",
+        "Range",
+        None,
+    );
+    settles_at(srv, &range_in, 3).await;
+    let range_out = series("grpc_server_msg_sent_total", "unary", "KV", "Range", None);
+    settles_at(srv, &range_out, 2).await;
+
+    // A server stream read to its end.
+    let mut snapshot = c.snapshot().await.unwrap();
+    let mut chunks = 0;
+    while snapshot.message().await.unwrap().is_some() {
+        chunks += 1;
+    }
+    assert!(chunks >= 2, "a snapshot is chunks and a checksum");
+    settles_at(srv, &handled("Maintenance", "Snapshot", "OK"), 1).await;
+    let sent = series(
+        "grpc_server_msg_sent_total",
+        "server_stream",
+        "Maintenance",
+        "Snapshot",
+        None,
+    );
+    settles_at(srv, &sent, chunks).await;
+
+    // Keep-alives: three in, three out, then the client closes its side.
+    let lease = c.lease_grant(60, None).await.unwrap().id();
+    let mut leases = pb::lease_client::LeaseClient::connect(srv.endpoint())
+        .await
+        .unwrap();
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    let mut answers = leases
+        .lease_keep_alive(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .unwrap()
+        .into_inner();
+    for _ in 0..3 {
+        tx.send(pb::LeaseKeepAliveRequest { id: lease })
+            .await
+            .unwrap();
+        assert_eq!(answers.message().await.unwrap().unwrap().id, lease);
+    }
+    drop(tx);
+    assert!(answers.message().await.unwrap().is_none(), "ends OK");
+    settles_at(srv, &handled("Lease", "LeaseKeepAlive", "OK"), 1).await;
+    for name in [
+        "grpc_server_msg_received_total",
+        "grpc_server_msg_sent_total",
+    ] {
+        let line = series(name, "bidi_stream", "Lease", "LeaseKeepAlive", None);
+        settles_at(srv, &line, 3).await;
+    }
+
+    // A watch whose client closed its side still gets events.
+    let mut watches = pb::watch_client::WatchClient::connect(srv.endpoint())
+        .await
+        .unwrap();
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    tx.send(pb::WatchRequest {
+        request_union: Some(pb::watch_request::RequestUnion::CreateRequest(
+            pb::WatchCreateRequest {
+                key: "half".into(),
+                ..Default::default()
+            },
+        )),
+    })
+    .await
+    .unwrap();
+    drop(tx);
+    let mut replies = watches
+        .watch(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(replies.message().await.unwrap().unwrap().created);
+    c.put("half", "1", None).await.unwrap();
+    let event = tokio::time::timeout(std::time::Duration::from_secs(5), replies.message())
+        .await
+        .expect("an event after the client closed its side")
+        .unwrap()
+        .unwrap();
+    assert_eq!(event.events.len(), 1);
+    // The first watch stream (earlier) and this one, each ended by its client.
+    settles_at(srv, &handled("Watch", "Watch", "Canceled"), 1).await;
+    drop(replies);
+    drop(watches);
+    settles_at(srv, &handled("Watch", "Watch", "Canceled"), 2).await;
+    settles_at(srv, &handled("Watch", "Watch", "OK"), 0).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_etcd_dashboards_read() {
     let srv = start(&[]).await;
     covers_etcds_mixin_from_the_first_scrape(&srv).await;
     watch_streams_end_canceled_and_messages_are_counted(&srv).await;
+    every_call_is_counted_at_the_wire(&srv).await;
 }

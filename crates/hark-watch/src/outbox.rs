@@ -57,6 +57,8 @@ struct State {
     unanswered: usize,
     /// The stream's handle waits for room under [`MAX_UNANSWERED`].
     requests_waker: Option<Waker>,
+    /// The stream's handle waits for the queue to close.
+    closed_waker: Option<Waker>,
 }
 
 /// Requests a stream may have in flight: sent and not yet handled by the
@@ -175,6 +177,17 @@ impl Outbox {
         Poll::Pending
     }
 
+    /// Ready once the queue is closed: its consumer went away, or the engine
+    /// closed the stream.
+    pub(crate) fn poll_closed(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut st = self.state.lock();
+        if st.closed {
+            return Poll::Ready(());
+        }
+        st.closed_waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+
     /// Releases the lock, then wakes whoever waits: a blocked or an async reader.
     fn wake(mut st: MutexGuard<'_, State>, ready: &Condvar) {
         let waker = st.waker.take();
@@ -190,7 +203,10 @@ impl Outbox {
         let mut st = self.state.lock();
         st.closed = true;
         let dropped: usize = st.queue.drain(..).map(|(r, _)| r.events().len()).sum();
-        if let Some(w) = st.requests_waker.take() {
+        for w in [st.requests_waker.take(), st.closed_waker.take()]
+            .into_iter()
+            .flatten()
+        {
             w.wake();
         }
         st.event_batches = 0;

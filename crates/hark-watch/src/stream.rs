@@ -195,6 +195,13 @@ impl WatchStream {
         std::future::poll_fn(|cx| self.poll_ready(cx))
     }
 
+    /// Resolves once the stream's [`Responses`] was dropped (its consumer
+    /// went away) or the engine closed the stream. A server whose client
+    /// stopped sending, but still reads, waits on this to know when to let go.
+    pub fn closed(&self) -> impl Future<Output = ()> + '_ {
+        std::future::poll_fn(|cx| self.outbox.poll_closed(cx))
+    }
+
     /// Sends the engine a request that it answers (or decides not to).
     fn request(&self, cmd: Command) {
         self.outbox.request_sent();

@@ -569,3 +569,34 @@ fn two_hubs_in_one_process_count_their_events_apart() {
     assert_eq!(hub_a.event_counts(), (3, 0));
     assert_eq!(hub_b.event_counts(), (0, 0));
 }
+
+/// `closed` waits while the consumer reads, and resolves once its
+/// `Responses` is dropped: a server whose client stopped sending learns
+/// from it when to let go of the stream.
+#[test]
+fn closed_resolves_when_the_consumer_goes_away() {
+    let (store, hub) = setup(WatchConfig::default());
+    let (ws, rx) = hub.new_stream();
+    ws.watch(WatchRequest::key("a")).unwrap();
+    created(&next(&rx));
+    use std::future::Future;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    struct Woken(AtomicBool);
+    impl std::task::Wake for Woken {
+        fn wake(self: Arc<Self>) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let woken = Arc::new(Woken(AtomicBool::new(false)));
+    let waker = std::task::Waker::from(woken.clone());
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut closed = Box::pin(ws.closed());
+    assert!(closed.as_mut().poll(&mut cx).is_pending());
+    put(&store, "a", "1");
+    assert_eq!(evs(&next(&rx)).len(), 1);
+    assert!(closed.as_mut().poll(&mut cx).is_pending());
+    drop(rx);
+    assert!(woken.0.load(Ordering::SeqCst), "the waiting task is woken");
+    assert!(closed.as_mut().poll(&mut cx).is_ready());
+}
