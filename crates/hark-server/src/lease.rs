@@ -13,6 +13,7 @@ use crate::access::{Needs, auth_status};
 use crate::cluster_leases::{keep_alive, time_to_live};
 use crate::errors::{lease_status, request_too_large, stopped};
 use crate::node::NodeHandle;
+use crate::oversize::stream_receive_error;
 
 pub struct LeaseService {
     node: NodeHandle,
@@ -164,7 +165,8 @@ impl Lease for LeaseService {
                 let req = tokio::select! {
                     msg = inbound.message() => match msg {
                         Ok(Some(req)) => req,
-                        Ok(None) | Err(_) => break None,
+                        Ok(None) => break None,
+                        Err(status) => break stream_receive_error(status),
                     },
                     _ = crate::server::shutting_down(&mut shutdown) => break Some(stopped()),
                 };

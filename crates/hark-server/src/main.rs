@@ -14,19 +14,29 @@ use tracing_subscriber::EnvFilter;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// mimalloc's `mi_option_purge_delay` (its position in `mi_option_e`;
-/// libmimalloc-sys exports the function but not this constant).
+/// mimalloc's `mi_option_purge_delay`: its position in `mi_option_e` of the
+/// v3 sources the mimalloc crate builds (libmimalloc-sys exports the
+/// function but not this constant).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Freed pages go back to the OS at once rather than 10 ms later. mimalloc
-/// purges delayed pages only when their thread next calls the allocator, so
-/// a burst's buffers freed on a thread that then idles (a tokio worker after
-/// 100k watch creates) stayed resident: about 10 MB, 100 bytes per watcher
-/// at 100k watchers. `MIMALLOC_PURGE_DELAY` in the environment still wins.
+/// Freed pages go back to the OS at once rather than after the purge delay
+/// (1 s in mimalloc v3). mimalloc purges delayed pages only when their
+/// thread next calls the allocator, so a burst's buffers freed on a thread
+/// that then idles (a tokio worker after 100k watch creates) stayed
+/// resident: about 10 MB, 100 bytes per watcher at 100k watchers. A delay
+/// set in the environment still wins.
 fn purge_freed_memory_at_once() {
-    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+    let set_by_env = ["MIMALLOC_PURGE_DELAY", "MIMALLOC_RESET_DELAY"]
+        .iter()
+        .any(|name| std::env::var_os(name).is_some());
+    if !set_by_env {
         // SAFETY: sets one integer option, before any other thread exists.
         unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
+        // Guards the constant against a reordered enum in a later mimalloc.
+        debug_assert_eq!(
+            unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) },
+            0
+        );
     }
 }
 

@@ -25,6 +25,21 @@ pub async fn as_grpc_go(mut response: Response) -> Response {
     response
 }
 
+/// What a stream's receive error means: `None` when the client went away
+/// (tonic reports its reset as `Cancelled`, a broken connection as
+/// `Unknown`); otherwise the status the stream ends with, as grpc-go's
+/// server returns it (an oversized message as `RESOURCE_EXHAUSTED`).
+pub fn stream_receive_error(status: Status) -> Option<Status> {
+    match status.code() {
+        Code::Cancelled | Code::Unknown => None,
+        Code::OutOfRange => Some(match grpc_go_message(status.message()) {
+            Some(message) => Status::resource_exhausted(message),
+            None => status,
+        }),
+        _ => Some(status),
+    }
+}
+
 fn grpc_go_message(tonic_message: &str) -> Option<String> {
     let rest = tonic_message.strip_prefix("Error, decoded message length too large: found ")?;
     let (found, rest) = rest.split_once(" bytes, the limit is: ")?;

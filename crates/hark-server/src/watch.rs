@@ -21,6 +21,7 @@ use tonic::{Request, Response, Status, Streaming};
 
 use crate::errors::stopped;
 use crate::node::{Node, NodeHandle};
+use crate::oversize::stream_receive_error;
 use crate::watch_frame::{WatchCodec, WatchFrame};
 
 const SERVICE: &str = "etcdserverpb.Watch";
@@ -167,6 +168,9 @@ async fn recv_loop(
     ending: Arc<parking_lot::Mutex<Option<Status>>>,
 ) {
     let mut reading = true;
+    // Made once: its count of checks without a leader must survive requests.
+    let lost_leader = leader_lost(replica.as_ref());
+    tokio::pin!(lost_leader);
     let status = loop {
         tokio::select! {
             // Read the client's next request only once the stream has room
@@ -178,12 +182,12 @@ async fn recv_loop(
             }, if reading => match msg {
                 Ok(Some(req)) => handle(&caller, &stream, req),
                 Ok(None) => reading = false,
-                // The client reset the stream or its connection.
-                Err(_) => break None,
+                // The client went away, or sent what cannot be read.
+                Err(status) => break stream_receive_error(status),
             },
             _ = stream.closed() => break None,
             _ = crate::server::shutting_down(&mut shutdown) => break Some(stopped()),
-            _ = leader_lost(replica.as_ref()) => break Some(Status::unavailable(NO_LEADER)),
+            _ = &mut lost_leader => break Some(Status::unavailable(NO_LEADER)),
         }
     };
     *ending.lock() = status;
@@ -258,7 +262,8 @@ impl Stream for FrameStream {
             };
             // The node is held only while converting, never while the client is slow.
             let Ok(node) = this.node.get() else {
-                return Poll::Ready(None);
+                let status = this.ending.lock().take().unwrap_or_else(stopped);
+                return Poll::Ready(Some(Err(status)));
             };
             to_wire(&node, reply, &mut this.ready);
         }

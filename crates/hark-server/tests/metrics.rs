@@ -264,9 +264,49 @@ async fn every_call_is_counted_at_the_wire(srv: &common::TestServer) {
     // The first watch stream (earlier) and this one, each ended by its client.
     settles_at(srv, &handled("Watch", "Watch", "Canceled"), 1).await;
     drop(replies);
-    drop(watches);
     settles_at(srv, &handled("Watch", "Watch", "Canceled"), 2).await;
     settles_at(srv, &handled("Watch", "Watch", "OK"), 0).await;
+    // Its receive task let go of the engine's stream too: none is left.
+    settles_at(srv, "etcd_debugging_mvcc_watch_stream_total", 0).await;
+
+    // An oversized request ends its stream as grpc-go's server ends it.
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    tx.send(pb::WatchRequest {
+        request_union: Some(pb::watch_request::RequestUnion::CreateRequest(
+            pb::WatchCreateRequest {
+                key: vec![b'k'; 3 << 20].into(),
+                ..Default::default()
+            },
+        )),
+    })
+    .await
+    .unwrap();
+    let status = match watches
+        .watch(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+    {
+        Err(status) => status,
+        Ok(replies) => {
+            let mut replies = replies.into_inner();
+            loop {
+                match replies.message().await {
+                    Err(status) => break status,
+                    Ok(Some(_)) => {}
+                    Ok(None) => panic!("an oversized request ended the stream OK"),
+                }
+            }
+        }
+    };
+    assert_eq!(status.code(), tonic::Code::ResourceExhausted, "{status:?}");
+    assert!(
+        status
+            .message()
+            .starts_with("grpc: received message larger than max ("),
+        "{status:?}"
+    );
+    drop(tx);
+    settles_at(srv, &handled("Watch", "Watch", "ResourceExhausted"), 1).await;
+    settles_at(srv, "etcd_debugging_mvcc_watch_stream_total", 0).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
