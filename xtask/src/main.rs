@@ -12,6 +12,7 @@
 //!   mode, then run `hark-loadtest` (see `crates/hark-loadtest`).
 //! - `chaos [ARGS]`: build like the tests do, then run the fault suite
 //!   `hark-chaos` (see `crates/hark-chaos`) against the debug `hark`.
+//! - `prune [HOURS]`: free disk in the target directory (see `prune`).
 
 use std::ffi::OsStr;
 use std::fmt::Write as _;
@@ -61,6 +62,8 @@ Commands:
   chaos [ARGS]      Build like the tests do, then run the fault suite on a 3-member cluster
                     (`cargo xtask chaos --help`; e.g. --seed 7 --duration 60 --compare-etcd PATH;
                     --mutation NAME runs Hark with a deliberate bug and expects it caught)
+  prune [HOURS]     Free disk in the target dir: delete test and program binaries not rebuilt
+                    for HOURS (default 24) and the incremental caches; RocksDB's build stays
   help              Print this help
 ";
 
@@ -76,6 +79,13 @@ fn main() -> ExitCode {
         ["cluster", rest @ ..] => cluster(rest),
         ["loadtest", rest @ ..] => loadtest(rest),
         ["chaos", rest @ ..] => chaos(rest),
+        ["prune"] => prune(24),
+        ["prune", hours] => match hours.parse() {
+            Ok(hours) => prune(hours),
+            Err(_) => Err(format!(
+                "prune: HOURS must be a whole number, not {hours:?}"
+            )),
+        },
         [] | ["help" | "--help" | "-h"] => {
             print!("{HELP}");
             Ok(ExitCode::SUCCESS)
@@ -304,6 +314,70 @@ fn loadtest(args: &[&str]) -> Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// `cargo xtask prune [HOURS]`: every build variant and every test leaves
+/// its linked binaries in `<profile>/deps` (40-240 MB each, RocksDB linked
+/// in), and a kept target dir grows until the disk is full (74 GB once).
+/// Deletes the binaries not rebuilt for `hours` and the incremental caches;
+/// keeps libraries and build-script outputs, so RocksDB is not rebuilt.
+fn prune(hours: u64) -> Result<ExitCode> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let target = target_dir(&cargo, &workspace_root())?;
+    let cutoff = SystemTime::now() - std::time::Duration::from_secs(hours * 3600);
+    let freed = prune_target(&target, cutoff)?;
+    println!(
+        "xtask: freed {:.1} GB in {}",
+        freed as f64 / 1e9,
+        target.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Deletes from each profile dir of `target` the executables in `deps`
+/// last modified before `cutoff`, and the whole `incremental` dir; returns
+/// the bytes freed.
+fn prune_target(target: &Path, cutoff: SystemTime) -> Result<u64> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut freed = 0;
+    let profiles =
+        fs::read_dir(target).map_err(|e| format!("reading {}: {e}", target.display()))?;
+    for profile in profiles.flatten() {
+        let profile = profile.path();
+        if let Ok(entries) = fs::read_dir(profile.join("deps")) {
+            for entry in entries.flatten() {
+                let Ok(meta) = entry.metadata() else { continue };
+                let executable = meta.is_file() && meta.permissions().mode() & 0o111 != 0;
+                // Shared libraries are executable too, and proc macros are them.
+                let library = entry.path().extension().is_some_and(|e| e == "so");
+                let old = meta.modified().is_ok_and(|m| m < cutoff);
+                if executable && !library && old && fs::remove_file(entry.path()).is_ok() {
+                    freed += meta.len();
+                }
+            }
+        }
+        let incremental = profile.join("incremental");
+        if incremental.is_dir() {
+            freed += dir_size(&incremental);
+            fs::remove_dir_all(&incremental)
+                .map_err(|e| format!("removing {}: {e}", incremental.display()))?;
+        }
+    }
+    Ok(freed)
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => dir_size(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
 }
 
 /// The workspace's target directory, as cargo reports it.
@@ -537,5 +611,61 @@ impl TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+    use std::time::Duration;
+
+    fn file(path: &Path, executable: bool, age: Duration) {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, b"0123456789").unwrap();
+        let mode = if executable { 0o755 } else { 0o644 };
+        fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+        let f = fs::File::options().write(true).open(path).unwrap();
+        f.set_modified(SystemTime::now() - age).unwrap();
+    }
+
+    /// Old binaries and incremental caches go; libraries, build outputs
+    /// and binaries built since the cutoff stay.
+    #[test]
+    fn prune_deletes_only_old_binaries_and_incremental_caches() {
+        let dir = TempDir::new("prune-test").unwrap();
+        let t = dir.path();
+        let day = Duration::from_secs(24 * 3600);
+        let minute = Duration::from_secs(60);
+        file(&t.join("debug/deps/watch-0123"), true, 2 * day);
+        file(&t.join("release/deps/hark-4567"), true, 2 * day);
+        file(&t.join("debug/deps/metrics-89ab"), true, minute);
+        file(&t.join("debug/deps/libhark_mvcc-cdef.rlib"), false, 2 * day);
+        file(&t.join("debug/deps/libserde_derive-0000.so"), true, 2 * day);
+        file(
+            &t.join("debug/build/librocksdb-sys-1/out/librocksdb.a"),
+            false,
+            2 * day,
+        );
+        file(
+            &t.join("debug/incremental/hark-1/s-1/query-cache.bin"),
+            false,
+            minute,
+        );
+
+        let freed = prune_target(t, SystemTime::now() - day).unwrap();
+
+        assert_eq!(freed, 30, "two old binaries and one cache file of 10 bytes");
+        assert!(!t.join("debug/deps/watch-0123").exists());
+        assert!(!t.join("release/deps/hark-4567").exists());
+        assert!(!t.join("debug/incremental").exists());
+        for kept in [
+            "debug/deps/metrics-89ab",
+            "debug/deps/libhark_mvcc-cdef.rlib",
+            "debug/deps/libserde_derive-0000.so",
+            "debug/build/librocksdb-sys-1/out/librocksdb.a",
+        ] {
+            assert!(t.join(kept).exists(), "{kept} was deleted");
+        }
     }
 }
