@@ -105,12 +105,28 @@ pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
 
 pub const HARK: &str = env!("CARGO_BIN_EXE_hark");
 
+/// A free port below Linux's ephemeral range (32768 and up). A port the
+/// kernel picked with `bind(0)` and then released can be handed to an
+/// outgoing connection (a member dialling a peer not up yet) before the
+/// server that was meant to take it binds it; these ports never are.
+/// Handed out in sequence from a per-process start, so one test's ports
+/// differ from each other.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const LOW: u32 = 10_000;
+    const SPAN: u32 = 22_000;
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos())
+        ^ std::process::id();
+    let _ = NEXT.compare_exchange(0, seed % SPAN + 1, Ordering::Relaxed, Ordering::Relaxed);
+    loop {
+        let port = (LOW + NEXT.fetch_add(1, Ordering::Relaxed) % SPAN) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// Starts `hark` in `cwd` with `args` and `env`, logging to `<cwd>/hark-<n>.log`.
