@@ -158,15 +158,29 @@ pub fn spawn_exactly(cwd: &Path, args: &[String], env: &[(&str, String)]) -> Chi
     for (k, v) in env {
         cmd.env(k, v);
     }
-    cmd.spawn().unwrap()
+    let child = cmd.spawn().unwrap();
+    LOG_OF_CHILD
+        .lock()
+        .unwrap()
+        .insert(child.id(), cwd.join(format!("hark-{n}.log")));
+    child
 }
+
+/// Each spawned child's log file, by pid: `ready` shows it when the child
+/// exits early, so a failure says why.
+static LOG_OF_CHILD: std::sync::Mutex<std::collections::BTreeMap<u32, std::path::PathBuf>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
 
 /// Waits until the endpoint answers Status; panics with the log after a minute.
 pub async fn ready(endpoint: &str, child: &mut Child) -> etcd_client::Client {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if let Some(status) = child.try_wait().unwrap() {
-            panic!("hark exited early: {status}");
+            let log = LOG_OF_CHILD.lock().unwrap().get(&child.id()).cloned();
+            let log = log
+                .and_then(|path| std::fs::read_to_string(path).ok())
+                .unwrap_or_default();
+            panic!("hark exited early: {status}; its log:\n{log}");
         }
         if let Ok(Ok(mut c)) = tokio::time::timeout(
             Duration::from_secs(2),
