@@ -218,7 +218,9 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     );
     let consul_kv = hark_http::consul::routes(in_process, config.max_request_bytes);
     let http_routes = hark_http::cors::Cors::parse(&config.cors)
-        .apply(gateway.merge(consul_kv).merge(http::routes(handle.clone())));
+        .apply(gateway.merge(consul_kv).merge(http::routes(handle.clone())))
+        // The web console: static pages that call the gateway above.
+        .merge(hark_console::routes());
     // etcd's --listen-client-http-urls moves the HTTP endpoints off the
     // client URLs.
     let client_routes = if client_http_listeners.is_empty() {

@@ -1,0 +1,198 @@
+// The Keys page: the keyspace as a tree split at "/", one level loaded at a
+// time, and a viewer for the selected key. Everything shown is set as text.
+
+import { range, prefixEnd, successor } from "./gateway.js";
+
+/// Keys fetched per request while listing a level.
+const PAGE = 500;
+/// Entries shown per level before a "more" button.
+export const LEVEL_SIZE = 100;
+const SLASH = 0x2f;
+
+const decoder = new TextDecoder("utf-8");
+const strict = new TextDecoder("utf-8", { fatal: true });
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(props)) {
+    if (name === "text") node.textContent = value;
+    else if (name === "className") node.className = value;
+    else node.setAttribute(name, value);
+  }
+  node.append(...children);
+  return node;
+}
+
+/// Up to `want` entries of the level under `prefix`, starting at `from`:
+/// a key with no further "/" is a leaf; keys sharing the next segment and a
+/// "/" make one directory, stepped over with a single request however many
+/// keys it holds. `next` is where the level continues (null at its end).
+export async function listLevel(prefix, from, want) {
+  const end = prefixEnd(prefix);
+  const entries = [];
+  let cursor = from;
+  while (entries.length < want) {
+    const { kvs, more } = await range({ key: cursor, end, keysOnly: true, limit: PAGE });
+    let taken = 0;
+    let jumped = false;
+    for (const { key } of kvs) {
+      if (entries.length >= want) break;
+      taken++;
+      const slash = key.subarray(prefix.length).indexOf(SLASH);
+      if (slash < 0) {
+        entries.push({ key, dir: false });
+        cursor = successor(key);
+        continue;
+      }
+      const dir = key.slice(0, prefix.length + slash + 1);
+      entries.push({ key: dir, dir: true });
+      cursor = prefixEnd(dir);
+      if (cursor === null) return { entries, next: null };
+      jumped = true;
+      break;
+    }
+    // Everything in the range was seen: the level ends here.
+    if (!jumped && taken === kvs.length && !more) return { entries, next: null };
+  }
+  return { entries, next: cursor };
+}
+
+/// The console's address of a key (a value shown) or of a prefix ending in
+/// "/" (its level listed): `#/keys/` and the key, percent-encoded.
+export function linkTo(key) {
+  return `#/keys/${encodeURIComponent(decoder.decode(key))}`;
+}
+
+/// The key or prefix a `#/keys/...` address names.
+export function fromLink(hash) {
+  const rest = hash.startsWith("#/keys/") ? hash.slice("#/keys/".length) : "";
+  try {
+    return new TextEncoder().encode(decodeURIComponent(rest));
+  } catch {
+    return new Uint8Array(0);
+  }
+}
+
+/// How a value reads: pretty JSON, text, or a hex dump for binary.
+export function describeValue(bytes) {
+  let text;
+  try {
+    text = strict.decode(bytes);
+  } catch {
+    const lines = [];
+    for (let i = 0; i < bytes.length; i += 16) {
+      const row = Array.from(bytes.subarray(i, i + 16), (b) => b.toString(16).padStart(2, "0"));
+      lines.push(`${i.toString(16).padStart(8, "0")}  ${row.join(" ")}`);
+    }
+    return { kind: "binary (hex)", text: lines.join("\n") };
+  }
+  const trimmed = text.trim();
+  if (trimmed.startsWith("{") || trimmed.startsWith("[")) {
+    try {
+      return { kind: "JSON", text: JSON.stringify(JSON.parse(text), null, 2) };
+    } catch {
+      // Not JSON after all: shown as text.
+    }
+  }
+  return { kind: "text", text };
+}
+
+export class KeysPage {
+  constructor(root, status) {
+    this.status = status;
+    this.tree = el("nav", { className: "tree", "aria-label": "Keys" });
+    this.viewer = el("section", { className: "viewer", "aria-live": "polite" },
+      el("p", { className: "empty", text: "Select a key to see its value." }));
+    root.replaceChildren(el("div", { className: "keys" }, this.tree, this.viewer));
+  }
+
+  /// Shows the level under `prefix` (bytes ending in "/", or empty for the
+  /// whole keyspace) and, when given, the value of `key`.
+  async show(prefix, key) {
+    const list = el("ul", { role: "tree" });
+    const heading = [];
+    if (prefix.length) {
+      const parent = prefix.subarray(0, prefix.subarray(0, -1).lastIndexOf(SLASH) + 1);
+      heading.push(
+        el("a", { href: linkTo(parent), className: "up", text: "↑ up" }),
+        el("h2", { className: "prefix", text: decoder.decode(prefix) }),
+      );
+    }
+    this.tree.replaceChildren(...heading, list);
+    await this.fill(list, prefix, prefix);
+    if (key) await this.view(key, null);
+  }
+
+  /// Appends one page of the level under `prefix` to `list`, from `from`.
+  async fill(list, prefix, from) {
+    this.status.textContent = "loading…";
+    const { entries, next } = await listLevel(prefix, from, LEVEL_SIZE);
+    for (const entry of entries) list.append(this.node(prefix, entry));
+    if (next) {
+      const more = el("button", { className: "more", text: "more…" });
+      const item = el("li", {}, more);
+      more.addEventListener("click", async () => {
+        item.remove();
+        await this.fill(list, prefix, next);
+      });
+      list.append(item);
+    }
+    if (entries.length === 0 && prefix.length === 0) {
+      list.append(el("li", { className: "empty", text: "No keys." }));
+    }
+    this.status.textContent = "";
+  }
+
+  node(prefix, entry) {
+    const label = decoder.decode(entry.key.subarray(prefix.length)) || "(the prefix itself)";
+    const button = el("button", { className: entry.dir ? "dir" : "leaf", text: label, title: decoder.decode(entry.key) });
+    const item = el("li", { role: "treeitem" }, button);
+    if (entry.dir) {
+      button.setAttribute("aria-expanded", "false");
+      let children = null;
+      button.addEventListener("click", async () => {
+        if (children) {
+          const open = button.getAttribute("aria-expanded") === "true";
+          button.setAttribute("aria-expanded", String(!open));
+          children.hidden = open;
+          return;
+        }
+        children = el("ul", { role: "group" });
+        item.append(children);
+        button.setAttribute("aria-expanded", "true");
+        await this.fill(children, entry.key, entry.key);
+      });
+    } else {
+      button.addEventListener("click", () => this.view(entry.key, button));
+    }
+    return item;
+  }
+
+  async view(key, button) {
+    for (const selected of this.tree.querySelectorAll("[aria-selected=true]")) {
+      selected.setAttribute("aria-selected", "false");
+    }
+    button?.setAttribute("aria-selected", "true");
+    const { kvs, revision } = await range({ key });
+    if (kvs.length === 0) {
+      this.viewer.replaceChildren(el("p", { className: "empty", text: "This key was deleted." }));
+      return;
+    }
+    const kv = kvs[0];
+    const value = describeValue(kv.value);
+    const facts = [
+      ["created at revision", kv.createRevision],
+      ["modified at revision", kv.modRevision],
+      ["version", kv.version],
+      ["lease", kv.lease === "0" ? "none" : kv.lease],
+      ["value", `${kv.value.length} bytes, ${value.kind}`],
+      ["read at revision", revision],
+    ];
+    this.viewer.replaceChildren(
+      el("h2", {}, el("a", { href: linkTo(kv.key), text: decoder.decode(kv.key) })),
+      el("dl", {}, ...facts.flatMap(([name, fact]) => [el("dt", { text: name }), el("dd", { text: String(fact) })])),
+      el("pre", { className: "value", text: value.text }),
+    );
+  }
+}
+
