@@ -23,54 +23,69 @@ function el(tag, props = {}, ...children) {
   return node;
 }
 
+function startsWith(key, prefix) {
+  return key.length >= prefix.length && prefix.every((b, i) => key[i] === b);
+}
+
 /// Up to `want` entries of the level under `prefix`, starting at `from`:
 /// a key with no further "/" is a leaf; keys sharing the next segment and a
-/// "/" make one directory, stepped over with a single request however many
-/// keys it holds. `next` is where the level continues (null at its end).
+/// "/" make one directory. A directory's keys are stepped over within the
+/// batch, and a new request starts past the directory when the batch ends
+/// inside it. `next` is where the level continues, given only when a key is
+/// known to be there (null at the level's end).
 export async function listLevel(prefix, from, want) {
   const end = prefixEnd(prefix);
   const entries = [];
   let cursor = from;
-  while (entries.length < want) {
+  for (;;) {
     const { kvs, more } = await range({ key: cursor, end, keysOnly: true, limit: PAGE });
-    let taken = 0;
-    let jumped = false;
+    let skipping = null;
     for (const { key } of kvs) {
-      if (entries.length >= want) break;
-      taken++;
+      if (skipping && startsWith(key, skipping)) continue;
+      if (entries.length >= want) return { entries, next: cursor };
       const slash = key.subarray(prefix.length).indexOf(SLASH);
       if (slash < 0) {
         entries.push({ key, dir: false });
         cursor = successor(key);
-        continue;
+        skipping = null;
+      } else {
+        skipping = key.slice(0, prefix.length + slash + 1);
+        entries.push({ key: skipping, dir: true });
+        // Never null: a directory ends in "/", not 0xff.
+        cursor = prefixEnd(skipping);
       }
-      const dir = key.slice(0, prefix.length + slash + 1);
-      entries.push({ key: dir, dir: true });
-      cursor = prefixEnd(dir);
-      if (cursor === null) return { entries, next: null };
-      jumped = true;
-      break;
     }
-    // Everything in the range was seen: the level ends here.
-    if (!jumped && taken === kvs.length && !more) return { entries, next: null };
+    if (!more) return { entries, next: null };
   }
-  return { entries, next: cursor };
 }
 
 /// The console's address of a key (a value shown) or of a prefix ending in
-/// "/" (its level listed): `#/keys/` and the key, percent-encoded.
+/// "/" (its level listed): `#/keys/` and the key's bytes, percent-encoded
+/// (so a key that is not UTF-8 keeps its bytes).
 export function linkTo(key) {
-  return `#/keys/${encodeURIComponent(decoder.decode(key))}`;
+  let out = "#/keys/";
+  for (const b of key) {
+    const c = String.fromCharCode(b);
+    out += /[A-Za-z0-9._~-]/.test(c) ? c : `%${b.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out;
 }
 
-/// The key or prefix a `#/keys/...` address names.
+/// The key or prefix a `#/keys/...` address names: `%XX` is a byte, any
+/// other character its UTF-8 bytes.
 export function fromLink(hash) {
   const rest = hash.startsWith("#/keys/") ? hash.slice("#/keys/".length) : "";
-  try {
-    return new TextEncoder().encode(decodeURIComponent(rest));
-  } catch {
-    return new Uint8Array(0);
+  const bytes = [];
+  for (let i = 0; i < rest.length; i++) {
+    const hex = rest.slice(i + 1, i + 3);
+    if (rest[i] === "%" && /^[0-9A-Fa-f]{2}$/.test(hex)) {
+      bytes.push(parseInt(hex, 16));
+      i += 2;
+    } else {
+      bytes.push(...new TextEncoder().encode(rest[i]));
+    }
   }
+  return new Uint8Array(bytes);
 }
 
 /// How a value reads: pretty JSON, text, or a hex dump for binary.

@@ -56,9 +56,12 @@ const ASSETS: &[Asset] = &[
 
 /// Scripts, styles, images and requests only from this origin; nothing
 /// inline, no plugins, and no other site may frame the console.
+/// Trusted Types with no policy: the browser refuses every HTML sink
+/// (`innerHTML` and kin), so the pages can only set text.
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
      style-src 'self'; img-src 'self' data:; connect-src 'self'; \
-     base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+     base-uri 'none'; form-action 'none'; frame-ancestors 'none'; \
+     require-trusted-types-for 'script'; trusted-types 'none'";
 
 /// The console's routes: `/ui` (redirected), `/ui/` and its assets.
 pub fn routes() -> Router {

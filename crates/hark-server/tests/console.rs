@@ -27,6 +27,8 @@ async fn browse(chromium: &PathBuf, url: &str, name: &str) -> String {
             "--no-sandbox",
             "--disable-gpu",
             "--no-first-run",
+            // A container's small /dev/shm can crash the renderer.
+            "--disable-dev-shm-usage",
             // Virtual time runs on while the page is busy (its fetches
             // included), then the DOM or screenshot is taken.
             "--virtual-time-budget=10000",
@@ -39,13 +41,11 @@ async fn browse(chromium: &PathBuf, url: &str, name: &str) -> String {
     };
     for (width, height) in [(1280, 800), (390, 844)] {
         let file = shots.join(format!("{name}-{width}.png"));
-        let out = headless(vec![
+        let out = run(headless(vec![
             format!("--window-size={width},{height}"),
             format!("--screenshot={}", file.display()),
-        ])
-        .output()
-        .await
-        .unwrap();
+        ]))
+        .await;
         assert!(out.status.success(), "chromium failed: {out:?}");
         let png = std::fs::read(&file).unwrap();
         assert!(
@@ -54,9 +54,17 @@ async fn browse(chromium: &PathBuf, url: &str, name: &str) -> String {
             file.display()
         );
     }
-    let out = headless(vec!["--dump-dom".into()]).output().await.unwrap();
+    let out = run(headless(vec!["--dump-dom".into()])).await;
     assert!(out.status.success(), "chromium failed: {out:?}");
     String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs one Chromium, killed if it hangs rather than holding up the suite.
+async fn run(mut cmd: tokio::process::Command) -> std::process::Output {
+    tokio::time::timeout(std::time::Duration::from_secs(60), cmd.output())
+        .await
+        .expect("chromium finished within a minute")
+        .unwrap()
 }
 
 /// The text of the status line; empty unless something failed.
@@ -108,6 +116,11 @@ async fn the_console_browses_keys_and_shows_values_as_text() {
         assert!(dom.contains(entry), "no {entry} in\n{dom}");
     }
     assert!(!dom.contains("<img"), "a key became markup:\n{dom}");
+    assert_eq!(dom.matches(r#"title="big/""#).count(), 1, "{dom}");
+    assert!(
+        !dom.contains(r#"class="more""#),
+        "a level of three has no more:\n{dom}"
+    );
 
     // A level of 10k keys: the first 100, then a button for more.
     let dom = browse(&chromium, &format!("{base}#/keys/big%2F"), "keys-big").await;
