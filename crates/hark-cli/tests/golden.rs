@@ -134,7 +134,9 @@ fn run_watch(bin: &str, endpoint: &str, args: &[&str], lines: usize) -> Vec<Stri
 fn mask(s: &str, endpoint: &str) -> String {
     let s = s.replace(endpoint, "<endpoint>");
     let re = |p: &str| regex::Regex::new(p).unwrap();
-    let s = re(r"\b[0-9a-f]{16}\b").replace_all(&s, "<lease>");
+    // Lease, member and cluster ids: random, printed in hex without leading
+    // zeros (15 digits one time in 16), so any length from 13 digits.
+    let s = re(r"\b[0-9a-f]{13,16}\b").replace_all(&s, "<lease>");
     let s = re(r#""ID":\d+|"id":\d+"#).replace_all(&s, "\"ID\":<lease>");
     let s = re(r"remaining\(\d+s\)").replace_all(&s, "remaining(<n>s)");
     let s = re(r"took = \S+").replace_all(&s, "took = <t>");
