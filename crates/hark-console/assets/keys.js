@@ -199,7 +199,8 @@ export class KeysPage {
       ["created at revision", kv.createRevision],
       ["modified at revision", kv.modRevision],
       ["version", kv.version],
-      ["lease", kv.lease === "0" ? "none" : kv.lease],
+      // In hex, as etcdctl prints lease ids.
+      ["lease", kv.lease === "0" ? "none" : BigInt(kv.lease).toString(16)],
       ["value", `${kv.value.length} bytes, ${value.kind}`],
       ["read at revision", revision],
     ];

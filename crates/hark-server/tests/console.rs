@@ -103,6 +103,14 @@ async fn the_console_browses_keys_and_shows_values_as_text() {
     c.put("conf/blob", vec![0u8, 1, 0xff, 0xfe], None)
         .await
         .unwrap();
+    let lease = c.lease_grant(600, None).await.unwrap().id();
+    c.put(
+        "conf/leased",
+        "x",
+        Some(etcd_client::PutOptions::new().with_lease(lease)),
+    )
+    .await
+    .unwrap();
     let base = format!("http://{}/ui/", srv.server.client_addrs[0]);
 
     // The whole keyspace: two directories and the HTML key, as text.
@@ -162,6 +170,17 @@ async fn the_console_browses_keys_and_shows_values_as_text() {
     assert!(dom.contains("<dd>4 bytes, binary (hex)</dd>"), "{dom}");
     assert!(
         dom.contains(r#"<pre class="value">00000000  00 01 ff fe</pre>"#),
+        "{dom}"
+    );
+    // A lease id in hex, as etcdctl prints it.
+    let dom = browse(
+        &chromium,
+        &format!("{base}#/keys/conf%2Fleased"),
+        "value-leased",
+    )
+    .await;
+    assert!(
+        dom.contains(&format!("<dt>lease</dt><dd>{lease:x}</dd>")),
         "{dom}"
     );
 }
