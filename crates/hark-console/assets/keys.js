@@ -1,27 +1,15 @@
 // The Keys page: the keyspace as a tree split at "/", one level loaded at a
 // time, and a viewer for the selected key. Everything shown is set as text.
 
-import { range, prefixEnd, successor } from "./gateway.js";
+import { range, prefixEnd, successor, utf8, writeIf } from "./gateway.js";
+import { describeValue, el, leaseHex, linkTo, text } from "./dom.js";
+import { historySection } from "./history.js";
 
 /// Keys fetched per request while listing a level.
 const PAGE = 500;
 /// Entries shown per level before a "more" button.
 export const LEVEL_SIZE = 100;
 const SLASH = 0x2f;
-
-const decoder = new TextDecoder("utf-8");
-const strict = new TextDecoder("utf-8", { fatal: true });
-
-function el(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(props)) {
-    if (name === "text") node.textContent = value;
-    else if (name === "className") node.className = value;
-    else node.setAttribute(name, value);
-  }
-  node.append(...children);
-  return node;
-}
 
 function startsWith(key, prefix) {
   return key.length >= prefix.length && prefix.every((b, i) => key[i] === b);
@@ -59,59 +47,6 @@ export async function listLevel(prefix, from, want) {
   }
 }
 
-/// The console's address of a key (a value shown) or of a prefix ending in
-/// "/" (its level listed): `#/keys/` and the key's bytes, percent-encoded
-/// (so a key that is not UTF-8 keeps its bytes).
-export function linkTo(key) {
-  let out = "#/keys/";
-  for (const b of key) {
-    const c = String.fromCharCode(b);
-    out += /[A-Za-z0-9._~-]/.test(c) ? c : `%${b.toString(16).toUpperCase().padStart(2, "0")}`;
-  }
-  return out;
-}
-
-/// The key or prefix a `#/keys/...` address names: `%XX` is a byte, any
-/// other character its UTF-8 bytes.
-export function fromLink(hash) {
-  const rest = hash.startsWith("#/keys/") ? hash.slice("#/keys/".length) : "";
-  const bytes = [];
-  for (let i = 0; i < rest.length; i++) {
-    const hex = rest.slice(i + 1, i + 3);
-    if (rest[i] === "%" && /^[0-9A-Fa-f]{2}$/.test(hex)) {
-      bytes.push(parseInt(hex, 16));
-      i += 2;
-    } else {
-      bytes.push(...new TextEncoder().encode(rest[i]));
-    }
-  }
-  return new Uint8Array(bytes);
-}
-
-/// How a value reads: pretty JSON, text, or a hex dump for binary.
-export function describeValue(bytes) {
-  let text;
-  try {
-    text = strict.decode(bytes);
-  } catch {
-    const lines = [];
-    for (let i = 0; i < bytes.length; i += 16) {
-      const row = Array.from(bytes.subarray(i, i + 16), (b) => b.toString(16).padStart(2, "0"));
-      lines.push(`${i.toString(16).padStart(8, "0")}  ${row.join(" ")}`);
-    }
-    return { kind: "binary (hex)", text: lines.join("\n") };
-  }
-  const trimmed = text.trim();
-  if (trimmed.startsWith("{") || trimmed.startsWith("[")) {
-    try {
-      return { kind: "JSON", text: JSON.stringify(JSON.parse(text), null, 2) };
-    } catch {
-      // Not JSON after all: shown as text.
-    }
-  }
-  return { kind: "text", text };
-}
-
 export class KeysPage {
   constructor(root, status) {
     this.status = status;
@@ -119,48 +54,57 @@ export class KeysPage {
     this.viewer = el("section", { className: "viewer", "aria-live": "polite" },
       el("p", { className: "empty", text: "Select a key to see its value." }));
     root.replaceChildren(el("div", { className: "keys" }, this.tree, this.viewer));
+    this.tree.addEventListener("keydown", (event) => treeKeys(this.tree, event));
   }
 
   /// Shows the level under `prefix` (bytes ending in "/", or empty for the
   /// whole keyspace) and, when given, the value of `key`.
   async show(prefix, key) {
-    const list = el("ul", { role: "tree" });
+    this.prefix = prefix;
+    const list = el("ul", { role: "tree", "aria-label": "Keys under this prefix" });
     const heading = [];
     if (prefix.length) {
       const parent = prefix.subarray(0, prefix.subarray(0, -1).lastIndexOf(SLASH) + 1);
       heading.push(
-        el("a", { href: linkTo(parent), className: "up", text: "↑ up" }),
-        el("h2", { className: "prefix", text: decoder.decode(prefix) }),
+        el("a", { href: linkTo("keys", parent), className: "up", text: "↑ up" }),
+        el("h2", { className: "prefix", text: text(prefix) }),
       );
     }
-    this.tree.replaceChildren(...heading, list);
+    const create = el("button", { className: "new", text: "+ new key", onclick: () => this.creator() });
+    this.tree.replaceChildren(...heading, create, list);
     await this.fill(list, prefix, prefix);
-    if (key) await this.view(key, null);
+    if (key) {
+      const named = [...list.querySelectorAll("button.leaf")].find((b) => b.title === text(key));
+      await this.view(key, named || null);
+    }
   }
 
   /// Appends one page of the level under `prefix` to `list`, from `from`.
   async fill(list, prefix, from) {
-    this.status.textContent = "loading…";
     const { entries, next } = await listLevel(prefix, from, LEVEL_SIZE);
     for (const entry of entries) list.append(this.node(prefix, entry));
     if (next) {
       const more = el("button", { className: "more", text: "more…" });
-      const item = el("li", {}, more);
+      const item = el("li", { role: "none" }, more);
       more.addEventListener("click", async () => {
-        item.remove();
-        await this.fill(list, prefix, next);
+        more.disabled = true;
+        try {
+          await this.fill(list, prefix, next);
+          item.remove();
+        } finally {
+          more.disabled = false;
+        }
       });
       list.append(item);
     }
     if (entries.length === 0 && prefix.length === 0) {
       list.append(el("li", { className: "empty", text: "No keys." }));
     }
-    this.status.textContent = "";
   }
 
   node(prefix, entry) {
-    const label = decoder.decode(entry.key.subarray(prefix.length)) || "(the prefix itself)";
-    const button = el("button", { className: entry.dir ? "dir" : "leaf", text: label, title: decoder.decode(entry.key) });
+    const label = text(entry.key.subarray(prefix.length)) || "(the prefix itself)";
+    const button = el("button", { className: entry.dir ? "dir" : "leaf", text: label, title: text(entry.key) });
     const item = el("li", { role: "treeitem" }, button);
     if (entry.dir) {
       button.setAttribute("aria-expanded", "false");
@@ -172,10 +116,18 @@ export class KeysPage {
           children.hidden = open;
           return;
         }
-        children = el("ul", { role: "group" });
-        item.append(children);
-        button.setAttribute("aria-expanded", "true");
-        await this.fill(children, entry.key, entry.key);
+        const group = el("ul", { role: "group" });
+        button.setAttribute("aria-busy", "true");
+        try {
+          // Shown only once loaded: a failed load leaves the directory
+          // closed, to be tried again.
+          await this.fill(group, entry.key, entry.key);
+          children = group;
+          item.append(group);
+          button.setAttribute("aria-expanded", "true");
+        } finally {
+          button.removeAttribute("aria-busy");
+        }
       });
     } else {
       button.addEventListener("click", () => this.view(entry.key, button));
@@ -183,14 +135,25 @@ export class KeysPage {
     return item;
   }
 
-  async view(key, button) {
+  select(button) {
     for (const selected of this.tree.querySelectorAll("[aria-selected=true]")) {
       selected.setAttribute("aria-selected", "false");
     }
     button?.setAttribute("aria-selected", "true");
+  }
+
+  /// Shows a key's value, its facts and what can be done with it; `notice`
+  /// (an element) goes above.
+  async view(key, button, notice = null) {
+    this.select(button);
+    // Only the latest of several quick clicks draws.
+    const mine = (this.viewing = (this.viewing || 0) + 1);
     const { kvs, revision } = await range({ key });
+    if (mine !== this.viewing) return;
     if (kvs.length === 0) {
-      this.viewer.replaceChildren(el("p", { className: "empty", text: "This key was deleted." }));
+      this.viewer.replaceChildren(...[notice].filter(Boolean),
+        el("h2", { text: text(key) }),
+        el("p", { className: "empty", text: "This key does not exist (or was deleted)." }));
       return;
     }
     const kv = kvs[0];
@@ -200,15 +163,174 @@ export class KeysPage {
       ["modified at revision", kv.modRevision],
       ["version", kv.version],
       // In hex, as etcdctl prints lease ids.
-      ["lease", kv.lease === "0" ? "none" : BigInt(kv.lease).toString(16)],
+      ["lease", leaseHex(kv.lease)],
       ["value", `${kv.value.length} bytes, ${value.kind}`],
       ["read at revision", revision],
     ];
-    this.viewer.replaceChildren(
-      el("h2", {}, el("a", { href: linkTo(kv.key), text: decoder.decode(kv.key) })),
+    const body = el("div", { className: "value-area" }, el("pre", { className: "value", text: value.text }));
+    const history = el("div", { className: "history-area" });
+    const actions = el("div", { className: "actions" },
+      el("button", {
+        className: "edit",
+        text: "Edit",
+        disabled: value.editable === null,
+        title: value.editable === null ? "Binary values are shown, not edited, here." : null,
+        onclick: () => this.editor(body, kv, value.editable),
+      }),
+      el("button", { className: "delete", text: "Delete", onclick: () => this.confirmDelete(body, kv) }),
+      el("button", {
+        className: "show-history",
+        text: "History",
+        onclick: async (event) => {
+          event.target.disabled = true;
+          history.replaceChildren(el("p", { className: "empty", text: "Loading history…" }));
+          try {
+            history.replaceChildren(await historySection(kv.key, kv.modRevision));
+          } catch (error) {
+            history.replaceChildren(el("p", { className: "conflict", role: "alert", text: String(error.message || error) }));
+          } finally {
+            event.target.disabled = false;
+          }
+        },
+      }),
+      el("a", { className: "watch-link", href: linkTo("watch", kv.key), text: "Watch" }));
+    this.viewer.replaceChildren(...[notice].filter(Boolean),
+      el("h2", {}, el("a", { href: linkTo("keys", kv.key), text: text(kv.key) })),
       el("dl", {}, ...facts.flatMap(([name, fact]) => [el("dt", { text: name }), el("dd", { text: String(fact) })])),
-      el("pre", { className: "value", text: value.text }),
-    );
+      actions, body, history);
+  }
+
+  /// Edits a value in place; saved only if the key still has the mod
+  /// revision it was read at, so a change made meanwhile is never lost.
+  editor(body, kv, original) {
+    const field = el("textarea", { className: "draft", "aria-label": "New value", rows: "12", spellcheck: "false" });
+    field.value = original;
+    let base = kv;
+    const message = el("div", { className: "message" });
+    const save = el("button", { className: "save", text: "Save" });
+    const cancel = el("button", { className: "cancel", text: "Cancel", onclick: () => this.view(kv.key, null) });
+    save.addEventListener("click", async () => {
+      save.disabled = true;
+      try {
+        const result = await writeIf(kv.key, base.modRevision, { put: utf8(field.value) }, { keepLease: base.lease !== "0" });
+        if (result.ok) {
+          await this.view(kv.key, null, el("p", { className: "saved", role: "status", text: `Saved at revision ${result.revision}.` }));
+          return;
+        }
+        message.replaceChildren(...conflictNotice(base, result.current));
+        if (!result.current) {
+          // Gone: saving again creates it anew.
+          base = { ...base, modRevision: 0, lease: "0" };
+          save.textContent = "Create it again";
+        } else {
+          base = result.current;
+          save.textContent = `Save over revision ${base.modRevision}`;
+        }
+      } finally {
+        save.disabled = false;
+      }
+    });
+    body.replaceChildren(field, el("div", { className: "actions" }, save, cancel), message);
+    field.focus();
+  }
+
+  confirmDelete(body, kv) {
+    const message = el("div", { className: "message" });
+    const yes = el("button", { className: "confirm-delete", text: `Delete ${text(kv.key)}` });
+    const no = el("button", { className: "cancel", text: "Keep it", onclick: () => this.view(kv.key, null) });
+    yes.addEventListener("click", async () => {
+      yes.disabled = true;
+      try {
+        const result = await writeIf(kv.key, kv.modRevision, { remove: true });
+        if (result.ok) {
+          await this.view(kv.key, null, el("p", { className: "saved", role: "status", text: `Deleted at revision ${result.revision}.` }));
+        } else {
+          message.replaceChildren(...conflictNotice(kv, result.current));
+          yes.remove();
+        }
+      } finally {
+        yes.disabled = false;
+      }
+    });
+    body.replaceChildren(
+      el("p", { text: `Delete this key, as of revision ${kv.modRevision}? It will not be deleted if it changed since.` }),
+      el("div", { className: "actions" }, yes, no), message);
+    no.focus();
+  }
+
+  /// A form for a new key under the level shown; refused if the key exists.
+  creator() {
+    this.select(null);
+    const name = el("input", { className: "new-key", "aria-label": "Key", spellcheck: "false" });
+    name.value = text(this.prefix || new Uint8Array());
+    const value = el("textarea", { className: "draft", "aria-label": "Value", rows: "8", spellcheck: "false" });
+    const message = el("div", { className: "message" });
+    const create = el("button", { className: "create", type: "submit", text: "Create" });
+    const form = el("form", { className: "creator" },
+      el("h2", { text: "New key" }),
+      el("label", { text: "Key " }, name),
+      el("label", { text: "Value " }, value),
+      el("div", { className: "actions" }, create), message);
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const key = utf8(name.value);
+      if (!key.length) {
+        message.replaceChildren(el("p", { className: "conflict", role: "alert", text: "A key cannot be empty." }));
+        return;
+      }
+      create.disabled = true;
+      try {
+        const result = await writeIf(key, 0, { put: utf8(value.value) });
+        if (result.ok) {
+          location.hash = linkTo("keys", key);
+          return;
+        }
+        message.replaceChildren(
+          el("p", { className: "conflict", role: "alert", text: `Not created: ${name.value} already exists (modified at revision ${result.current?.modRevision}). ` },
+            el("a", { href: linkTo("keys", key), text: "Open it" })));
+      } finally {
+        create.disabled = false;
+      }
+    });
+    this.viewer.replaceChildren(form);
+    name.focus();
   }
 }
 
+/// What a person sees when a write was refused because the key changed.
+function conflictNotice(base, current) {
+  if (!current) {
+    return [el("p", { className: "conflict", role: "alert",
+      text: `Not saved: the key was deleted after you opened it (at revision ${base.modRevision}). Your text is kept.` })];
+  }
+  return [
+    el("p", { className: "conflict", role: "alert",
+      text: `Not saved: the key changed at revision ${current.modRevision}, after the version you opened (revision ${base.modRevision}). Its value now is below; your text is kept.` }),
+    el("pre", { className: "value theirs", text: describeValue(current.value).text }),
+  ];
+}
+
+/// Arrow keys in the tree, as in a file browser: up and down move between
+/// visible entries, right opens a directory, left closes it or goes up.
+function treeKeys(tree, event) {
+  if (!["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End"].includes(event.key)) return;
+  const buttons = [...tree.querySelectorAll("button.leaf, button.dir, button.more")]
+    .filter((b) => !b.closest("[hidden]"));
+  const at = buttons.indexOf(document.activeElement);
+  if (at < 0) return;
+  const current = buttons[at];
+  let target = null;
+  if (event.key === "ArrowDown") target = buttons[at + 1];
+  else if (event.key === "ArrowUp") target = buttons[at - 1];
+  else if (event.key === "Home") target = buttons[0];
+  else if (event.key === "End") target = buttons[buttons.length - 1];
+  else if (event.key === "ArrowRight" && current.classList.contains("dir")) {
+    if (current.getAttribute("aria-expanded") !== "true") current.click();
+    else target = buttons[at + 1];
+  } else if (event.key === "ArrowLeft") {
+    if (current.getAttribute("aria-expanded") === "true") current.click();
+    else target = current.closest("ul[role=group]")?.parentElement?.querySelector(":scope > button");
+  }
+  event.preventDefault();
+  target?.focus();
+}

@@ -1,6 +1,7 @@
 //! Plain HTTP next to gRPC: `GET /metrics` (Prometheus text), `GET /health`
 //! and the probes `/livez` and `/readyz`, on the client port and on
-//! `--listen-metrics-urls`.
+//! `--listen-metrics-urls`; and Hark's `GET /debug/watch/streams`, the watch
+//! streams with the deepest queues (the web console's Health page).
 
 use std::sync::OnceLock;
 
@@ -53,6 +54,22 @@ pub fn routes(node: NodeHandle) -> Router {
             }),
         )
         .route(
+            "/debug/watch/streams",
+            get({
+                let node = node.clone();
+                // One report at a time: each is a pass over every stream on
+                // the engine's thread.
+                let one = std::sync::Arc::new(tokio::sync::Mutex::new(()));
+                move |headers: axum::http::HeaderMap| {
+                    let (node, one) = (node.clone(), one.clone());
+                    async move {
+                        let _one = one.lock().await;
+                        watch_streams(node, headers).await
+                    }
+                }
+            }),
+        )
+        .route(
             "/livez",
             get({
                 let node = node.clone();
@@ -67,6 +84,71 @@ pub fn routes(node: NodeHandle) -> Router {
                 probe(node.clone(), Probe::Readyz, HealthQuery::parse(uri.query()))
             }),
         )
+}
+
+/// Streams listed by `/debug/watch/streams`.
+const STREAMS_SHOWN: usize = 20;
+
+/// The watch streams with the deepest queues, as JSON: `{"streams": N,
+/// "deepest": [{stream, client, watchers, unsynced, victims,
+/// queued_responses, queued_events, queued_bytes}, ...]}`, at most
+/// [`STREAMS_SHOWN`] of them. Under auth only root may look (it names
+/// clients' addresses, as etcd's maintenance calls need root); 503 if the
+/// member or its engine does not answer.
+async fn watch_streams(
+    handle: NodeHandle,
+    headers: axum::http::HeaderMap,
+) -> axum::response::Response {
+    let metadata = tonic::metadata::MetadataMap::from_headers(headers);
+    if let Err(s) = crate::access::require(&handle, &metadata, crate::access::Needs::Admin) {
+        let status = match s.code() {
+            tonic::Code::PermissionDenied => StatusCode::FORBIDDEN,
+            tonic::Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            _ => StatusCode::UNAUTHORIZED,
+        };
+        return (status, format!("{}\n", s.message())).into_response();
+    }
+    let node = match handle.get() {
+        Ok(node) => node,
+        Err(s) => {
+            return (StatusCode::SERVICE_UNAVAILABLE, s.message().to_string()).into_response();
+        }
+    };
+    let hub = node.hub.clone();
+    let loads =
+        tokio::task::spawn_blocking(move || hub.stream_loads(std::time::Duration::from_secs(2)))
+            .await
+            .ok()
+            .flatten();
+    let Some(loads) = loads else {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the watch engine did not answer\n",
+        )
+            .into_response();
+    };
+    let deepest: Vec<_> = loads
+        .iter()
+        .take(STREAMS_SHOWN)
+        .map(|l| {
+            serde_json::json!({
+                "stream": l.stream,
+                "client": &*l.label,
+                "watchers": l.watchers,
+                "unsynced": l.unsynced,
+                "victims": l.victims,
+                "queued_responses": l.queued_responses,
+                "queued_events": l.queued_events,
+                "queued_bytes": l.queued_bytes,
+            })
+        })
+        .collect();
+    let body = serde_json::json!({ "streams": loads.len(), "deepest": deepest });
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 /// etcd's (3.6) Kubernetes-style probes.

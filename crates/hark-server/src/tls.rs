@@ -593,6 +593,8 @@ pub struct ConnInfo {
     /// The verified client certificate's common name, under
     /// `--client-cert-auth` (the user when a request has no token).
     pub common_name: Option<String>,
+    /// The client's address, to name its watch stream in reports.
+    pub remote: Option<std::net::SocketAddr>,
 }
 
 /// The subject common name of a DER certificate.
@@ -617,7 +619,14 @@ impl Connected for Conn {
                 .and_then(|chain| chain.first())
                 .and_then(|c| common_name(c)),
         };
-        ConnInfo { common_name }
+        let remote = match self {
+            Conn::Plain(tcp) => tcp.peer_addr().ok(),
+            Conn::Tls(t, _) => t.get_ref().0.peer_addr().ok(),
+        };
+        ConnInfo {
+            common_name,
+            remote,
+        }
     }
 }
 

@@ -92,7 +92,22 @@ impl StreamingService<pb::WatchRequest> for WatchMethod {
             .get(REQUIRE_LEADER_KEY)
             .is_some_and(|v| v == "true");
         let metadata = request.metadata().clone();
-        Box::pin(async move { open_stream(handle, metadata, request.into_inner(), require_leader) })
+        // Named for reports (/debug/watch/streams); the JSON gateway's calls
+        // come in process, with no address of their own.
+        let client = request
+            .extensions()
+            .get::<crate::tls::ConnInfo>()
+            .and_then(|info| info.remote)
+            .map_or_else(|| "HTTP gateway".to_owned(), |a| a.to_string());
+        Box::pin(async move {
+            open_stream(
+                handle,
+                metadata,
+                request.into_inner(),
+                require_leader,
+                &client,
+            )
+        })
     }
 }
 
@@ -107,13 +122,14 @@ fn open_stream(
     metadata: tonic::metadata::MetadataMap,
     inbound: Streaming<pb::WatchRequest>,
     require_leader: bool,
+    client: &str,
 ) -> Result<Response<FrameStream>, Status> {
     let node = handle.get()?;
     let replica = require_leader.then(|| node.replica.clone());
     if replica.as_ref().is_some_and(|r| !r.has_leader()) {
         return Err(Status::unavailable(NO_LEADER));
     }
-    let (stream, responses) = node.hub.new_stream();
+    let (stream, responses) = node.hub.new_stream_for(client);
     let ending = Arc::new(parking_lot::Mutex::new(None));
     tokio::spawn(recv_loop(
         node.shutdown.clone(),

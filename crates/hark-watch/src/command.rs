@@ -14,6 +14,8 @@ pub(crate) enum Command {
     OpenStream {
         stream: StreamId,
         outbox: Arc<Outbox>,
+        /// Who the stream serves (a client's address), for reports.
+        label: Arc<str>,
     },
     CloseStream {
         stream: StreamId,
@@ -43,6 +45,8 @@ pub(crate) enum Command {
     Drained {
         stream: StreamId,
     },
+    /// Each stream's load, for [`crate::WatchHub::stream_loads`].
+    Report(crossbeam_channel::Sender<Vec<crate::StreamLoad>>),
     /// No hub handle is left: stop once the last stream closes.
     HubDropped,
     /// Stop until the sender is dropped (see [`crate::WatchHub::pause`]).

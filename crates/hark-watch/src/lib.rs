@@ -31,4 +31,4 @@ pub use event::WatchEvent;
 pub use outbox::{MAX_UNANSWERED, Responses};
 pub use request::{WatchError, WatchRequest};
 pub use response::{Events, NO_WATCH_ID, ResponseKind, WatchId, WatchResponse};
-pub use stream::{EnginePause, WatchHub, WatchStream};
+pub use stream::{EnginePause, StreamLoad, WatchHub, WatchStream};

@@ -30,6 +30,14 @@ pub(crate) struct EventCounts {
     pub(crate) sent: AtomicU64,
 }
 
+/// A queue's depth: responses waiting, the events in them and their
+/// approximate bytes.
+pub(crate) struct Queued {
+    pub(crate) responses: usize,
+    pub(crate) events: usize,
+    pub(crate) bytes: usize,
+}
+
 pub(crate) struct Outbox {
     capacity: usize,
     capacity_bytes: usize,
@@ -151,6 +159,16 @@ impl Outbox {
         if !st.closed {
             st.queue.push_back((resp, 0));
             Self::wake(st, &self.ready);
+        }
+    }
+
+    /// What waits for the consumer now.
+    pub(crate) fn queued(&self) -> Queued {
+        let st = self.state.lock();
+        Queued {
+            responses: st.queue.len(),
+            events: st.queue.iter().map(|(r, _)| r.events().len()).sum(),
+            bytes: st.event_bytes,
         }
     }
 

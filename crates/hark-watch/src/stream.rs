@@ -101,6 +101,15 @@ impl WatchHub {
         EnginePause { _resume: resume }
     }
 
+    /// Every open stream's watchers and queue, deepest queue first (queued
+    /// events plus victims' held batches); `None` if the engine did not
+    /// answer within `timeout` (busy, or stopped).
+    pub fn stream_loads(&self, timeout: std::time::Duration) -> Option<Vec<StreamLoad>> {
+        let (reply, answer) = crossbeam_channel::bounded(1);
+        self.inner.commands.send(Command::Report(reply)).ok()?;
+        answer.recv_timeout(timeout).ok()
+    }
+
     /// Events this hub's consumers have taken, and events queued for them
     /// and not yet taken (the figures behind `etcd_debugging_mvcc_events_total`
     /// and `etcd_debugging_mvcc_pending_events_total`).
@@ -114,6 +123,12 @@ impl WatchHub {
     /// Opens a stream: the handle to create, cancel and poll watchers, and the
     /// ordered receiver of everything the stream is sent.
     pub fn new_stream(&self) -> (WatchStream, Responses) {
+        self.new_stream_for("")
+    }
+
+    /// [`Self::new_stream`], naming who the stream serves (a client's
+    /// address, say) in [`Self::stream_loads`].
+    pub fn new_stream_for(&self, label: &str) -> (WatchStream, Responses) {
         let id = self.inner.next_stream.fetch_add(1, Ordering::Relaxed);
         let engine = self.inner.commands.clone();
         let on_drained = Box::new(move || {
@@ -130,6 +145,7 @@ impl WatchHub {
         let _ = self.inner.commands.send(Command::OpenStream {
             stream: id,
             outbox: outbox.clone(),
+            label: label.into(),
         });
         let stream = WatchStream {
             id,
@@ -140,6 +156,26 @@ impl WatchHub {
         };
         (stream, Responses { outbox })
     }
+}
+
+/// One stream's load, as [`WatchHub::stream_loads`] reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamLoad {
+    /// The stream's number within its hub.
+    pub stream: u32,
+    /// Who it serves, as given to [`WatchHub::new_stream_for`].
+    pub label: Arc<str>,
+    /// Its watchers.
+    pub watchers: usize,
+    /// Its watchers still catching up on history.
+    pub unsynced: usize,
+    /// Its watchers holding a batch the full queue refused.
+    pub victims: usize,
+    /// Responses waiting for the consumer, the events in them and their
+    /// approximate bytes.
+    pub queued_responses: usize,
+    pub queued_events: usize,
+    pub queued_bytes: usize,
 }
 
 /// Holds the engine stopped (see [`WatchHub::pause`]); dropping it resumes.

@@ -158,3 +158,72 @@ fn a_stream_whose_consumer_is_gone_is_ready_again() {
     drop(rx);
     assert!(ws.poll_ready(&mut cx).is_ready());
 }
+
+/// The per-stream report behind the console's "deepest queues": a stream
+/// whose consumer reads nothing shows its queued events and, once full, its
+/// victim; a stream that reads shows none; deepest first.
+#[test]
+fn stream_loads_name_the_deepest_queues() {
+    let store = Store::in_memory();
+    let hub = WatchHub::new(
+        store.clone(),
+        WatchConfig {
+            stream_capacity: 4,
+            ..WatchConfig::default()
+        },
+    );
+    let (idle_ws, idle_rx) = hub.new_stream_for("127.0.0.1:1111");
+    idle_ws.watch(WatchRequest::range("a", "z")).unwrap();
+    idle_ws.watch(WatchRequest::key("b")).unwrap();
+    let (busy_ws, busy_rx) = hub.new_stream_for("127.0.0.1:2222");
+    busy_ws.watch(WatchRequest::key("a")).unwrap();
+    assert!(matches!(
+        busy_rx.recv_timeout(Duration::from_secs(5)).unwrap().kind,
+        ResponseKind::Created
+    ));
+    for i in 0..6 {
+        store.put(PutRequest::new("a", format!("{i}"))).unwrap();
+    }
+    // The busy stream's consumer takes its six events.
+    let mut taken = 0;
+    while taken < 6 {
+        taken += busy_rx
+            .recv_timeout(Duration::from_secs(5))
+            .expect("the busy stream's events")
+            .events()
+            .len();
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let loads = loop {
+        let loads = hub.stream_loads(Duration::from_secs(5)).unwrap();
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the idle stream never filled: {loads:?}"
+        );
+        // Settled: every batch queued or held.
+        if loads[0].queued_events + loads[0].victims >= 5 {
+            break loads;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(loads.len(), 2);
+    let (idle, busy) = (&loads[0], &loads[1]);
+    assert_eq!(&*idle.label, "127.0.0.1:1111");
+    assert_eq!(idle.watchers, 2);
+    // Two created replies and four event batches fill its queue of four
+    // batches; the other two batches wait with their victim.
+    assert_eq!(idle.queued_responses, 2 + 4);
+    assert_eq!(idle.queued_events, 4);
+    assert_eq!(idle.victims, 1);
+    assert!(idle.queued_bytes > 0);
+    assert_eq!(
+        (
+            &*busy.label,
+            busy.watchers,
+            busy.queued_events,
+            busy.victims
+        ),
+        ("127.0.0.1:2222", 1, 0, 0)
+    );
+    drop(idle_rx);
+}

@@ -34,11 +34,16 @@ impl Engine {
 
     fn handle_command(&mut self, cmd: Command) {
         match cmd {
-            Command::OpenStream { stream, outbox } => {
+            Command::OpenStream {
+                stream,
+                outbox,
+                label,
+            } => {
                 self.streams.insert(
                     stream,
                     StreamState {
                         outbox,
+                        label,
                         ids: IdMap::default(),
                         victims: VecDeque::new(),
                     },
@@ -88,6 +93,9 @@ impl Engine {
             }
             Command::Progress { stream, id } => self.progress(stream, id),
             Command::Drained { stream } => self.retry_victims(stream),
+            Command::Report(reply) => {
+                let _ = reply.send(self.stream_loads());
+            }
             Command::HubDropped => self.hub_dropped = true,
             Command::Pause(resume) => {
                 let _ = resume.recv();

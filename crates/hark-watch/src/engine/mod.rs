@@ -33,6 +33,7 @@ use dispatch::RevisionEvents;
 
 struct StreamState {
     outbox: Arc<Outbox>,
+    label: Arc<str>,
     /// The stream's watch ids → their watchers (`NIL` after a compaction
     /// cancel, until the client cancels the id). The handle keeps its own
     /// set of ids in use, for allocation; commands keep the two in step.
@@ -177,6 +178,36 @@ impl Engine {
             .set(self.counts.pending.load(Ordering::Relaxed) as f64);
         metrics::counter!("etcd_debugging_mvcc_events_total")
             .absolute(self.counts.sent.load(Ordering::Relaxed));
+    }
+
+    /// Every stream's watchers and queue, deepest queue first.
+    fn stream_loads(&self) -> Vec<crate::StreamLoad> {
+        let mut loads: Vec<_> = self
+            .streams
+            .iter()
+            .map(|(&stream, st)| {
+                let slots = st.slots();
+                let queue = st.outbox.queued();
+                crate::StreamLoad {
+                    stream,
+                    label: st.label.clone(),
+                    watchers: slots.len(),
+                    unsynced: slots.iter().filter(|s| self.unsynced.contains(s)).count(),
+                    victims: st.victims.len(),
+                    queued_responses: queue.responses,
+                    queued_events: queue.events,
+                    queued_bytes: queue.bytes,
+                }
+            })
+            .collect();
+        loads.sort_by_key(|l| {
+            (
+                std::cmp::Reverse(l.queued_events + l.victims),
+                std::cmp::Reverse(l.queued_bytes),
+                l.stream,
+            )
+        });
+        loads
     }
 
     /// Filters `events` for the watcher; `None` if nothing is left to send.
