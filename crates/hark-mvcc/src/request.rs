@@ -49,7 +49,29 @@ pub struct RangeRequest {
     pub max_create_revision: i64,
 }
 
+/// The range end that covers every key starting with `prefix` (etcd's
+/// `GetPrefixRangeEnd`): the prefix with its last byte below 0xff raised by
+/// one and what follows dropped; `"\0"` (every key from the start) when
+/// there is no such byte, as for the empty prefix.
+pub fn prefix_end(prefix: &[u8]) -> Bytes {
+    match prefix.iter().rposition(|&b| b < 0xff) {
+        Some(last) => {
+            let mut end = prefix[..=last].to_vec();
+            end[last] += 1;
+            end.into()
+        }
+        None => Bytes::from_static(b"\0"),
+    }
+}
+
 impl RangeRequest {
+    /// A read of every key starting with `prefix` at the current revision.
+    pub fn prefix(prefix: impl Into<Bytes>) -> Self {
+        let prefix = prefix.into();
+        let end = prefix_end(&prefix);
+        RangeRequest::range(prefix, end)
+    }
+
     /// A read of exactly `key` at the current revision.
     pub fn key(key: impl Into<Bytes>) -> Self {
         RangeRequest {
@@ -118,6 +140,13 @@ pub struct DeleteRangeRequest {
 }
 
 impl DeleteRangeRequest {
+    /// Deletes every key starting with `prefix`.
+    pub fn prefix(prefix: impl Into<Bytes>) -> Self {
+        let prefix = prefix.into();
+        let end = prefix_end(&prefix);
+        DeleteRangeRequest::new(prefix, end)
+    }
+
     pub fn new(key: impl Into<Bytes>, range_end: impl Into<Bytes>) -> Self {
         DeleteRangeRequest {
             key: key.into(),
@@ -275,4 +304,20 @@ pub enum WriteResponse {
     LeaseRevoke(LeaseRevokeResponse),
     Alarm(AlarmResponse),
     Records(RecordsResponse),
+}
+
+#[cfg(test)]
+mod prefix_tests {
+    use super::*;
+
+    #[test]
+    fn prefix_ends_follow_etcd() {
+        assert_eq!(prefix_end(b"a"), "b");
+        assert_eq!(prefix_end(b"a/"), "a0");
+        assert_eq!(prefix_end(b"a\xff"), "b");
+        assert_eq!(prefix_end(b"\xff\xff"), "\0");
+        assert_eq!(prefix_end(b""), "\0");
+        assert_eq!(RangeRequest::prefix("jobs/").range_end, "jobs0");
+        assert_eq!(DeleteRangeRequest::prefix("").range_end, "\0");
+    }
 }

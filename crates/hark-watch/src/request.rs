@@ -34,6 +34,13 @@ impl WatchRequest {
         }
     }
 
+    /// A watch on every key starting with `prefix`, from the next revision.
+    pub fn prefix(prefix: impl Into<Bytes>) -> Self {
+        let prefix = prefix.into();
+        let end = hark_mvcc::prefix_end(&prefix);
+        WatchRequest::range(prefix, end)
+    }
+
     pub fn range(key: impl Into<Bytes>, range_end: impl Into<Bytes>) -> Self {
         WatchRequest {
             key: key.into(),

@@ -1,0 +1,79 @@
+//! What embedding Hark pulls in: the crate's normal dependency tree, as
+//! `cargo metadata` resolves it, holds no gRPC, HTTP or server crate.
+
+use std::collections::{BTreeSet, HashMap};
+use std::process::Command;
+
+use serde_json::Value;
+
+const FORBIDDEN: &[&str] = &[
+    "tonic",
+    "hyper",
+    "h2",
+    "axum",
+    "prost-build",
+    "hark-proto",
+    "hark-server",
+    "hark-raft",
+    "hark-http",
+    "hark-client",
+];
+
+#[test]
+fn no_grpc_or_server_crate_in_the_tree() {
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["metadata", "--format-version", "1", "--locked", "--offline"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: HashMap<&str, &str> = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["id"].as_str().unwrap(), p["name"].as_str().unwrap()))
+        .collect();
+    let nodes: HashMap<&str, &Value> = meta["resolve"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["id"].as_str().unwrap(), n))
+        .collect();
+    let root = names
+        .iter()
+        .find(|(_, name)| **name == "hark-embed")
+        .map(|(id, _)| *id)
+        .unwrap();
+    // Walk normal (not dev, not build) edges from the crate.
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![root];
+    while let Some(id) = todo.pop() {
+        if !seen.insert(names[id]) {
+            continue;
+        }
+        for dep in nodes[id]["deps"].as_array().unwrap() {
+            let normal = dep["dep_kinds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|k| k["kind"].is_null());
+            if normal {
+                todo.push(dep["pkg"].as_str().unwrap());
+            }
+        }
+    }
+    // The walk is transitive: RocksDB comes through hark-mvcc.
+    assert!(
+        ["hark-mvcc", "hark-watch", "rocksdb"]
+            .iter()
+            .all(|c| seen.contains(c)),
+        "{seen:?}"
+    );
+    let found: Vec<_> = FORBIDDEN.iter().filter(|f| seen.contains(*f)).collect();
+    assert!(found.is_empty(), "hark-embed depends on {found:?}");
+}
