@@ -3,9 +3,10 @@
 //! change between the two is missed and none is seen twice (the
 //! list-and-watch pattern Kubernetes' informers use against etcd).
 //!
-//! Run: `cargo run --example config_watcher [DATA_DIR]` (a temporary
-//! directory by default). It changes the configuration a few times itself,
-//! prints what the watcher sees, and exits once its view matches the store.
+//! Run: `cargo run --example config_watcher` (set `CONFIG_WATCHER_DIR` to
+//! keep the data somewhere; a temporary directory by default). It changes
+//! the configuration a few times itself, prints what the watcher sees, and
+//! exits once its view matches the store.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -14,8 +15,8 @@ use hark_embed::{EventKind, Hark, RangeRequest, ResponseKind, WatchRequest};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let temp = tempfile::tempdir()?;
-    let dir = std::env::args()
-        .nth(1)
+    // Not from the arguments: `cargo test` passes its own to examples.
+    let dir = std::env::var_os("CONFIG_WATCHER_DIR")
         .map_or_else(|| temp.path().to_path_buf(), Into::into);
     let hark = Hark::open(&dir)?;
     hark.put("config/color", "blue")?;

@@ -2,26 +2,30 @@
 //!
 //! A revisioned key-value store on RocksDB (or in memory, for tests) with
 //! etcd's semantics, opened from a directory like a database file: every
-//! write gets the next revision, reads can be served at any revision not yet
-//! compacted, transactions compare and write atomically, and watches tell
+//! write that changes something gets the next revision, reads can be served
+//! at any revision not yet compacted, transactions compare and write atomically, and watches tell
 //! you, in revision order and exactly once, about every change to a key or a
 //! range — from now, or replayed from a past revision. There is no server,
-//! no network and no gRPC in the dependency tree: the same store
+//! no network and no gRPC or HTTP crate in the dependency tree (prost is,
+//! for the store's own encoding): the same store
 //! ([`hark_mvcc`]) and watch engine ([`hark_watch`]) the `hark` server runs,
 //! behind one handle.
 //!
 //! # Guarantees
 //!
 //! * **Durable when acknowledged.** A write returns (or its future
-//!   resolves) only once it is synced to disk ([`Options::sync`], on by
-//!   default); after a crash, even `SIGKILL`, every acknowledged write is
-//!   there and nothing half-applied is.
+//!   resolves) only once RocksDB has synced it to disk ([`Options::sync`],
+//!   on by default); after a crash every acknowledged write is there and
+//!   nothing half-applied is. (`tests/crash.rs` kills a process with
+//!   `SIGKILL` mid-write; a power cut relies on that sync.) With `sync`
+//!   off, or in memory, a crash may lose acknowledged writes, and their
+//!   revision numbers are then given again to other writes.
 //! * **One order.** Revisions increase by one per write that changes
 //!   something; a transaction is one revision.
 //! * **Watches are exact.** A watch from revision `r` sees every change at
-//!   `r` and after, once, in order; a restart loses nothing a watcher could
-//!   resume: open again, and watch from the revision after the last one you
-//!   handled. If that history was compacted, the watch says so
+//!   `r` and after, once, in order. After a restart, watch again from the
+//!   revision after the last one you handled: nothing durable is missed or
+//!   repeated. If that history was compacted, the watch says so
 //!   ([`ResponseKind::Compacted`]) instead of skipping.
 //!
 //! # Example
@@ -57,7 +61,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hark_mvcc::{CompactRequest, Store, StoreOptions, WriteRequest, WriteResponse};
-use hark_watch::{Responses, WatchHub, WatchId, WatchStream};
+use hark_watch::{Responses, WatchHub, WatchStream};
 
 pub use hark_mvcc::prefix_end;
 pub use hark_mvcc::{
@@ -66,11 +70,13 @@ pub use hark_mvcc::{
     ResponseOp, Result, SortOrder, SortTarget, TxnRequest, TxnResponse,
 };
 pub use hark_watch::{
-    ResponseKind, WatchConfig, WatchError, WatchEvent, WatchRequest, WatchResponse,
+    Events, ResponseKind, WatchConfig, WatchError, WatchEvent, WatchId, WatchRequest, WatchResponse,
 };
 
-/// How [`Hark::open_with`] opens a store.
+/// How [`Hark::open_with`] opens a store. Build it from
+/// `Options::default()`; fields may be added.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Options {
     /// Sync each group of writes to disk before acknowledging it (the
     /// default). `false` trades durability for speed: a crash may lose
@@ -96,10 +102,32 @@ impl Default for Options {
 
 /// An open store with its watch engine. Cheap to clone; every clone is the
 /// same store. Safe to share between threads and tasks.
+///
+/// The store stays open while any clone, or any [`Watch`], is alive. The
+/// drop of the last one stops the watch engine and closes RocksDB before it
+/// returns, so the directory can be opened again at once (and no thread is
+/// still closing it when the process exits).
 #[derive(Clone)]
 pub struct Hark {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     store: Store,
-    hub: WatchHub,
+    /// Taken when the last handle goes, to stop the engine first.
+    hub: Option<WatchHub>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Every Watch is gone (each holds this), so every stream is closed
+        // and the engine stops; it drops its store handle before the join
+        // returns, and `store`, dropped next, is then the last: RocksDB
+        // closes here.
+        if let Some(hub) = self.hub.take() {
+            hub.shutdown();
+        }
+    }
 }
 
 impl Hark {
@@ -143,18 +171,28 @@ impl Hark {
 
     fn with_store(store: Store, watch: WatchConfig) -> Hark {
         let hub = WatchHub::new(store.clone(), watch);
-        Hark { store, hub }
+        Hark {
+            inner: Arc::new(Inner {
+                store,
+                hub: Some(hub),
+            }),
+        }
+    }
+
+    fn store(&self) -> &Store {
+        &self.inner.store
     }
 
     /// The revision of the latest write.
     pub fn revision(&self) -> i64 {
-        self.store.current_revision()
+        self.store().current_revision()
     }
 
-    /// Revisions up to this one are compacted: reads at them fail with
-    /// [`Error::Compacted`], watches from them get [`ResponseKind::Compacted`].
+    /// The revision history was compacted at: reads below it fail with
+    /// [`Error::Compacted`], watches from below it get
+    /// [`ResponseKind::Compacted`]; at it, both still work.
     pub fn compacted_revision(&self) -> i64 {
-        self.store.compacted_revision()
+        self.store().compacted_revision()
     }
 
     /// The key's current value and revisions, if it exists.
@@ -184,7 +222,7 @@ impl Hark {
     /// # Ok::<(), hark_embed::Error>(())
     /// ```
     pub fn range(&self, request: &RangeRequest) -> Result<RangeResponse> {
-        self.store.range(request)
+        self.store().range(request)
     }
 
     /// Sets `key` to `value`; returns the write's revision once it is durable.
@@ -192,9 +230,11 @@ impl Hark {
         Ok(self.put_with(PutRequest::new(key, value))?.header_revision)
     }
 
-    /// etcd's Put with all its options (`prev_kv`, `ignore_value`, a lease…).
+    /// etcd's Put with its options (`prev_kv`, `ignore_value`,
+    /// `ignore_lease`). Leases are not granted through this crate, so a
+    /// put naming one fails with [`Error::LeaseNotFound`].
     pub fn put_with(&self, request: PutRequest) -> Result<PutResponse> {
-        self.store.put(request)
+        self.store().put(request)
     }
 
     /// Deletes `key`; returns whether it existed.
@@ -206,7 +246,7 @@ impl Hark {
     /// etcd's DeleteRange: a key, a range or a prefix, optionally returning
     /// what was deleted.
     pub fn delete_range(&self, request: DeleteRangeRequest) -> Result<DeleteRangeResponse> {
-        self.store.delete_range(request)
+        self.store().delete_range(request)
     }
 
     /// etcd's Txn: if every compare holds, the `success` operations run,
@@ -232,16 +272,22 @@ impl Hark {
     /// # Ok::<(), hark_embed::Error>(())
     /// ```
     pub fn txn(&self, request: TxnRequest) -> Result<TxnResponse> {
-        self.store.txn(request)
+        self.store().txn(request)
     }
 
     /// Drops the history before `revision` (the versions live at it stay).
     pub fn compact(&self, revision: i64) -> Result<()> {
-        self.store.compact(revision, false).map(drop)
+        self.store().compact(revision, false).map(drop)
     }
 
     /// [`Hark::put_with`] without blocking the caller's thread: the future
     /// resolves once the write is durable. Any async runtime will do.
+    ///
+    /// The write is submitted when the future is first polled; dropping it
+    /// after that does not cancel the write. Beyond the blocking call's
+    /// errors, a store with more than 5000 writes queued answers
+    /// [`Error::TooManyRequests`], and one whose disk failed answers
+    /// [`Error::Closed`] from then on.
     pub async fn put_async(&self, request: PutRequest) -> Result<PutResponse> {
         match self.write(WriteRequest::Put(request)).await? {
             WriteResponse::Put(r) => Ok(r),
@@ -279,7 +325,7 @@ impl Hark {
 
     async fn write(&self, request: WriteRequest) -> Result<WriteResponse> {
         let (done, outcome) = tokio::sync::oneshot::channel();
-        self.store.apply(
+        self.store().apply(
             request,
             Box::new(move |r| {
                 let _ = done.send(r);
@@ -293,27 +339,64 @@ impl Hark {
     /// `prev_kv`. The first response is [`ResponseKind::Created`]; then come
     /// the events, in revision order. Dropping the [`Watch`] cancels it.
     pub fn watch(&self, request: WatchRequest) -> std::result::Result<Watch, WatchError> {
-        let (stream, responses) = self.hub.new_stream();
+        let hub = self
+            .inner
+            .hub
+            .as_ref()
+            .expect("the hub lives as long as the handles");
+        let (stream, responses) = hub.new_stream();
         let id = stream.watch(request)?;
         Ok(Watch {
             stream,
             responses,
             id,
+            _store: self.inner.clone(),
         })
+    }
+
+    /// Drops this handle; `true` if it was the last (no clone and no
+    /// [`Watch`] left), so the store is closed now and its directory can be
+    /// opened again.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// let hark = hark_embed::Hark::open(dir.path())?;
+    /// hark.put("k", "v")?;
+    /// assert!(hark.close());
+    /// let again = hark_embed::Hark::open(dir.path())?;
+    /// assert_eq!(again.get("k")?.unwrap().value, "v");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn close(self) -> bool {
+        let closed = self.store().backend_closed();
+        drop(self);
+        closed.is_closed()
+    }
+}
+
+impl std::fmt::Debug for Hark {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hark")
+            .field("revision", &self.revision())
+            .field("compacted_revision", &self.compacted_revision())
+            .finish()
     }
 }
 
 /// One watch: its responses, in order. Blocking and async receiving both
-/// work; dropping it cancels the watch.
+/// work; dropping it cancels the watch. It keeps the store open while it
+/// lives.
 pub struct Watch {
     stream: WatchStream,
     responses: Responses,
     id: WatchId,
+    // Declared last, so dropped last: the stream is closed before this can
+    // be the store's last handle.
+    _store: Arc<Inner>,
 }
 
 impl Watch {
-    /// The next response, waiting at most `timeout`; `None` on timeout (or
-    /// once the store has shut down).
+    /// The next response, waiting at most `timeout`; `None` on timeout.
     pub fn recv_timeout(&self, timeout: Duration) -> Option<WatchResponse> {
         self.responses.recv_timeout(timeout)
     }
@@ -323,17 +406,22 @@ impl Watch {
         self.responses.try_recv()
     }
 
-    /// The next response, as a future (any async runtime); `None` once the
-    /// store has shut down.
+    /// The next response, as a future (any async runtime). A watch lives as
+    /// long as the store it holds open, so this waits for the next change;
+    /// wrap it in a timeout to give up.
     pub async fn recv(&self) -> Option<WatchResponse> {
         self.responses.recv().await
     }
 
-    /// The events that arrive within `timeout`, at least `count` of them
-    /// unless the time runs out; created and progress responses are skipped.
-    /// A compaction cancel ends the wait early (check
-    /// [`Watch::recv_timeout`] yourself to act on it).
-    pub fn events_timeout(&self, count: usize, timeout: Duration) -> Vec<Arc<WatchEvent>> {
+    /// The events that arrive within `timeout`, until there are at least
+    /// `count` of them; created and progress responses are skipped.
+    /// `Err(compact_revision)` if the watch was canceled because history it
+    /// needs was compacted.
+    pub fn events_timeout(
+        &self,
+        count: usize,
+        timeout: Duration,
+    ) -> std::result::Result<Vec<Arc<WatchEvent>>, i64> {
         let deadline = Instant::now() + timeout;
         let mut events = Vec::new();
         while events.len() < count {
@@ -342,19 +430,23 @@ impl Watch {
                 break;
             };
             match response.kind {
-                ResponseKind::Events { .. } => {
-                    events.extend(response.events().iter().cloned());
-                }
-                ResponseKind::Compacted { .. } | ResponseKind::Canceled => break,
+                ResponseKind::Events { .. } => events.extend(response.events().iter().cloned()),
+                ResponseKind::Compacted { compact_revision } => return Err(compact_revision),
                 _ => {}
             }
         }
-        events
+        Ok(events)
     }
 
     /// Asks for a progress response: no events, the store's revision, sent
     /// once every earlier event was (only while the watch is caught up).
     pub fn request_progress(&self) {
         self.stream.request_progress(self.id);
+    }
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watch").field("id", &self.id).finish()
     }
 }

@@ -81,7 +81,7 @@ fn a_watch_replays_history_then_goes_live_with_prev_kv_and_filters() {
     ));
     hark.delete("cfg/a").unwrap();
     hark.put("cfg/b", "3").unwrap();
-    let events = all.events_timeout(4, WAIT);
+    let events = all.events_timeout(4, WAIT).unwrap();
     let seen: Vec<_> = events
         .iter()
         .map(|e| {
@@ -103,6 +103,7 @@ fn a_watch_replays_history_then_goes_live_with_prev_kv_and_filters() {
     );
     let puts: Vec<i64> = puts_only
         .events_timeout(1, WAIT)
+        .unwrap()
         .iter()
         .map(|e| e.revision())
         .collect();
@@ -116,16 +117,12 @@ fn a_watch_from_compacted_history_is_told_so() {
     let now = hark.put("k", "2").unwrap();
     hark.compact(now).unwrap();
     let watch = hark.watch(WatchRequest::key("k").from_revision(2)).unwrap();
-    let compacted = std::iter::from_fn(|| watch.recv_timeout(WAIT)).find_map(|r| match r.kind {
-        ResponseKind::Compacted { compact_revision } => Some(compact_revision),
-        _ => None,
-    });
-    assert_eq!(compacted, Some(now));
+    assert_eq!(watch.events_timeout(1, WAIT).unwrap_err(), now);
     // From the compact revision itself it works.
     let watch = hark
         .watch(WatchRequest::key("k").from_revision(now))
         .unwrap();
-    assert_eq!(watch.events_timeout(1, WAIT)[0].revision(), now);
+    assert_eq!(watch.events_timeout(1, WAIT).unwrap()[0].revision(), now);
 }
 
 #[test]
@@ -182,4 +179,21 @@ async fn the_async_api_writes_and_watches() {
         .await
         .unwrap();
     assert_eq!(gone.deleted, 0);
+}
+
+#[test]
+fn the_last_handle_closes_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let hark = Hark::open(dir.path()).unwrap();
+    hark.put("k", "v").unwrap();
+    // An open watch holds the store open.
+    let watch = hark.watch(WatchRequest::key("k")).unwrap();
+    let clone = hark.clone();
+    assert!(!hark.close(), "a clone and a watch are left");
+    assert!(!clone.close(), "the watch is left");
+    // The watch's drop is the last: it closes the store.
+    drop(watch);
+    let again = Hark::open(dir.path()).unwrap();
+    assert_eq!(again.get("k").unwrap().unwrap().value, "v");
+    assert!(again.close());
 }
