@@ -21,6 +21,7 @@ pub struct WatchConfig {
     pub max_response_bytes: usize,
     /// Revisions, and bytes, read per catch-up step.
     pub catch_up_revisions: usize,
+    /// ...and bytes.
     pub catch_up_bytes: usize,
     /// How often idle `progress_notify` watchers get a progress reply (etcd's
     /// `--watch-progress-notify-interval`, default 10 min); `None` disables.

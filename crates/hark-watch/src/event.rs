@@ -10,6 +10,7 @@ use prost::Message;
 /// One change of one key, shared (`Arc`) by every receiver.
 #[derive(Debug)]
 pub struct WatchEvent {
+    /// A put or a delete.
     pub kind: EventKind,
     /// For a delete: only `key` and `mod_revision` (etcd's form).
     pub kv: KeyValue,
@@ -30,6 +31,8 @@ struct WireEvent {
 }
 
 impl WatchEvent {
+    /// An event whose previous value, if wanted, is read on demand
+    /// ([`WatchEvent::load_prev_kv`]).
     pub fn new(kind: EventKind, kv: KeyValue) -> Self {
         WatchEvent {
             kind,
@@ -57,6 +60,7 @@ impl WatchEvent {
         }
     }
 
+    /// The revision of the change.
     pub fn revision(&self) -> i64 {
         self.kv.mod_revision
     }

@@ -15,6 +15,8 @@
 //! the engine or any watcher. Each event is allocated once and shared (`Arc`)
 //! by every receiver, and encoded at most once ([`WatchEvent::encoded`]).
 
+#![warn(missing_docs)]
+
 mod command;
 mod config;
 mod engine;

@@ -16,9 +16,14 @@ pub struct WatchRequest {
     /// 0: from the next revision on; `<= current`: replay history from it;
     /// in the future: wait for it; negative: rejected.
     pub start_revision: i64,
+    /// Leave out puts (etcd's `NOPUT` filter).
     pub no_put: bool,
+    /// Leave out deletes (etcd's `NODELETE` filter).
     pub no_delete: bool,
+    /// Each event also carries the key's previous value.
     pub prev_kv: bool,
+    /// Send a progress reply when the watch has been idle for the engine's
+    /// progress interval.
     pub progress_notify: bool,
     /// Event responses too large for one message may be split; the server
     /// that sends them does the splitting, and learns of it from each
@@ -27,6 +32,7 @@ pub struct WatchRequest {
 }
 
 impl WatchRequest {
+    /// A watch on one key, from the next revision.
     pub fn key(key: impl Into<Bytes>) -> Self {
         WatchRequest {
             key: key.into(),
@@ -41,6 +47,8 @@ impl WatchRequest {
         WatchRequest::range(prefix, end)
     }
 
+    /// A watch on `[key, range_end)` (see the fields for the special ends),
+    /// from the next revision.
     pub fn range(key: impl Into<Bytes>, range_end: impl Into<Bytes>) -> Self {
         WatchRequest {
             key: key.into(),
@@ -49,11 +57,13 @@ impl WatchRequest {
         }
     }
 
+    /// Replays history from `start_revision` (see the field).
     pub fn from_revision(mut self, start_revision: i64) -> Self {
         self.start_revision = start_revision;
         self
     }
 
+    /// Each event also carries the key's previous value.
     pub fn with_prev_kv(mut self) -> Self {
         self.prev_kv = true;
         self
@@ -63,13 +73,16 @@ impl WatchRequest {
 /// Why a create was refused. `Display` is etcd's `cancel_reason`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WatchError {
+    /// `range_end` is not after `key`.
     #[error("mvcc: watcher range is empty")]
     EmptyRange,
+    /// The id asked for is in use on this stream.
     #[error("mvcc: duplicate watch ID provided on the WatchStream")]
     DuplicateId,
     /// etcd (since 3.5.24) reports a negative start revision as compacted.
     #[error("etcdserver: mvcc: required revision has been compacted")]
     NegativeRevision,
+    /// The stream is closed.
     #[error("mvcc: watch stream is closed")]
     Closed,
 }

@@ -7,6 +7,7 @@ use smallvec::SmallVec;
 
 use crate::event::WatchEvent;
 
+/// A watcher's id within its stream (etcd's `watch_id`).
 pub type WatchId = i64;
 
 /// A response's events, in order.
@@ -19,14 +20,19 @@ pub type WatchId = i64;
 /// watcher).
 #[derive(Debug, Clone)]
 pub enum Events {
+    /// A list of its own.
     Own(SmallVec<[Arc<WatchEvent>; 1]>),
+    /// `all[range]`, shared with other responses.
     Shared {
+        /// The shared list.
         all: Arc<[Arc<WatchEvent>]>,
+        /// This response's part of it.
         range: Range<usize>,
     },
 }
 
 impl Events {
+    /// No events.
     pub fn new() -> Events {
         Events::Own(SmallVec::new())
     }
@@ -43,6 +49,7 @@ impl Events {
         }
     }
 
+    /// Appends an event (a shared run is copied into a list of its own first).
     pub fn push(&mut self, event: Arc<WatchEvent>) {
         self.own().push(event);
     }
@@ -91,23 +98,32 @@ impl FromIterator<Arc<WatchEvent>> for Events {
 /// etcd's `watch_id` on replies that belong to no single watcher.
 pub const NO_WATCH_ID: WatchId = -1;
 
+/// One reply on a stream: to a request (created, canceled, progress) or
+/// events for one watcher.
 #[derive(Debug, Clone)]
 pub struct WatchResponse {
+    /// The watcher it is for ([`NO_WATCH_ID`] for a stream-wide reply).
     pub watch_id: WatchId,
     /// etcd's `header.revision` for this kind of reply (see [`ResponseKind`]).
     pub header_revision: i64,
+    /// What it says.
     pub kind: ResponseKind,
 }
 
+/// What a [`WatchResponse`] says.
 #[derive(Debug, Clone)]
 pub enum ResponseKind {
     /// The watch exists; header = the engine's revision at creation.
     Created,
     /// The create failed (`created` and `canceled`, watch id -1); the stream stays.
-    CreateRejected { reason: String },
+    CreateRejected {
+        /// etcd's `cancel_reason`.
+        reason: String,
+    },
     /// Events in revision order, never splitting a revision. Header: the event
     /// revision when live, the engine's revision on catch-up.
     Events {
+        /// The events, each shared with every other watcher that gets it.
         events: Events,
         /// The watcher asked for `prev_kv` (already loaded into each event).
         prev_kv: bool,
@@ -120,10 +136,14 @@ pub enum ResponseKind {
     /// Canceled on request.
     Canceled,
     /// Canceled because the watcher needs compacted history (header 0, as etcd).
-    Compacted { compact_revision: i64 },
+    Compacted {
+        /// The store's compact revision: watch again from it or later.
+        compact_revision: i64,
+    },
 }
 
 impl WatchResponse {
+    /// Its events (none unless it is [`ResponseKind::Events`]).
     pub fn events(&self) -> &[Arc<WatchEvent>] {
         match &self.kind {
             ResponseKind::Events { events, .. } => events,

@@ -36,6 +36,7 @@ struct HubInner {
 }
 
 impl WatchHub {
+    /// Starts the engine thread for `store`.
     pub fn new(store: Store, config: WatchConfig) -> WatchHub {
         Self::with_engine_start(store, config, || {})
     }
@@ -171,10 +172,11 @@ pub struct StreamLoad {
     pub unsynced: usize,
     /// Its watchers holding a batch the full queue refused.
     pub victims: usize,
-    /// Responses waiting for the consumer, the events in them and their
-    /// approximate bytes.
+    /// Responses waiting for the consumer...
     pub queued_responses: usize,
+    /// ...the events in them...
     pub queued_events: usize,
+    /// ...and their approximate bytes.
     pub queued_bytes: usize,
 }
 
