@@ -14,6 +14,8 @@
 //! store, and expires leases only while it is the primary (the leader's); a
 //! lessor made primary gives every lease its full TTL again, as etcd's does.
 
+#![warn(missing_docs)]
+
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::Arc;
@@ -32,6 +34,7 @@ pub const MAX_LEASE_TTL: i64 = 9_000_000_000;
 /// Where lease grants and revokes are written: the store's apply path, or a
 /// replicated log in front of it.
 pub trait LeaseLog: Send + Sync + 'static {
+    /// Submits a grant or revoke; `done` is called once with its outcome.
     fn apply(&self, req: WriteRequest, done: LogDone);
 }
 
@@ -48,12 +51,16 @@ impl LeaseLog for Store {
     }
 }
 
+/// Why a lease operation failed. `Display` is etcd's message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LeaseError {
+    /// No such lease (never granted, revoked, or expired).
     #[error("etcdserver: requested lease not found")]
     NotFound,
+    /// A grant asked for an id in use.
     #[error("etcdserver: lease already exists")]
     Exists,
+    /// A grant asked for more than [`MAX_LEASE_TTL`].
     #[error("etcdserver: too large lease TTL")]
     TtlTooLarge,
     /// The store refused or failed the write.
@@ -80,10 +87,12 @@ impl From<hark_mvcc::Error> for LeaseError {
 pub struct Clock(Arc<dyn Fn() -> Instant + Send + Sync>);
 
 impl Clock {
+    /// A clock that asks `now` for the time.
     pub fn new(now: impl Fn() -> Instant + Send + Sync + 'static) -> Self {
         Clock(Arc::new(now))
     }
 
+    /// The time now, by this clock.
     pub fn now(&self) -> Instant {
         (self.0)()
     }
@@ -101,12 +110,14 @@ impl std::fmt::Debug for Clock {
     }
 }
 
+/// The lessor's settings.
 #[derive(Debug, Clone)]
 pub struct LessorConfig {
     /// Shorter TTLs are raised to this (etcd: 1.5 election timeouts, 2 s by default).
     pub min_ttl: i64,
     /// How often the expiry thread looks for expired leases (etcd: 500 ms).
     pub check_interval: Duration,
+    /// Where time comes from (the real clock by default).
     pub clock: Clock,
 }
 
@@ -120,18 +131,25 @@ impl Default for LessorConfig {
     }
 }
 
+/// A granted lease.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Granted {
+    /// Its id (picked by the lessor when the grant asked for 0).
     pub id: i64,
+    /// Its TTL in seconds, after raising to the minimum.
     pub ttl: i64,
+    /// The store's revision after the grant.
     pub header_revision: i64,
 }
 
+/// A lease's remaining time (etcd's LeaseTimeToLive).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TimeToLive {
+    /// The lease.
     pub id: i64,
     /// Whole seconds left (truncated, as etcd reports it).
     pub ttl: i64,
+    /// The TTL it was granted with.
     pub granted_ttl: i64,
     /// Attached keys, when asked for.
     pub keys: Vec<Bytes>,
@@ -266,6 +284,8 @@ impl Lessor {
         }
     }
 
+    /// Whether this lessor expires leases (the leader's, or a single
+    /// member's).
     pub fn is_primary(&self) -> bool {
         self.inner.primary.load(Ordering::Acquire)
     }
@@ -289,6 +309,7 @@ impl Lessor {
         }
     }
 
+    /// A lease's remaining and granted TTL, and its keys if `with_keys`.
     pub fn time_to_live(&self, id: i64, with_keys: bool) -> Result<TimeToLive, LeaseError> {
         let clock = {
             let mut leases = self.inner.leases.lock();
