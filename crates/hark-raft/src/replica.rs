@@ -894,7 +894,23 @@ impl Replica {
             tokio::time::timeout_at(deadline, self.raft.change_membership(changes, false));
         match changed.await {
             Err(_) => Err(MembershipError::TimedOut),
-            Ok(Ok(_)) => Ok(()),
+            Ok(Ok(written)) => {
+                // The change is committed and applied, but the metrics that
+                // `members()` reads are published after: wait for them, so an
+                // answer built right after lists the change (MemberAdd's
+                // member list missed the new learner once in a while).
+                let log_id = Some(written.log_id);
+                let left = deadline.saturating_duration_since(Instant::now());
+                self.raft
+                    .wait(Some(left))
+                    .metrics(
+                        |m| m.membership_config.log_id() >= &log_id,
+                        "the membership change in this member's metrics",
+                    )
+                    .await
+                    .map(drop)
+                    .map_err(|_| MembershipError::TimedOut)
+            }
             Ok(Err(RaftError::APIError(ClientWriteError::ForwardToLeader(_)))) => {
                 Err(MembershipError::NotLeader)
             }
