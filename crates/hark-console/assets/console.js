@@ -75,8 +75,8 @@ async function route(mine) {
   page.dataset.route = location.hash;
   const { page: name, key, query } = parseLink(location.hash);
   for (const link of document.querySelectorAll("header nav a")) {
-    link.toggleAttribute("aria-current", link.dataset.page === name);
     if (link.dataset.page === name) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
   }
   logout.hidden = !session.token;
   if (name === "watch") {

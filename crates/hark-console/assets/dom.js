@@ -84,5 +84,9 @@ export function parseLink(hash) {
   return { page, key: new Uint8Array(bytes), query: new URLSearchParams(query || "") };
 }
 
-/// A lease id as etcdctl prints it: hex.
-export const leaseHex = (lease) => (lease === "0" ? "none" : BigInt(lease).toString(16));
+/// An id (member, lease; a decimal string as JSON gives it) in hex, as
+/// etcdctl prints ids.
+export const hex = (id) => BigInt(id || 0).toString(16);
+
+/// A key's lease: its id in hex, or "none".
+export const leaseHex = (lease) => (lease === "0" ? "none" : hex(lease));

@@ -86,14 +86,21 @@ const kvFromJson = (kv) => ({
   lease: kv.lease || "0",
 });
 
+/// The key and range end of a request over [key, end): the empty key
+/// starts the whole keyspace (etcd spells that "\0"); `end` null means to
+/// the end of the keyspace, undefined the one key.
+function keyRange(key, end) {
+  const body = { key: toBase64(key.length ? key : new Uint8Array([0])) };
+  if (end === null) body.range_end = toBase64(new Uint8Array([0]));
+  else if (end !== undefined) body.range_end = toBase64(end);
+  return body;
+}
+
 /// Range over [key, end) (end null: to the end of the keyspace; undefined:
 /// the one key), at `revision` (0: the latest); kvs with byte-array keys
 /// and values and numeric revisions.
 export async function range({ key, end = undefined, keysOnly = false, limit = 0, revision = 0 }) {
-  // The empty key starts the whole keyspace; etcd spells that "\0".
-  const body = { key: toBase64(key.length ? key : new Uint8Array([0])) };
-  if (end === null) body.range_end = toBase64(new Uint8Array([0]));
-  else if (end !== undefined) body.range_end = toBase64(end);
+  const body = keyRange(key, end);
   if (keysOnly) body.keys_only = true;
   if (limit) body.limit = String(limit);
   if (revision) body.revision = String(revision);
@@ -134,9 +141,7 @@ export async function writeIf(key, modRevision, write, { keepLease = false } = {
 /// response as `{ created, canceled, cancelReason, compactRevision,
 /// revision, events }` until the stream ends or `signal` aborts it.
 export async function* watch({ key, end = undefined, startRevision = 0, prevKv = false, signal }) {
-  const create = { key: toBase64(key.length ? key : new Uint8Array([0])) };
-  if (end === null) create.range_end = toBase64(new Uint8Array([0]));
-  else if (end !== undefined) create.range_end = toBase64(end);
+  const create = keyRange(key, end);
   if (startRevision) create.start_revision = String(startRevision);
   if (prevKv) create.prev_kv = true;
   const response = await fetch("/v3/watch", {

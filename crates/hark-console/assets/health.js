@@ -2,7 +2,7 @@
 // load over time (sampled from /metrics), and the leases counting down.
 
 import { alarms, fromBase64, leases, leaseTimeToLive, members, metrics, status, watchStreams } from "./gateway.js";
-import { el, linkTo, svg, text } from "./dom.js";
+import { el, hex, linkTo, svg, text } from "./dom.js";
 
 /// Seconds between samples, and samples kept per plot.
 const EVERY = 2;
@@ -18,7 +18,6 @@ const SERIES = [
   ["etcd_debugging_mvcc_pending_events_total", "pending events"],
 ];
 
-const hex = (id) => BigInt(id || 0).toString(16);
 
 function bytes(n) {
   const units = ["B", "KiB", "MiB", "GiB", "TiB"];

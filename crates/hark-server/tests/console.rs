@@ -215,10 +215,8 @@ async fn an_edit_is_refused_when_the_key_changed_underneath() {
     );
     // Saving again, knowingly over their change, writes the draft kept.
     assert_eq!(
-        b.client
-            .find(fantoccini::Locator::Css("textarea.draft"))
+        b.element("textarea.draft")
             .await
-            .unwrap()
             .prop("value")
             .await
             .unwrap()

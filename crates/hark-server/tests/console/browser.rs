@@ -144,34 +144,26 @@ impl Browser {
         self.client.source().await.unwrap_or_default()
     }
 
-    /// The visible text of the first element `css` finds.
-    pub async fn text(&self, css: &str) -> String {
+    /// The first element `css` finds; fails the test if there is none.
+    pub async fn element(&self, css: &str) -> fantoccini::elements::Element {
         self.client
             .find(Locator::Css(css))
             .await
             .unwrap_or_else(|e| panic!("no {css}: {e}"))
-            .text()
-            .await
-            .unwrap()
+    }
+
+    /// The visible text of the first element `css` finds.
+    pub async fn text(&self, css: &str) -> String {
+        self.element(css).await.text().await.unwrap()
     }
 
     pub async fn click(&self, css: &str) {
-        self.client
-            .find(Locator::Css(css))
-            .await
-            .unwrap_or_else(|e| panic!("no {css}: {e}"))
-            .click()
-            .await
-            .unwrap();
+        self.element(css).await.click().await.unwrap();
     }
 
     /// Replaces the content of a field with `text`, typed as a person would.
     pub async fn type_into(&self, css: &str, text: &str) {
-        let field = self
-            .client
-            .find(Locator::Css(css))
-            .await
-            .unwrap_or_else(|e| panic!("no {css}: {e}"));
+        let field = self.element(css).await;
         field.clear().await.unwrap();
         field.send_keys(text).await.unwrap();
     }
