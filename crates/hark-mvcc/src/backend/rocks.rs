@@ -25,6 +25,8 @@ const MAX_TOTAL_WAL_BYTES: u64 = 128 << 20;
 pub struct RocksBackend {
     db: DB,
     path: PathBuf,
+    /// Declared after `db`, so it is dropped once the database has closed.
+    _open: exit_wait::OpenDatabase,
 }
 
 fn backend_err(e: rocksdb::Error) -> Error {
@@ -72,7 +74,11 @@ impl RocksBackend {
         opts.set_max_total_wal_size(MAX_TOTAL_WAL_BYTES);
         let cfs = Table::ALL.map(|t| ColumnFamilyDescriptor::new(t.name(), Options::default()));
         let db = DB::open_cf_descriptors(&opts, &path, cfs).map_err(backend_err)?;
-        Ok(RocksBackend { db, path })
+        Ok(RocksBackend {
+            db,
+            path,
+            _open: exit_wait::OpenDatabase::count(),
+        })
     }
 
     fn cf(&self, table: Table) -> &rocksdb::ColumnFamily {
@@ -247,4 +253,57 @@ fn dir_size_except_tables(path: &Path) -> u64 {
         .filter(|m| m.is_file())
         .map(|m| m.len())
         .sum()
+}
+
+/// RocksDB's process-wide state (its default environment, thread pools and
+/// their mutexes) is torn down by C++ static destructors when the process
+/// exits. A database still closing on another thread at that moment aborts
+/// the process ("pthread lock: Invalid argument"). That happens when the last
+/// clone of a store is dropped on a background thread (a watch engine's, a
+/// lessor's) just as `main` returns, so exit waits, briefly, for every open
+/// database to close.
+mod exit_wait {
+    use std::sync::{Condvar, Mutex, Once};
+    use std::time::Duration;
+
+    /// Long enough for a close in progress (RocksDB waits for its running
+    /// background jobs); short, since a database that is never closed keeps
+    /// exit waiting this long.
+    const MOST: Duration = Duration::from_secs(2);
+
+    static OPEN: Mutex<usize> = Mutex::new(0);
+    static ALL_CLOSED: Condvar = Condvar::new();
+
+    /// Counts one open database until dropped.
+    pub(super) struct OpenDatabase(());
+
+    impl OpenDatabase {
+        /// Call after the database opened: static destructors run in the
+        /// reverse order of registration, and RocksDB's lazily built statics
+        /// exist by then, so this hook runs before they are destroyed.
+        pub(super) fn count() -> OpenDatabase {
+            static REGISTER: Once = Once::new();
+            REGISTER.call_once(|| {
+                // SAFETY: registers a plain `extern "C"` function taking no
+                // arguments; it only touches Rust statics.
+                unsafe {
+                    libc::atexit(wait_for_open_databases);
+                }
+            });
+            *OPEN.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+            OpenDatabase(())
+        }
+    }
+
+    impl Drop for OpenDatabase {
+        fn drop(&mut self) {
+            *OPEN.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+            ALL_CLOSED.notify_all();
+        }
+    }
+
+    extern "C" fn wait_for_open_databases() {
+        let open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = ALL_CLOSED.wait_timeout_while(open, MOST, |open| *open > 0);
+    }
 }
