@@ -9,6 +9,8 @@ use crate::client::{Client, Error};
 pub use authpb::permission::Type as PermissionType;
 
 impl Client {
+    /// Turns authentication on (etcd's AuthEnable RPC); etcd requires a
+    /// `root` user holding the `root` role first.
     pub async fn auth_enable(&self) -> Result<pb::AuthEnableResponse, Error> {
         self.call(|ch| async move {
             AuthClient::new(ch)
@@ -18,6 +20,7 @@ impl Client {
         .await
     }
 
+    /// Turns authentication off (etcd's AuthDisable RPC; root only).
     pub async fn auth_disable(&self) -> Result<pb::AuthDisableResponse, Error> {
         self.call(|ch| async move {
             AuthClient::new(ch)
@@ -27,6 +30,8 @@ impl Client {
         .await
     }
 
+    /// Whether authentication is on, and the auth store's revision (etcd's
+    /// AuthStatus RPC).
     pub async fn auth_status(&self) -> Result<pb::AuthStatusResponse, Error> {
         self.call(|ch| async move {
             AuthClient::new(ch)
@@ -57,6 +62,7 @@ impl Client {
         .await
     }
 
+    /// A user's roles (etcd's UserGet RPC).
     pub async fn user_get(&self, name: &str) -> Result<pb::AuthUserGetResponse, Error> {
         let req = pb::AuthUserGetRequest { name: name.into() };
         self.call(|ch| {
@@ -66,6 +72,7 @@ impl Client {
         .await
     }
 
+    /// Every user's name (etcd's UserList RPC).
     pub async fn user_list(&self) -> Result<pb::AuthUserListResponse, Error> {
         self.call(|ch| async move {
             AuthClient::new(ch)
@@ -75,6 +82,7 @@ impl Client {
         .await
     }
 
+    /// Deletes a user (etcd's UserDelete RPC).
     pub async fn user_delete(&self, name: &str) -> Result<pb::AuthUserDeleteResponse, Error> {
         let req = pb::AuthUserDeleteRequest { name: name.into() };
         self.call(|ch| {
@@ -84,6 +92,7 @@ impl Client {
         .await
     }
 
+    /// Sets a user's password (etcd's UserChangePassword RPC).
     pub async fn user_change_password(
         &self,
         name: &str,
@@ -101,6 +110,7 @@ impl Client {
         .await
     }
 
+    /// Gives `user` the role `role` (etcd's UserGrantRole RPC).
     pub async fn user_grant_role(
         &self,
         user: &str,
@@ -117,6 +127,7 @@ impl Client {
         .await
     }
 
+    /// Takes the role `role` from user `name` (etcd's UserRevokeRole RPC).
     pub async fn user_revoke_role(
         &self,
         name: &str,
@@ -133,6 +144,7 @@ impl Client {
         .await
     }
 
+    /// Creates a role with no permissions (etcd's RoleAdd RPC).
     pub async fn role_add(&self, name: &str) -> Result<pb::AuthRoleAddResponse, Error> {
         let req = pb::AuthRoleAddRequest { name: name.into() };
         self.call(|ch| {
@@ -142,6 +154,7 @@ impl Client {
         .await
     }
 
+    /// A role's permissions (etcd's RoleGet RPC).
     pub async fn role_get(&self, role: &str) -> Result<pb::AuthRoleGetResponse, Error> {
         let req = pb::AuthRoleGetRequest { role: role.into() };
         self.call(|ch| {
@@ -151,6 +164,7 @@ impl Client {
         .await
     }
 
+    /// Every role's name (etcd's RoleList RPC).
     pub async fn role_list(&self) -> Result<pb::AuthRoleListResponse, Error> {
         self.call(|ch| async move {
             AuthClient::new(ch)
@@ -160,6 +174,7 @@ impl Client {
         .await
     }
 
+    /// Deletes a role, and takes it from every user (etcd's RoleDelete RPC).
     pub async fn role_delete(&self, role: &str) -> Result<pb::AuthRoleDeleteResponse, Error> {
         let req = pb::AuthRoleDeleteRequest { role: role.into() };
         self.call(|ch| {
@@ -193,6 +208,8 @@ impl Client {
         .await
     }
 
+    /// Removes the role's permission on exactly `key` / `range_end` (as
+    /// granted; etcd's RoleRevokePermission RPC).
     pub async fn role_revoke_permission(
         &self,
         role: &str,

@@ -15,8 +15,11 @@ use crate::{Client, Error};
 /// included).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Changed {
+    /// The key.
     pub key: Bytes,
+    /// The revision of its latest change (for a deletion, the deletion's).
     pub mod_revision: i64,
+    /// Whether that change deleted it.
     pub deleted: bool,
 }
 
@@ -36,6 +39,32 @@ impl Client {
     /// `after_revision`, or `timeout` passes (then returns no changes). Returns
     /// each changed key once, with its newest change among those delivered.
     /// Fails with a compaction error when `after_revision` is too old.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: hark_client::Client) -> Result<(), hark_client::Error> {
+    /// use std::collections::HashMap;
+    /// use std::time::Duration;
+    ///
+    /// // A view of the prefix: key -> mod revision, as of `changes.revision`.
+    /// let mut changes = client.changed_since("services/", &HashMap::new()).await?;
+    /// let mut view: HashMap<_, _> =
+    ///     changes.updated.iter().map(|kv| (kv.key.clone(), kv.mod_revision)).collect();
+    /// loop {
+    ///     // Park until something under the prefix moves (or 30 s pass)...
+    ///     client
+    ///         .wait_for_change("services/", changes.revision, Duration::from_secs(30))
+    ///         .await?;
+    ///     // ...then fetch only what moved.
+    ///     changes = client.changed_since("services/", &view).await?;
+    ///     for kv in &changes.updated {
+    ///         view.insert(kv.key.clone(), kv.mod_revision);
+    ///     }
+    ///     for key in &changes.deleted {
+    ///         view.remove(key);
+    ///     }
+    /// }
+    /// # }
+    /// ```
     pub async fn wait_for_change(
         &self,
         prefix: impl Into<Bytes>,
@@ -79,7 +108,8 @@ impl Client {
 
     /// Compares the caller's view (key → mod revision) with the server's and
     /// fetches the values of only the keys that are new or moved. Both reads
-    /// happen at one revision, so the result is a consistent step.
+    /// happen at one revision, so the result is a consistent step. See
+    /// [`Client::wait_for_change`] for the loop the two make.
     pub async fn changed_since(
         &self,
         prefix: impl Into<Bytes>,

@@ -19,15 +19,19 @@ use crate::{Client, Error};
 /// A change the cache applied.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CacheEvent {
+    /// A key was created or changed: its new key-value.
     Put(KeyValue),
     /// The key and the revision of its deletion.
     Delete {
+        /// The deleted key.
         key: Bytes,
+        /// The revision of the deletion.
         revision: i64,
     },
     /// The cache re-listed (first fill, or after a compaction): its whole
     /// content is as of this revision.
     Relisted {
+        /// The revision of the listing.
         revision: i64,
     },
 }
@@ -38,6 +42,32 @@ struct State {
 }
 
 /// The cache; dropping it stops its task.
+///
+/// It lists the prefix, then watches it from the revision after the
+/// listing, so it sees every change in revision order and never one twice;
+/// if that history is compacted away it lists again (a
+/// [`CacheEvent::Relisted`]). Reads are local and never block on the server.
+///
+/// ```no_run
+/// # async fn demo(client: hark_client::Client) -> Result<(), hark_client::Error> {
+/// use std::time::Duration;
+/// use hark_client::{Cache, CacheEvent};
+///
+/// let cache = Cache::start(client.clone(), "jobs/").await?;
+/// let mut changes = cache.subscribe();
+/// let put = client.put("jobs/build", "queued").await?;
+///
+/// // Read your own write from the cache: wait until it has caught up
+/// // (see `wait_for_revision` for etcd versions where this can fall short).
+/// let revision = put.header.unwrap().revision;
+/// cache.wait_for_revision(revision, Duration::from_secs(5)).await?;
+/// assert_eq!(cache.get(b"jobs/build").unwrap().value, "queued");
+///
+/// if let Ok(CacheEvent::Put(kv)) = changes.recv().await {
+///     println!("{:?} is now {:?}", kv.key, kv.value);
+/// }
+/// # Ok(()) }
+/// ```
 pub struct Cache {
     client: Client,
     prefix: Bytes,
@@ -98,6 +128,7 @@ impl Cache {
         *self.revision.borrow()
     }
 
+    /// The cached key-value of `key`, as of [`Cache::revision`].
     pub fn get(&self, key: &[u8]) -> Option<KeyValue> {
         self.state.read().items.get(key).cloned()
     }
@@ -108,10 +139,12 @@ impl Cache {
         (self.revision(), state.items.values().cloned().collect())
     }
 
+    /// How many keys the cache holds.
     pub fn len(&self) -> usize {
         self.state.read().items.len()
     }
 
+    /// Whether the cache holds no key.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -123,6 +156,12 @@ impl Cache {
 
     /// Waits until the cache has reached `revision`. Asks the server for watch
     /// progress meanwhile, since writes outside the prefix do not move it.
+    ///
+    /// This relies on the server sending a requested progress notification
+    /// only after the events it covers, as Hark does. etcd releases without
+    /// the fix for etcd#15220 (3.5.1 among them) can send it ahead of them:
+    /// there the wait may return before the cache holds changes up to
+    /// `revision`.
     pub async fn wait_for_revision(&self, revision: i64, timeout: Duration) -> Result<(), Error> {
         let mut rx = self.revision.clone();
         let wait = async {

@@ -18,19 +18,29 @@ use crate::secure::{ConnectOptions, Credentials};
 use crate::txn::Txn;
 use crate::watch::{Mux, Watch, WatchOptions};
 
+/// Why a call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// An endpoint URL that does not parse: the URL and why.
     #[error("invalid endpoint {0:?}: {1}")]
     Endpoint(String, String),
+    /// [`Client::connect`] got an empty list.
     #[error("no endpoints given")]
     NoEndpoints,
-    /// The server's answer; the message is etcd's (e.g. `etcdserver: key not found`).
+    /// The server's answer; the message is etcd's (e.g. `etcdserver: key not
+    /// found`, or `etcdserver: mvcc: required revision has been compacted`
+    /// for a read below the compacted revision). `Unavailable` when no
+    /// endpoint could be reached.
     #[error("{}", .0.message())]
     Status(#[from] tonic::Status),
+    /// A watch ended (see [`crate::WatchError`]); from the calls built on
+    /// watches, such as [`Client::wait_for_change`].
     #[error(transparent)]
     Watch(#[from] crate::watch::WatchError),
+    /// A wait with a timeout ran out (e.g. [`crate::Cache::wait_for_revision`]).
     #[error("timed out")]
     Timeout,
+    /// The TLS settings are unusable (a bad certificate or key, no CA).
     #[error("TLS: {0}")]
     Tls(String),
 }
@@ -38,6 +48,11 @@ pub enum Error {
 /// A connection to one or more endpoints. Calls go to one endpoint at a time
 /// and move on to the next when it is unavailable. Cheap to clone; clones share
 /// the connections and the watch stream.
+///
+/// Every call is one etcd v3 RPC and returns etcd's response message (from
+/// [`crate::pb`]): its `header.revision` is the store's current revision
+/// when the call was served (after a write that changed something, the
+/// write's own revision).
 #[derive(Clone)]
 pub struct Client {
     endpoints: Endpoints,
@@ -106,7 +121,24 @@ fn endpoint(url: &str, dial_timeout: Duration) -> Result<(Endpoint, bool), Error
 
 impl Client {
     /// Connects lazily: the first call establishes the connection, and later
-    /// calls reconnect by themselves after a failure.
+    /// calls reconnect by themselves after a failure: this never fails
+    /// because a server is down. Endpoints are `http://host:port` or a bare
+    /// `host:port`; an `https://` endpoint needs [`Client::connect_with`]
+    /// with [`TlsOptions`](crate::TlsOptions) (a CA to trust), else this fails
+    /// with [`Error::Tls`].
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), hark_client::Error> {
+    /// let client = hark_client::Client::connect([
+    ///     "http://10.0.0.1:2379",
+    ///     "http://10.0.0.2:2379",
+    ///     "http://10.0.0.3:2379",
+    /// ])
+    /// .await?;
+    /// let status = client.status().await?;
+    /// println!("etcd {} at revision {}", status.version, status.header.unwrap().revision);
+    /// # Ok(()) }
+    /// ```
     pub async fn connect(
         endpoints: impl IntoIterator<Item = impl AsRef<str>>,
     ) -> Result<Client, Error> {
@@ -200,7 +232,24 @@ impl Client {
         Err(last.expect("at least one endpoint").into())
     }
 
-    /// One key at the current revision.
+    /// One key at the current revision (etcd's Range RPC); `kvs` is empty
+    /// when the key does not exist.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: hark_client::Client) -> Result<(), hark_client::Error> {
+    /// client.put("config/mode", "fast").await?;
+    /// let resp = client.get("config/mode").await?;
+    /// let kv = &resp.kvs[0];
+    /// assert_eq!(kv.value, "fast");
+    /// // Revisions: when the key was created and last changed, and how often.
+    /// println!("{} {} {}", kv.create_revision, kv.mod_revision, kv.version);
+    ///
+    /// let all = client.get_prefix("config/").await?;
+    /// println!("{} keys under config/", all.count);
+    /// client.delete("config/mode").await?;
+    /// assert!(client.get("config/mode").await?.kvs.is_empty());
+    /// # Ok(()) }
+    /// ```
     pub async fn get(&self, key: impl Into<Bytes>) -> Result<pb::RangeResponse, Error> {
         self.range(pb::RangeRequest {
             key: key.into(),
@@ -209,7 +258,8 @@ impl Client {
         .await
     }
 
-    /// Every key starting with `prefix`.
+    /// Every key starting with `prefix`, by key, at the current revision
+    /// (`[prefix, prefix_end(prefix))`, see [`crate::prefix_end`]).
     pub async fn get_prefix(&self, prefix: impl Into<Bytes>) -> Result<pb::RangeResponse, Error> {
         let key: Bytes = prefix.into();
         self.range(pb::RangeRequest {
@@ -220,7 +270,11 @@ impl Client {
         .await
     }
 
-    /// Any range read (every `RangeRequest` option).
+    /// Any range read (every `RangeRequest` option: a past `revision`,
+    /// `limit`, sorting, `keys_only`, `count_only`, revision filters). A
+    /// revision below the compacted one fails with etcd's `etcdserver: mvcc:
+    /// required revision has been compacted`, one above the current with
+    /// `etcdserver: mvcc: required revision is a future revision`.
     pub async fn range(&self, req: pb::RangeRequest) -> Result<pb::RangeResponse, Error> {
         self.call(|ch| {
             let req = req.clone();
@@ -229,6 +283,9 @@ impl Client {
         .await
     }
 
+    /// Sets `key` to `value` (etcd's Put RPC), detaching it from any lease.
+    /// The reply's `header.revision` is the put's revision (the key's new
+    /// `mod_revision`).
     pub async fn put(
         &self,
         key: impl Into<Bytes>,
@@ -251,6 +308,8 @@ impl Client {
         .await
     }
 
+    /// Deletes `key` (etcd's DeleteRange RPC); `deleted` is 0 or 1.
+    /// Deleting a missing key makes no revision.
     pub async fn delete(&self, key: impl Into<Bytes>) -> Result<pb::DeleteRangeResponse, Error> {
         self.delete_range(pb::DeleteRangeRequest {
             key: key.into(),
@@ -259,6 +318,8 @@ impl Client {
         .await
     }
 
+    /// A delete with every option (`range_end` for a range or prefix,
+    /// `prev_kv` for the deleted values); all keys go at one revision.
     pub async fn delete_range(
         &self,
         req: pb::DeleteRangeRequest,
@@ -270,6 +331,8 @@ impl Client {
         .await
     }
 
+    /// Runs a transaction (etcd's Txn RPC): atomically, at one revision;
+    /// `succeeded` tells which branch ran. See [`Txn`].
     pub async fn txn(&self, txn: Txn) -> Result<pb::TxnResponse, Error> {
         let req = txn.into_request();
         self.call(|ch| {
@@ -279,6 +342,14 @@ impl Client {
         .await
     }
 
+    /// Compacts the history before `revision` (etcd's Compact RPC): reads
+    /// from earlier revisions then fail with `etcdserver: mvcc: required
+    /// revision has been compacted` (watches with
+    /// [`WatchError::Compacted`](crate::WatchError::Compacted)), as does
+    /// compacting at or below the compacted revision again; a revision above
+    /// the current one fails with `etcdserver: mvcc: required revision is a
+    /// future revision`. With `physical` the call returns once the old
+    /// versions are removed from the backend.
     pub async fn compact(
         &self,
         revision: i64,
@@ -289,13 +360,40 @@ impl Client {
             .await
     }
 
-    /// Grants a lease of `ttl` seconds; `id` 0 lets the server choose.
+    /// Grants a lease of `ttl` seconds (etcd's LeaseGrant RPC); `id` 0 lets
+    /// the server choose. Keys put with the lease (see
+    /// [`Client::put_request`]) are deleted when it expires or is revoked.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: hark_client::Client) -> Result<(), hark_client::Error> {
+    /// use hark_client::pb;
+    ///
+    /// let lease = client.lease_grant(10, 0).await?;
+    /// client
+    ///     .put_request(pb::PutRequest {
+    ///         key: "nodes/me".into(),
+    ///         value: "10.0.0.7".into(),
+    ///         lease: lease.id,
+    ///         ..Default::default()
+    ///     })
+    ///     .await?;
+    /// // Renewed every TTL/3 while `alive` lives; drop it and the key
+    /// // expires with the lease (or revoke the lease to delete it now).
+    /// let alive = client.keep_alive(lease.id).await?;
+    /// assert_eq!(alive.ttl(), 10);
+    /// client.lease_revoke(lease.id).await?;
+    /// assert!(client.get("nodes/me").await?.kvs.is_empty());
+    /// # Ok(()) }
+    /// ```
     pub async fn lease_grant(&self, ttl: i64, id: i64) -> Result<pb::LeaseGrantResponse, Error> {
         let req = pb::LeaseGrantRequest { ttl, id };
         self.call(|ch| async move { LeaseClient::new(ch).lease_grant(req).await })
             .await
     }
 
+    /// Revokes a lease (etcd's LeaseRevoke RPC), deleting its keys at one
+    /// revision; an unknown lease fails with `etcdserver: requested lease
+    /// not found`.
     pub async fn lease_revoke(&self, id: i64) -> Result<pb::LeaseRevokeResponse, Error> {
         let req = pb::LeaseRevokeRequest { id };
         self.call(|ch| async move { LeaseClient::new(ch).lease_revoke(req).await })
@@ -314,6 +412,7 @@ impl Client {
             .await
     }
 
+    /// The ids of every live lease (etcd's LeaseLeases RPC).
     pub async fn leases(&self) -> Result<pb::LeaseLeasesResponse, Error> {
         self.call(|ch| async move {
             LeaseClient::new(ch)
@@ -347,7 +446,10 @@ impl Client {
     }
 
     /// Keeps a lease alive in the background (a renewal every third of its TTL)
-    /// until the returned handle is dropped or the lease is gone.
+    /// until the returned handle is dropped or the lease is gone. Fails with
+    /// `etcdserver: requested lease not found` if it is gone already. A
+    /// failed renewal is retried after about a second; the lease lives on
+    /// meanwhile until its TTL runs out. See [`Client::lease_grant`].
     pub async fn keep_alive(&self, id: i64) -> Result<KeepAlive, Error> {
         let ttl = self.lease_keep_alive_once(id).await?.ttl;
         if ttl <= 0 {
@@ -417,6 +519,9 @@ impl Client {
         .await
     }
 
+    /// The endpoint's status (etcd's Status RPC): server version, database
+    /// size, leader, raft index and term, and the current revision in
+    /// `header.revision`.
     pub async fn status(&self) -> Result<pb::StatusResponse, Error> {
         self.call(|ch| async move {
             MaintenanceClient::new(ch)
@@ -464,6 +569,7 @@ impl Client {
         .await
     }
 
+    /// Removes member `id` from the cluster (etcd's MemberRemove RPC).
     pub async fn member_remove(&self, id: u64) -> Result<pb::MemberRemoveResponse, Error> {
         self.call(|ch| async move {
             ClusterClient::new(ch)
@@ -501,6 +607,38 @@ impl Client {
 
     /// Watches `key` (or a range, per `options`). The watch is created on the
     /// shared stream; its first update follows the server's `created` reply.
+    /// Never fails itself: errors come as the watch's last item.
+    ///
+    /// Give `start_revision` to see the changes since a revision you know
+    /// (e.g. the revision of a read, plus one): the watch delivers every
+    /// change from it on, and goes on where it stopped after a reconnect, so
+    /// nothing is missed or repeated. If that revision is compacted, the
+    /// watch ends with [`WatchError::Compacted`](crate::WatchError::Compacted)
+    /// and the caller must read again.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: hark_client::Client) -> Result<(), hark_client::Error> {
+    /// use hark_client::{WatchError, WatchOptions};
+    ///
+    /// let listing = client.get_prefix("jobs/").await?;
+    /// let seen = listing.header.unwrap().revision;
+    /// let mut watch = client
+    ///     .watch("jobs/", WatchOptions::prefix().from_revision(seen + 1))
+    ///     .await?;
+    /// while let Some(update) = watch.next().await {
+    ///     match update {
+    ///         Ok(update) => {
+    ///             for event in update.events {
+    ///                 println!("{:?} at {}", event.r#type(), event.kv.unwrap().mod_revision);
+    ///             }
+    ///         }
+    ///         // Too far behind: list again and watch from the new revision.
+    ///         Err(WatchError::Compacted { .. }) => break,
+    ///         Err(e) => return Err(e.into()),
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn watch(
         &self,
         key: impl Into<Bytes>,

@@ -12,16 +12,29 @@
 //! * Blocking queries in the Nomad style: [`Client::wait_for_change`] and
 //!   [`Client::changed_since`].
 //!
+//! It works against Hark and against etcd 3.5 alike; the crate's README
+//! has a tour, and `examples/` has runnable examples (each also run against
+//! both servers by `tests/examples.rs`).
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), hark_client::Error> {
-//! let client = hark_client::Client::connect(["http://127.0.0.1:2379"]).await?;
-//! client.put("greeting", "hello").await?;
-//! let mut watch = client.watch("greeting", Default::default()).await?;
+//! use hark_client::{Client, WatchOptions};
+//!
+//! let client = Client::connect(["http://127.0.0.1:2379"]).await?;
+//! let put = client.put("greeting", "hello").await?;
+//! // From the revision after the put: a watch "from now" could be created
+//! // on the server only after the next put, and miss it.
+//! let after = put.header.unwrap().revision + 1;
+//! let mut watch = client
+//!     .watch("greeting", WatchOptions::default().from_revision(after))
+//!     .await?;
 //! client.put("greeting", "hi").await?;
 //! let change = watch.next().await.unwrap()?;
 //! assert_eq!(change.events[0].kv.as_ref().unwrap().value, "hi");
 //! # Ok(()) }
 //! ```
+
+#![warn(missing_docs)]
 
 mod auth;
 mod blocking;
@@ -41,6 +54,11 @@ pub use hark_proto::mvccpb::{Event, KeyValue, event::EventType};
 pub use secure::{ConnectOptions, TlsOptions};
 pub use txn::{Compare, CompareOp, Op, Txn};
 pub use watch::{Watch, WatchError, WatchOptions, WatchUpdate};
+
+// The README's code compiles (as `no_run` doc tests).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 /// etcd's "end of the key space" rule: the smallest key greater than every key
 /// starting with `prefix` (`"\0"`, meaning every key, for an empty prefix).

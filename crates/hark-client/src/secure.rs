@@ -28,6 +28,9 @@ pub struct ConnectOptions {
 /// etcd clientv3's (and etcdctl's) default dial timeout.
 pub(crate) const DEFAULT_DIAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// TLS settings for [`ConnectOptions::tls`]: which server certificates to
+/// trust, and a client certificate for servers that ask for one
+/// (`--client-cert-auth`).
 #[derive(Debug, Clone, Default)]
 pub struct TlsOptions {
     /// PEM CA certificates the server's certificate must chain to.
@@ -174,6 +177,8 @@ struct CredentialsInner {
 }
 
 impl Credentials {
+    /// Credentials for `user` (`(name, password)`), with no token yet;
+    /// `None`: calls carry no token.
     pub fn new(user: Option<(String, String)>) -> Credentials {
         Credentials {
             inner: Arc::new(CredentialsInner {

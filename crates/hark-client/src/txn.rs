@@ -6,11 +6,17 @@ use hark_proto::etcdserverpb::{
     request_op::Request,
 };
 
+/// How a [`Compare`] relates the key's field to the operand (etcd's
+/// `Compare.CompareResult`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompareOp {
+    /// Field `==` operand.
     Equal,
+    /// Field `!=` operand.
     NotEqual,
+    /// Field `>` operand.
     Greater,
+    /// Field `<` operand.
     Less,
 }
 
@@ -25,7 +31,9 @@ impl CompareOp {
     }
 }
 
-/// One condition of a transaction.
+/// One condition of a transaction (etcd's `Compare`), on one key or (with
+/// [`Compare::with_range_end`]) on every key of a range. A missing key has
+/// version, revisions and lease 0, and no value matches it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Compare(pub pb::Compare);
 
@@ -45,6 +53,7 @@ impl Compare {
         })
     }
 
+    /// The key's value (bytes) against `value`.
     pub fn value(key: impl Into<Bytes>, op: CompareOp, value: impl Into<Bytes>) -> Self {
         Compare::new(
             key,
@@ -54,6 +63,7 @@ impl Compare {
         )
     }
 
+    /// The key's version (puts since its creation; 0: it does not exist).
     pub fn version(key: impl Into<Bytes>, op: CompareOp, version: i64) -> Self {
         Compare::new(
             key,
@@ -63,6 +73,7 @@ impl Compare {
         )
     }
 
+    /// The revision that created the key (0: it does not exist).
     pub fn create_revision(key: impl Into<Bytes>, op: CompareOp, revision: i64) -> Self {
         Compare::new(
             key,
@@ -72,6 +83,8 @@ impl Compare {
         )
     }
 
+    /// The revision of the key's last change (0: it does not exist); with
+    /// `Equal`, the usual compare-and-swap guard.
     pub fn mod_revision(key: impl Into<Bytes>, op: CompareOp, revision: i64) -> Self {
         Compare::new(
             key,
@@ -81,6 +94,7 @@ impl Compare {
         )
     }
 
+    /// The id of the key's lease (0: none).
     pub fn lease(key: impl Into<Bytes>, op: CompareOp, lease: i64) -> Self {
         Compare::new(key, op, CompareTarget::Lease, TargetUnion::Lease(lease))
     }
@@ -92,11 +106,13 @@ impl Compare {
     }
 }
 
-/// One operation of a transaction branch.
+/// One operation of a transaction branch (etcd's `RequestOp`); reads in a
+/// branch see the branch's earlier writes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Op(pub pb::RequestOp);
 
 impl Op {
+    /// Reads `key`.
     pub fn get(key: impl Into<Bytes>) -> Self {
         Op::range(pb::RangeRequest {
             key: key.into(),
@@ -104,12 +120,14 @@ impl Op {
         })
     }
 
+    /// Any range read.
     pub fn range(req: pb::RangeRequest) -> Self {
         Op(pb::RequestOp {
             request: Some(Request::RequestRange(req)),
         })
     }
 
+    /// Sets `key` to `value`.
     pub fn put(key: impl Into<Bytes>, value: impl Into<Bytes>) -> Self {
         Op::put_request(pb::PutRequest {
             key: key.into(),
@@ -118,12 +136,14 @@ impl Op {
         })
     }
 
+    /// A put with every option (lease, prev_kv, ...).
     pub fn put_request(req: pb::PutRequest) -> Self {
         Op(pb::RequestOp {
             request: Some(Request::RequestPut(req)),
         })
     }
 
+    /// Deletes `key`.
     pub fn delete(key: impl Into<Bytes>) -> Self {
         Op::delete_range(pb::DeleteRangeRequest {
             key: key.into(),
@@ -131,12 +151,15 @@ impl Op {
         })
     }
 
+    /// A delete with every option (a range, prev_kv).
     pub fn delete_range(req: pb::DeleteRangeRequest) -> Self {
         Op(pb::RequestOp {
             request: Some(Request::RequestDeleteRange(req)),
         })
     }
 
+    /// A nested transaction (its compares see the state before the outer
+    /// transaction changed anything, as etcd evaluates them).
     pub fn txn(txn: Txn) -> Self {
         Op(pb::RequestOp {
             request: Some(Request::RequestTxn(txn.into_request())),
@@ -144,17 +167,48 @@ impl Op {
     }
 }
 
-/// `Txn::new().when(..).and_then(..).or_else(..)`.
+/// An etcd transaction, `Txn::new().when(..).and_then(..).or_else(..)`: if
+/// every compare holds, the `and_then` ops run, else the `or_else` ops, all
+/// atomically at one revision ([`crate::Client::txn`]). etcd refuses a
+/// branch that writes one key twice (`etcdserver: duplicate key given in
+/// txn request`).
+///
+/// ```no_run
+/// # async fn demo(client: hark_client::Client) -> Result<(), hark_client::Error> {
+/// use hark_client::{Compare, CompareOp, Op, Txn};
+///
+/// // Compare-and-swap: bump the counter only if nobody changed it since we read it.
+/// let read = client.get("counter").await?;
+/// let (old, rev) = read
+///     .kvs
+///     .first()
+///     .map(|kv| (String::from_utf8_lossy(&kv.value).parse::<u64>().unwrap(), kv.mod_revision))
+///     .unwrap_or((0, 0));
+/// let resp = client
+///     .txn(
+///         Txn::new()
+///             .when([Compare::mod_revision("counter", CompareOp::Equal, rev)])
+///             .and_then([Op::put("counter", (old + 1).to_string())])
+///             .or_else([Op::get("counter")]),
+///     )
+///     .await?;
+/// if !resp.succeeded {
+///     println!("lost the race; the counter moved on");
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Txn {
     request: pb::TxnRequest,
 }
 
 impl Txn {
+    /// A transaction with no compares (so `and_then` runs) and no ops.
     pub fn new() -> Self {
         Txn::default()
     }
 
+    /// Adds compares; all must hold for the `and_then` branch.
     pub fn when(mut self, compares: impl IntoIterator<Item = Compare>) -> Self {
         self.request
             .compare
@@ -162,16 +216,19 @@ impl Txn {
         self
     }
 
+    /// Adds ops to the branch run when every compare holds.
     pub fn and_then(mut self, ops: impl IntoIterator<Item = Op>) -> Self {
         self.request.success.extend(ops.into_iter().map(|o| o.0));
         self
     }
 
+    /// Adds ops to the branch run when some compare fails.
     pub fn or_else(mut self, ops: impl IntoIterator<Item = Op>) -> Self {
         self.request.failure.extend(ops.into_iter().map(|o| o.0));
         self
     }
 
+    /// The etcd `TxnRequest` it stands for.
     pub fn into_request(self) -> pb::TxnRequest {
         self.request
     }

@@ -43,9 +43,15 @@ pub struct WatchOptions {
     pub range_end: Option<Bytes>,
     /// First revision to deliver; 0 means "from now".
     pub start_revision: i64,
+    /// Each event also carries the key's previous value (`prev_kv`).
     pub prev_kv: bool,
+    /// Ask the server for periodic progress updates (no events, the
+    /// current revision) while the watch is idle (etcd sends them every
+    /// 10 minutes by default).
     pub progress_notify: bool,
+    /// Leave out puts (etcd's `NOPUT` filter).
     pub no_put: bool,
+    /// Leave out deletions (etcd's `NODELETE` filter).
     pub no_delete: bool,
     /// Let the server split large responses (the client reassembles them).
     pub fragment: bool,
@@ -56,6 +62,7 @@ pub struct WatchOptions {
 }
 
 impl WatchOptions {
+    /// Watch every key starting with the watched key.
     pub fn prefix() -> Self {
         WatchOptions {
             prefix: true,
@@ -63,6 +70,7 @@ impl WatchOptions {
         }
     }
 
+    /// Start at `revision` (see [`WatchOptions::start_revision`]).
     pub fn from_revision(mut self, revision: i64) -> Self {
         self.start_revision = revision;
         self
@@ -89,6 +97,8 @@ pub struct WatchUpdate {
     pub revision: i64,
     /// The whole response header (cluster, member, revision, term).
     pub header: Option<hark_proto::etcdserverpb::ResponseHeader>,
+    /// The changes, in revision order (the events of one revision never
+    /// span two updates).
     pub events: Vec<Event>,
     /// The server created the watch (only with `created_notify`).
     pub created: bool,
@@ -108,10 +118,16 @@ pub enum WatchError {
     #[error(
         "etcdserver: mvcc: required revision has been compacted (compact revision {compact_revision})"
     )]
-    Compacted { compact_revision: i64 },
+    Compacted {
+        /// The server's compacted revision.
+        compact_revision: i64,
+    },
     /// The server refused or cancelled it.
     #[error("watch canceled: {reason}")]
-    Canceled { reason: String },
+    Canceled {
+        /// The server's reason (e.g. a permission denied).
+        reason: String,
+    },
     /// The client was dropped.
     #[error("watch closed")]
     Closed,

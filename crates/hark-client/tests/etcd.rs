@@ -1,84 +1,14 @@
 //! hark-client against a real etcd (the `etcd-3.5` binary on PATH, which CI
-//! installs; skipped without it unless HARK_REQUIRE_ETCDCTL=1), and failover
-//! between endpoints.
+//! installs; skipped without it unless HARK_REQUIRE_ETCDCTL=1, see
+//! `common/etcd.rs`), and failover between endpoints.
 
-use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hark_client::{Cache, Client, Compare, CompareOp, Op, Txn, WatchError, WatchOptions};
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+mod common;
 
-fn find_on_path(name: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
-struct Etcd {
-    child: Child,
-    endpoint: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Etcd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_etcd() -> Option<Etcd> {
-    let Some(bin) = find_on_path("etcd-3.5") else {
-        assert_ne!(
-            std::env::var("HARK_REQUIRE_ETCDCTL").as_deref(),
-            Ok("1"),
-            "etcd-3.5 is not on PATH"
-        );
-        eprintln!("etcd-3.5 not on PATH: skipped");
-        return None;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let (client, peer) = (free_port(), free_port());
-    let endpoint = format!("http://127.0.0.1:{client}");
-    let peer_url = format!("http://127.0.0.1:{peer}");
-    let child = Command::new(bin)
-        .args([
-            format!("--data-dir={}", dir.path().join("etcd").display()),
-            format!("--listen-client-urls={endpoint}"),
-            format!("--advertise-client-urls={endpoint}"),
-            format!("--listen-peer-urls={peer_url}"),
-            format!("--initial-advertise-peer-urls={peer_url}"),
-            format!("--initial-cluster=default={peer_url}"),
-            "--log-level=error".into(),
-            "--unsafe-no-fsync".into(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    Some(Etcd {
-        child,
-        endpoint,
-        _dir: dir,
-    })
-}
-
-async fn ready(c: &Client) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while c.status().await.is_err() {
-        assert!(Instant::now() < deadline, "server did not come up");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
+use common::etcd::{free_port, ready, start as start_etcd};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_works_against_etcd() {

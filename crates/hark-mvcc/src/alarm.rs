@@ -15,7 +15,9 @@ use std::collections::BTreeSet;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum AlarmKind {
+    /// `NOSPACE`: the backend passed its quota.
     NoSpace,
+    /// `CORRUPT`: the data is not to be trusted.
     Corrupt,
 }
 
@@ -28,6 +30,7 @@ impl AlarmKind {
         }
     }
 
+    /// The kind of wire number `n` (`None` for `NONE` and unknown numbers).
     pub fn from_number(n: i32) -> Option<AlarmKind> {
         match n {
             1 => Some(AlarmKind::NoSpace),
@@ -48,7 +51,9 @@ impl AlarmKind {
 /// One raised alarm: which member, which condition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Alarm {
+    /// The member it is raised against.
     pub member_id: u64,
+    /// The condition.
     pub kind: AlarmKind,
 }
 
@@ -64,16 +69,23 @@ pub enum AlarmAction {
     Deactivate,
 }
 
+/// etcd's `AlarmRequest`, applied through [`crate::Store::alarm`] or
+/// [`crate::WriteRequest::Alarm`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct AlarmRequest {
+    /// List, raise or clear.
     pub action: AlarmAction,
+    /// The member (see [`AlarmAction`] for what 0 means).
     pub member_id: u64,
+    /// The condition (`None`: any, see [`AlarmAction`]).
     pub kind: Option<AlarmKind>,
 }
 
+/// etcd's `AlarmResponse`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AlarmResponse {
+    /// The current revision (alarms change no key).
     pub header_revision: i64,
     /// For `Get`, the alarms listed; for `Activate` and `Deactivate`, the ones
     /// raised or cleared (an alarm already raised is reported, as etcd does).

@@ -24,6 +24,7 @@ pub fn mutation(name: &str) -> bool {
     }) == name
 }
 
+/// Whether mutation `name` is on in this process: never, in this build.
 #[cfg(not(feature = "chaos-mutations"))]
 #[inline(always)]
 pub fn mutation(_name: &str) -> bool {

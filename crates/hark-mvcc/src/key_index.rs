@@ -160,12 +160,15 @@ pub enum KeyRange<'a> {
     Single(&'a [u8]),
     /// `[start, end)`; `end: None` (`range_end == "\0"`) means every key `>= start`.
     Span {
+        /// The first key (inclusive).
         start: &'a [u8],
+        /// The end (exclusive); `None`: no end.
         end: Option<&'a [u8]>,
     },
 }
 
 impl<'a> KeyRange<'a> {
+    /// The keys etcd's `(key, range_end)` pair names.
     pub fn new(key: &'a [u8], range_end: &'a [u8]) -> Self {
         match range_end {
             [] => KeyRange::Single(key),
@@ -180,7 +183,7 @@ impl<'a> KeyRange<'a> {
         }
     }
 
-    pub fn contains(&self, key: &[u8]) -> bool {
+    pub(crate) fn contains(&self, key: &[u8]) -> bool {
         match *self {
             KeyRange::Single(k) => k == key,
             KeyRange::Span { start, end } => key >= start && end.is_none_or(|e| key < e),

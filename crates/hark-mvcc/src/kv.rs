@@ -8,6 +8,7 @@ use bytes::Bytes;
 /// the same bytes the wire carries.
 #[derive(Clone, PartialEq, Eq, prost::Message)]
 pub struct KeyValue {
+    /// The key.
     #[prost(bytes = "bytes", tag = "1")]
     pub key: Bytes,
     /// Revision of the last creation of this key (kept while the key lives).
@@ -19,6 +20,7 @@ pub struct KeyValue {
     /// Number of puts since the key was created; a delete resets it.
     #[prost(int64, tag = "4")]
     pub version: i64,
+    /// The value.
     #[prost(bytes = "bytes", tag = "5")]
     pub value: Bytes,
     /// Lease the key is attached to; 0 for none.
@@ -30,9 +32,12 @@ pub struct KeyValue {
     pub flags: u64,
 }
 
+/// What an [`Event`] did to its key (etcd's `mvccpb.Event.EventType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventKind {
+    /// The key was created or modified.
     Put,
+    /// The key was deleted (by a delete, or by its lease's revocation).
     Delete,
 }
 
@@ -40,7 +45,10 @@ pub enum EventKind {
 /// `mod_revision` (the deletion revision), as etcd's watch events do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
+    /// Put or delete.
     pub kind: EventKind,
+    /// The key-value after the change (for a delete, the key and the
+    /// deletion revision only).
     pub kv: KeyValue,
     /// The key's value before this change, when the revision carries
     /// previous values (see [`CommittedRevision::with_prev_kvs`]); `None`
@@ -49,6 +57,7 @@ pub struct Event {
 }
 
 impl Event {
+    /// An event without a previous value.
     pub fn new(kind: EventKind, kv: KeyValue) -> Event {
         Event {
             kind,
@@ -61,6 +70,7 @@ impl Event {
 /// Everything one write transaction changed, published after it is durable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommittedRevision {
+    /// The revision every event of it has as `mod_revision`.
     pub revision: i64,
     /// In `sub` revision order. Empty only for a snapshot install, which
     /// stands for every revision up to `revision` (a write that changes
@@ -74,7 +84,7 @@ pub struct CommittedRevision {
 
 impl CommittedRevision {
     /// Bytes it holds, roughly: what a subscriber's queue is charged for it.
-    pub fn approx_bytes(&self) -> usize {
+    pub(crate) fn approx_bytes(&self) -> usize {
         64 + self
             .events
             .iter()

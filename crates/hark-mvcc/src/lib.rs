@@ -1,4 +1,8 @@
-//! `hark-mvcc`: a revisioned key-value store with etcd v3's semantics.
+//! `hark-mvcc`: a revisioned key-value store with etcd v3's semantics, the
+//! storage layer under Hark's server (and usable alone, as
+//! `examples/hark-store.rs` shows). It knows nothing of gRPC, watchers or
+//! lease expiry: the layers above translate etcd's requests into
+//! [`WriteRequest`]s and [`RangeRequest`]s.
 //!
 //! * Every change is applied at a revision by one committer thread
 //!   ([`Store::apply`]): one backend write batch per group of concurrent requests,
@@ -9,7 +13,55 @@
 //! * Storage sits behind the [`Backend`] trait: [`RocksBackend`] on disk,
 //!   [`MemoryBackend`] for tests. No RocksDB type appears in this crate's API.
 //!
-//! The crate knows nothing of gRPC, watchers or leases.
+//! # Guarantees
+//!
+//! * **Revision order.** Writes are applied one at a time in the order the
+//!   committer receives them. Each write that changes at least one key gets
+//!   the next revision (the store starts at 1), and all its changes share
+//!   it; a write that changes nothing (a delete of a missing key, a txn that
+//!   only reads, a failed write) leaves the revision alone.
+//! * **Durability.** A write's callback runs only after the backend write
+//!   holding its whole commit group has returned, synced to stable storage
+//!   when [`StoreOptions::sync`] is on (the default). A group is written
+//!   atomically: after a crash it survives whole or not at all. A failed
+//!   backend write fails the whole group and the store takes no more writes
+//!   ([`Error::Closed`]) until it is reopened.
+//! * **What a reader sees.** Readers see only committed revisions: a write is
+//!   visible once its group is durable, never before its callback could run,
+//!   and a group becomes visible all at once. A read at revision `r` (0: the
+//!   current one) sees exactly the keys as of `r`; below
+//!   [`Store::compacted_revision`] it fails with [`Error::Compacted`] (etcd's
+//!   `mvcc: required revision has been compacted`), above the current revision
+//!   with [`Error::FutureRevision`].
+//! * **Subscribers** get every committed revision in order, each once, unless
+//!   their byte budget overflowed; then [`Feed::take_lag`] says so and the
+//!   missed revisions are in [`Store::history`].
+//!
+//! ```
+//! use hark_mvcc::{PutRequest, RangeRequest, Store, WriteRequest, WriteResponse};
+//!
+//! let store = Store::in_memory();
+//! assert_eq!(store.current_revision(), 1);
+//! let WriteResponse::Put(put) = store
+//!     .apply_blocking(WriteRequest::Put(PutRequest::new("jobs/a", "1")))
+//!     .unwrap()
+//! else {
+//!     unreachable!()
+//! };
+//! assert_eq!(put.header_revision, 2);
+//! store.put(PutRequest::new("jobs/b", "2")).unwrap();
+//!
+//! let jobs = store.range(&RangeRequest::prefix("jobs/")).unwrap();
+//! assert_eq!(jobs.count, 2);
+//! assert_eq!(jobs.header_revision, 3);
+//! // The past stays readable until it is compacted.
+//! let then = store
+//!     .range(&RangeRequest { revision: 2, ..RangeRequest::prefix("jobs/") })
+//!     .unwrap();
+//! assert_eq!(then.kvs.len(), 1);
+//! ```
+
+#![warn(missing_docs)]
 
 mod alarm;
 mod apply;
@@ -36,7 +88,6 @@ pub use kv::{CommittedRevision, Event, EventKind, KeyValue};
 pub use records::{RecordChange, RecordGuard, RecordsRequest, RecordsResponse};
 pub use request::*;
 pub use restore::{RestoredStore, Restorer};
-pub use revision::Revision;
 pub use store::{
     BackendClosed, Done, HistoryChunk, KvHash, LoggedDone, MAX_QUEUED_REQUESTS, PrevKvInterest,
     Store, StoreImage, StoreOptions,

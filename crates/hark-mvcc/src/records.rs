@@ -22,21 +22,32 @@ const RECORD_PREFIX: &[u8] = b"rec/";
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct RecordGuard {
+    /// The bucket (not empty, no NUL).
     pub bucket: String,
+    /// The record's key in the bucket.
     pub key: Bytes,
+    /// The value it must hold; `None` if it must be absent.
     pub expected: Option<Bytes>,
 }
 
+/// One change of a [`RecordsRequest`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum RecordChange {
+    /// Sets `bucket`/`key` to `value`.
     Put {
+        /// The bucket (not empty, no NUL).
         bucket: String,
+        /// The key in the bucket.
         key: Bytes,
+        /// The new value.
         value: Bytes,
     },
+    /// Removes `bucket`/`key` (nothing happens if it is absent).
     Delete {
+        /// The bucket.
         bucket: String,
+        /// The key in the bucket.
         key: Bytes,
     },
 }
@@ -45,12 +56,16 @@ pub enum RecordChange {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct RecordsRequest {
+    /// Checked at apply time; if any fails, nothing changes.
     pub guards: Vec<RecordGuard>,
+    /// Applied in order.
     pub changes: Vec<RecordChange>,
 }
 
+/// The answer to a [`RecordsRequest`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RecordsResponse {
+    /// The current revision (records change no key).
     pub header_revision: i64,
     /// False when a guard did not hold (nothing changed).
     pub applied: bool,

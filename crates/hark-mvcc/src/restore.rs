@@ -32,8 +32,11 @@ pub struct Restorer {
 /// What a finished restore holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RestoredStore {
+    /// The store's current revision.
     pub revision: i64,
+    /// The compacted revision (0: never compacted).
     pub compact_revision: i64,
+    /// Key-value rows written.
     pub rows: u64,
 }
 

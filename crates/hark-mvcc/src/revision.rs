@@ -3,7 +3,7 @@
 /// A point in the store's history: `main` grows by one per write transaction that
 /// changes something, `sub` numbers the changes inside it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Revision {
+pub(crate) struct Revision {
     pub main: i64,
     pub sub: i64,
 }
@@ -14,7 +14,7 @@ pub(crate) const REV_BYTES_LEN: usize = 17;
 const TOMBSTONE_MARK: u8 = b't';
 
 impl Revision {
-    pub const fn new(main: i64, sub: i64) -> Self {
+    pub(crate) const fn new(main: i64, sub: i64) -> Self {
         Revision { main, sub }
     }
 

@@ -1,4 +1,10 @@
-//! An in-process Hark server on a free port over a temporary data dir.
+//! Servers for the tests: an in-process Hark server on a free port over a
+//! temporary data dir, and a real etcd ([`etcd`]).
+
+// Each test binary includes this module and uses only a part of it.
+#![allow(dead_code)]
+
+pub mod etcd;
 
 use clap::Parser;
 

@@ -34,7 +34,9 @@ impl<H: BackendHooks> BackendHooks for Arc<H> {
 /// `inner` with `hooks` called before its reads and writes; every other
 /// operation passes straight through.
 pub struct Hooked<B, H> {
+    /// The backend that does the work.
     pub inner: B,
+    /// Called before `inner`'s reads and writes.
     pub hooks: H,
 }
 

@@ -6,15 +6,18 @@ use parking_lot::RwLock;
 use super::{Backend, BackendView, BatchOp, Table, WriteBatch};
 use crate::error::Result;
 
-/// An in-memory [`Backend`] for tests and benchmarks of the layers above storage.
+/// The `kv` and `meta` tables, by [`slot`].
 type Tables = [BTreeMap<Vec<u8>, Vec<u8>>; 2];
 
+/// An in-memory [`Backend`] for tests and benchmarks of the layers above
+/// storage: nothing survives the process, and syncs do nothing.
 #[derive(Default)]
 pub struct MemoryBackend {
     tables: RwLock<Tables>,
 }
 
 impl MemoryBackend {
+    /// An empty backend.
     pub fn new() -> Self {
         Self::default()
     }

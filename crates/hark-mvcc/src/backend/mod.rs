@@ -22,9 +22,10 @@ pub enum Table {
 }
 
 impl Table {
-    pub const ALL: [Table; 2] = [Table::Kv, Table::Meta];
+    pub(crate) const ALL: [Table; 2] = [Table::Kv, Table::Meta];
 
-    pub fn name(self) -> &'static str {
+    /// Its name (RocksDB's column family, and what [`crate::Store::hash`] hashes).
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Table::Kv => "kv",
             Table::Meta => "meta",
@@ -32,15 +33,23 @@ impl Table {
     }
 }
 
+/// One change of a [`WriteBatch`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BatchOp {
+    /// Sets `key` in `table` to `value`.
     Put {
+        /// The table.
         table: Table,
+        /// The key.
         key: Vec<u8>,
+        /// The new value.
         value: Vec<u8>,
     },
+    /// Removes `key` from `table` (nothing happens if it is absent).
     Delete {
+        /// The table.
         table: Table,
+        /// The key.
         key: Vec<u8>,
     },
 }
@@ -48,23 +57,24 @@ pub enum BatchOp {
 /// Changes applied atomically by [`Backend::write`]: all or none survive a crash.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct WriteBatch {
+    /// The changes, applied in order.
     pub ops: Vec<BatchOp>,
 }
 
 impl WriteBatch {
-    pub fn put(&mut self, table: Table, key: Vec<u8>, value: Vec<u8>) {
+    pub(crate) fn put(&mut self, table: Table, key: Vec<u8>, value: Vec<u8>) {
         self.ops.push(BatchOp::Put { table, key, value });
     }
 
-    pub fn delete(&mut self, table: Table, key: Vec<u8>) {
+    pub(crate) fn delete(&mut self, table: Table, key: Vec<u8>) {
         self.ops.push(BatchOp::Delete { table, key });
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.ops.is_empty()
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ops.len()
     }
 }
@@ -72,6 +82,7 @@ impl WriteBatch {
 /// What the store needs from durable storage. Implementations are shared between
 /// threads: one writer at a time (the store's committer or compactor), many readers.
 pub trait Backend: Send + Sync + 'static {
+    /// The value of `key` in `table`, if any.
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>>;
 
     /// Calls `visit` for each entry with `from <= key < to` (`to = None`: no upper
@@ -110,6 +121,7 @@ pub trait Backend: Send + Sync + 'static {
 
 /// A read-only, point-in-time view of a backend (see [`Backend::read_snapshot`]).
 pub trait BackendView {
+    /// As [`Backend::get`], in the view.
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>>;
 
     /// As [`Backend::scan`], over the view.

@@ -41,7 +41,7 @@ impl RocksBackend {
 
     /// Opens a database for a bulk load (a restore): its flushes and
     /// compactions are not rate-limited, since no client waits on its fsyncs.
-    pub fn open_for_bulk_load(path: impl AsRef<Path>) -> Result<Self> {
+    pub(crate) fn open_for_bulk_load(path: impl AsRef<Path>) -> Result<Self> {
         Self::open_with(path.as_ref(), false)
     }
 

@@ -7,7 +7,9 @@ use super::*;
 /// covered by the read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HistoryChunk {
+    /// The revisions read, in order (revisions with no changes do not appear).
     pub revisions: Vec<CommittedRevision>,
+    /// Where to go on from: every revision below it was covered.
     pub next: i64,
 }
 
@@ -16,6 +18,19 @@ impl Store {
     /// at a revision boundary once `max_revisions` revisions or about `max_bytes`
     /// of values were read. Fails with [`Error::Compacted`] when `from` is below the
     /// compacted revision.
+    ///
+    /// ```
+    /// use hark_mvcc::{PutRequest, Store};
+    ///
+    /// let store = Store::in_memory();
+    /// for value in ["1", "2", "3"] {
+    ///     store.put(PutRequest::new("k", value)).unwrap();
+    /// }
+    /// let revisions = store.history(3, 10, 1 << 20).unwrap();
+    /// let values: Vec<_> = revisions.iter().map(|r| r.events[0].kv.value.clone()).collect();
+    /// assert_eq!(values, ["2", "3"]);
+    /// assert_eq!(revisions[0].revision, 3);
+    /// ```
     pub fn history(
         &self,
         from: i64,

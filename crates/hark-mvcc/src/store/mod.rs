@@ -53,6 +53,7 @@ const COMPACTION_BATCH: usize = 10_000;
 /// dir, so it is not done for every write that checks the quota.
 const SIZE_REFRESH: Duration = Duration::from_millis(100);
 
+/// How a store commits and what it accepts.
 #[derive(Debug, Clone)]
 pub struct StoreOptions {
     /// Sync each commit group to stable storage before acknowledging it (default).
@@ -177,6 +178,7 @@ struct SizeCache {
 /// `revision`, comparable between members holding the same history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KvHash {
+    /// The CRC-32C.
     pub hash: u32,
     /// The store's current revision when the hash was taken (etcd's `header.revision`).
     pub current_revision: i64,
@@ -199,6 +201,7 @@ pub struct Store {
 pub struct BackendClosed(std::sync::Weak<Shared>);
 
 impl BackendClosed {
+    /// Whether every clone of the store is gone and its backend closed.
     pub fn is_closed(&self) -> bool {
         self.0.strong_count() == 0
     }
@@ -234,7 +237,7 @@ impl Store {
     }
 
     /// Bytes the backend occupies (etcd's `dbSize`), measured at most
-    /// [`SIZE_REFRESH`] ago.
+    /// 100 ms ago (measuring lists the data dir).
     pub fn db_size(&self) -> u64 {
         self.shared().measure_sizes(false);
         self.shared().sizes.total.load(Ordering::Relaxed)
@@ -401,7 +404,29 @@ impl Store {
         self.shared().index.read().len()
     }
 
-    /// Reads a key or range at a revision (etcd's `Range`).
+    /// Reads a key or range at a revision (etcd's `Range`): `req.revision`,
+    /// or the current revision when it is 0. Fails with
+    /// [`Error::Compacted`] below the compacted revision and
+    /// [`Error::FutureRevision`] above the current one. Runs on the
+    /// caller's thread and never waits for the committer.
+    ///
+    /// ```
+    /// use hark_mvcc::{Error, PutRequest, RangeRequest, Store};
+    ///
+    /// let store = Store::in_memory();
+    /// let first = store.put(PutRequest::new("k", "1")).unwrap().header_revision;
+    /// store.put(PutRequest::new("k", "2")).unwrap();
+    ///
+    /// let now = store.range(&RangeRequest::key("k")).unwrap();
+    /// assert_eq!((now.kvs[0].value.as_ref(), now.kvs[0].version), (&b"2"[..], 2));
+    /// let then = store
+    ///     .range(&RangeRequest { revision: first, ..RangeRequest::key("k") })
+    ///     .unwrap();
+    /// assert_eq!(then.kvs[0].value, "1");
+    /// assert_eq!(then.header_revision, store.current_revision());
+    /// let future = RangeRequest { revision: 99, ..RangeRequest::key("k") };
+    /// assert_eq!(store.range(&future), Err(Error::FutureRevision));
+    /// ```
     pub fn range(&self, req: &RangeRequest) -> Result<RangeResponse> {
         validate::check_range(req)?;
         let shared = self.shared();
@@ -557,7 +582,24 @@ impl Store {
         }
     }
 
-    /// [`Store::apply`], waiting for the outcome.
+    /// [`Store::apply`], waiting for the outcome: blocks the calling
+    /// thread until the write is durable (or failed).
+    ///
+    /// ```
+    /// use hark_mvcc::{PutRequest, Store, WriteRequest, WriteResponse};
+    ///
+    /// let store = Store::in_memory();
+    /// let put = PutRequest { prev_kv: true, ..PutRequest::new("k", "v1") };
+    /// let Ok(WriteResponse::Put(first)) = store.apply_blocking(WriteRequest::Put(put.clone()))
+    /// else {
+    ///     panic!("a put answers with a put response")
+    /// };
+    /// assert_eq!((first.header_revision, first.prev_kv), (2, None));
+    /// let Ok(WriteResponse::Put(second)) = store.apply_blocking(WriteRequest::Put(put)) else {
+    ///     panic!("a put answers with a put response")
+    /// };
+    /// assert_eq!(second.prev_kv.unwrap().mod_revision, 2);
+    /// ```
     pub fn apply_blocking(&self, req: WriteRequest) -> Result<WriteResponse> {
         let (tx, rx) = crossbeam_channel::bounded(1);
         self.apply(
@@ -569,6 +611,7 @@ impl Store {
         rx.recv().unwrap_or(Err(Error::Closed))
     }
 
+    /// Applies a put and waits until it is durable (etcd's `Put`).
     pub fn put(&self, req: PutRequest) -> Result<PutResponse> {
         match self.apply_blocking(WriteRequest::Put(req))? {
             WriteResponse::Put(r) => Ok(r),
@@ -576,6 +619,8 @@ impl Store {
         }
     }
 
+    /// Applies a delete and waits until it is durable (etcd's
+    /// `DeleteRange`). Deleting nothing makes no revision.
     pub fn delete_range(&self, req: DeleteRangeRequest) -> Result<DeleteRangeResponse> {
         match self.apply_blocking(WriteRequest::DeleteRange(req))? {
             WriteResponse::DeleteRange(r) => Ok(r),
@@ -583,6 +628,8 @@ impl Store {
         }
     }
 
+    /// Applies a transaction and waits until it is durable (etcd's `Txn`);
+    /// see [`TxnRequest`] for an example.
     pub fn txn(&self, req: TxnRequest) -> Result<TxnResponse> {
         match self.apply_blocking(WriteRequest::Txn(req))? {
             WriteResponse::Txn(r) => Ok(r),
@@ -590,7 +637,27 @@ impl Store {
         }
     }
 
-    /// Compacts history up to `revision` (etcd's `Compact`).
+    /// Compacts history up to `revision` (etcd's `Compact`): reads and
+    /// history reads below it fail with [`Error::Compacted`] from then on.
+    /// `revision` must be above the compacted revision (else
+    /// [`Error::Compacted`]) and at most the current one (else
+    /// [`Error::FutureRevision`]). The rows go in the background; with
+    /// `physical` the call returns only once they are gone.
+    ///
+    /// ```
+    /// use hark_mvcc::{Error, PutRequest, RangeRequest, Store};
+    ///
+    /// let store = Store::in_memory();
+    /// let old = store.put(PutRequest::new("k", "1")).unwrap().header_revision;
+    /// let new = store.put(PutRequest::new("k", "2")).unwrap().header_revision;
+    /// store.compact(new, true).unwrap();
+    /// assert_eq!(store.compacted_revision(), new);
+    ///
+    /// let at_old = RangeRequest { revision: old, ..RangeRequest::key("k") };
+    /// assert_eq!(store.range(&at_old), Err(Error::Compacted));
+    /// assert_eq!(store.range(&RangeRequest::key("k")).unwrap().kvs[0].value, "2");
+    /// assert_eq!(store.compact(new, false), Err(Error::Compacted));
+    /// ```
     pub fn compact(&self, revision: i64, physical: bool) -> Result<CompactResponse> {
         match self.apply_blocking(WriteRequest::Compact(CompactRequest { revision, physical }))? {
             WriteResponse::Compact(r) => Ok(r),
@@ -631,7 +698,26 @@ impl Store {
 
     /// Subscribes to committed changes: returns the newest revision already
     /// committed and a feed of every later revision, in order, within a budget
-    /// of [`DEFAULT_FEED_BYTES`] (see [`Store::subscribe_within`]).
+    /// of [`DEFAULT_FEED_BYTES`] (see [`Store::subscribe_within`]). A
+    /// revision reaches the feed once it is durable; the writer never waits
+    /// for the subscriber.
+    ///
+    /// ```
+    /// use hark_mvcc::{DeleteRangeRequest, EventKind, PutRequest, Store};
+    ///
+    /// let store = Store::in_memory();
+    /// let (seen, feed) = store.subscribe();
+    /// store.put(PutRequest::new("k", "v")).unwrap();
+    /// store.delete_range(DeleteRangeRequest::new("k", "")).unwrap();
+    ///
+    /// let put = feed.recv().unwrap();
+    /// assert_eq!(put.revision, seen + 1);
+    /// assert_eq!(put.events[0].kind, EventKind::Put);
+    /// let delete = feed.recv().unwrap();
+    /// assert_eq!(delete.revision, seen + 2);
+    /// assert_eq!(delete.events[0].kind, EventKind::Delete);
+    /// assert!(!feed.take_lag());
+    /// ```
     pub fn subscribe(&self) -> (i64, Feed) {
         self.subscribe_within(DEFAULT_FEED_BYTES)
     }

@@ -13,12 +13,41 @@ impl Store {
         BackendClosed(Arc::downgrade(&self.inner.shared))
     }
 
-    /// Opens (or creates) a RocksDB-backed store in directory `path`.
+    /// Opens (or creates) a RocksDB-backed store in directory `path`: the
+    /// key index, leases, alarms and records are rebuilt from it, and a
+    /// compaction a crash interrupted is finished. Fails on a directory
+    /// holding an unfinished restore, or that another store has open.
+    ///
+    /// ```
+    /// use hark_mvcc::{PutRequest, RangeRequest, Store, StoreOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+    /// store.put(PutRequest::new("k", "v")).unwrap();
+    /// let closed = store.backend_closed();
+    /// drop(store);
+    /// assert!(closed.is_closed());
+    ///
+    /// // Acknowledged writes survive a reopen.
+    /// let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+    /// assert_eq!(store.current_revision(), 2);
+    /// assert_eq!(store.range(&RangeRequest::key("k")).unwrap().kvs[0].value, "v");
+    /// ```
     pub fn open(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
         Store::with_backend(Box::new(RocksBackend::open(path)?), options)
     }
 
-    /// A store that lives in memory only.
+    /// A store that lives in memory only (over a [`MemoryBackend`], with
+    /// default options): for tests and examples.
+    ///
+    /// ```
+    /// use hark_mvcc::Store;
+    ///
+    /// let store = Store::in_memory();
+    /// assert_eq!(store.current_revision(), 1);
+    /// assert_eq!(store.compacted_revision(), 0);
+    /// assert_eq!(store.key_count(), 0);
+    /// ```
     pub fn in_memory() -> Store {
         Store::with_backend(Box::new(MemoryBackend::new()), StoreOptions::default())
             .expect("an empty memory backend always opens")
