@@ -71,8 +71,13 @@ struct Cli {
     /// print byte strings as hex encoded strings
     #[arg(long, global = true)]
     hex: bool,
-    /// username[:password] for authentication (prompt if password is not supplied)
-    #[arg(long, global = true, env = "ETCDCTL_USER")]
+    /// `username[:password]` for authentication (prompt if password is not supplied)
+    #[arg(
+        long,
+        global = true,
+        env = "ETCDCTL_USER",
+        help = "username[:password] for authentication (prompt if password is not supplied)"
+    )]
     user: Option<String>,
     /// password for authentication (if this option is used, --user option shouldn't include password)
     #[arg(long, global = true, env = "ETCDCTL_PASSWORD")]

@@ -23,8 +23,8 @@ pub enum SnapshotCommand {
 #[derive(Args)]
 pub struct RestoreArgs {
     args: Vec<String>,
-    /// Path to the data directory [default: <name>.hark]
-    #[arg(long)]
+    /// Path to the data directory (default: `<name>.hark`)
+    #[arg(long, help = "Path to the data directory [default: <name>.hark]")]
     data_dir: Option<PathBuf>,
     /// Human-readable name for this member
     #[arg(long, default_value = "default")]

@@ -18,8 +18,12 @@ pub struct Config {
     #[arg(long, env = "HARK_NAME", default_value = "default")]
     pub name: String,
 
-    /// Path to the data directory [default: <name>.hark].
-    #[arg(long, env = "HARK_DATA_DIR")]
+    /// Path to the data directory (default: `<name>.hark`).
+    #[arg(
+        long,
+        env = "HARK_DATA_DIR",
+        help = "Path to the data directory [default: <name>.hark]."
+    )]
     pub data_dir: Option<PathBuf>,
 
     /// A snapshot file (saved by etcd or Hark) to restore into --data-dir

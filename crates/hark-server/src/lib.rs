@@ -1,9 +1,10 @@
 //! `hark-server`: Hark's etcd v3 API over gRPC (tonic) and its HTTP endpoints.
 //!
 //! One [`Node`] holds the store, the watch engine and the lessor; the gRPC
-//! services ([`kv`], [`watch`], [`lease`], [`maintenance`]) translate between
-//! etcd's wire types and those layers and never touch storage themselves. Every
-//! write goes through `hark_mvcc::Store::apply`, the one apply path.
+//! services (the private modules `kv`, `watch`, `lease` and `maintenance`)
+//! translate between etcd's wire types and those layers and never touch
+//! storage themselves. Every write goes through `hark_mvcc::Store::apply`, the
+//! one apply path.
 //!
 //! [`start`] binds the listeners and serves until [`RunningServer::shutdown`];
 //! the `hark` binary wraps it with etcd's flags ([`Config`]).

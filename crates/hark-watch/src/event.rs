@@ -31,8 +31,8 @@ struct WireEvent {
 }
 
 impl WatchEvent {
-    /// An event whose previous value, if wanted, is read on demand
-    /// ([`WatchEvent::load_prev_kv`]).
+    /// An event whose previous value, if wanted, is read on demand (the
+    /// engine's crate-internal `load_prev_kv`, for `prev_kv` watchers).
     pub fn new(kind: EventKind, kv: KeyValue) -> Self {
         WatchEvent {
             kind,
@@ -65,8 +65,9 @@ impl WatchEvent {
         self.kv.mod_revision
     }
 
-    /// The key's value before this change, once [`WatchEvent::load_prev_kv`] ran;
-    /// `None` for a creation or when that revision is compacted.
+    /// The key's value before this change, once it is known (published with
+    /// the event, or read by the engine for a `prev_kv` watcher); `None` for a
+    /// creation, when that revision is compacted, or when nobody asked for it.
     pub fn prev_kv(&self) -> Option<&KeyValue> {
         self.prev_kv.get().and_then(Option::as_ref)
     }
