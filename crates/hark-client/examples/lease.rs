@@ -12,7 +12,7 @@ use hark_client::{Client, pb};
 
 const KEY: &str = "hark-client-examples/lease/node-1";
 /// Short, to show renewal past it; etcd's and Hark's shortest is 2 s.
-const TTL: i64 = 2;
+const TTL: i64 = 3;
 
 pub async fn run(endpoint: &str) -> Result<(), Box<dyn std::error::Error>> {
     let client = Client::connect([endpoint]).await?;
@@ -33,7 +33,8 @@ pub async fn run(endpoint: &str) -> Result<(), Box<dyn std::error::Error>> {
     let alive = client.keep_alive(lease.id).await?;
     assert_eq!(alive.ttl(), TTL);
     tokio::time::sleep(Duration::from_secs(TTL as u64 + 1)).await;
-    let kv = &client.get(KEY).await?.kvs[0];
+    let kvs = client.get(KEY).await?.kvs;
+    let kv = kvs.first().ok_or("the key expired with its lease")?;
     assert_eq!(kv.lease, lease.id, "the key outlived the TTL");
     let left = client.lease_time_to_live(lease.id, true).await?;
     assert_eq!(left.granted_ttl, TTL);

@@ -275,8 +275,9 @@ async fn follow(
                         };
                         let _ = changes.send(event);
                     }
-                    drop(s);
+                    // Under the lock: `snapshot` pairs items and revision.
                     rev.send_replace(last);
+                    drop(s);
                 }
                 Err(WatchError::Compacted { .. }) => break,
                 Err(e) => {

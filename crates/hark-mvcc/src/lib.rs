@@ -26,16 +26,21 @@
 //!   atomically: after a crash it survives whole or not at all. A failed
 //!   backend write fails the whole group and the store takes no more writes
 //!   ([`Error::Closed`]) until it is reopened.
-//! * **What a reader sees.** Readers see only committed revisions: a write is
-//!   visible once its group is durable, never before its callback could run,
-//!   and a group becomes visible all at once. A read at revision `r` (0: the
+//! * **What a reader sees.** Key-value readers ([`Store::range`],
+//!   [`Store::history`]) see only committed revisions: a write is visible
+//!   once its group's backend write returned, never before its callback
+//!   could run, and a group becomes visible all at once. (Records, alarms and
+//!   the lease table change in memory as their group is applied, before
+//!   that write.) A read at revision `r` (0: the
 //!   current one) sees exactly the keys as of `r`; below
 //!   [`Store::compacted_revision`] it fails with [`Error::Compacted`] (etcd's
 //!   `mvcc: required revision has been compacted`), above the current revision
 //!   with [`Error::FutureRevision`].
 //! * **Subscribers** get every committed revision in order, each once, unless
 //!   their byte budget overflowed; then [`Feed::take_lag`] says so and the
-//!   missed revisions are in [`Store::history`].
+//!   missed revisions are in [`Store::history`], unless a compaction passed
+//!   them meanwhile ([`Error::Compacted`]: list again). A snapshot install
+//!   sends one empty revision in place of those it replaced.
 //!
 //! ```
 //! use hark_mvcc::{PutRequest, RangeRequest, Store, WriteRequest, WriteResponse};

@@ -22,7 +22,7 @@ pub struct Config {
     #[arg(
         long,
         env = "HARK_DATA_DIR",
-        help = "Path to the data directory [default: <name>.hark]."
+        help = "Path to the data directory [default: <name>.hark]"
     )]
     pub data_dir: Option<PathBuf>,
 
