@@ -17,9 +17,22 @@ pub const WIDTHS: [(u32, u32); 2] = [(1280, 800), (390, 844)];
 pub struct Browser {
     pub client: Client,
     shots: PathBuf,
-    // Dropped last: the driver and its Chromium go when the test does.
-    _driver: tokio::process::Child,
+    /// The driver leads its own process group, which Chromium and its
+    /// helpers join: killing only the driver would orphan them (each test
+    /// left a Chromium running).
+    driver: tokio::process::Child,
     _profile: tempfile::TempDir,
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if let Some(pid) = self.driver.id() {
+            // SAFETY: a plain syscall; the group is the driver's own.
+            unsafe {
+                libc::killpg(pid as libc::pid_t, libc::SIGKILL);
+            }
+        }
+    }
 }
 
 /// Chromium and its driver, if both are on PATH; with neither the browser
@@ -46,6 +59,7 @@ impl Browser {
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .kill_on_drop(true)
+            .process_group(0)
             .spawn()
             .expect("chromedriver starts");
         // Chromium's own profile, per run: a shared one would lock.
@@ -94,7 +108,7 @@ impl Browser {
         Browser {
             client,
             shots,
-            _driver: driver,
+            driver,
             _profile: profile,
         }
     }
