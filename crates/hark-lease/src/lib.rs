@@ -13,6 +13,53 @@
 //! instead of the store, learns of leases granted or revoked elsewhere from the
 //! store, and expires leases only while it is the primary (the leader's); a
 //! lessor made primary gives every lease its full TTL again, as etcd's does.
+//!
+//! # Example
+//!
+//! ```
+//! use std::sync::mpsc;
+//! use std::time::Duration;
+//!
+//! use hark_lease::{LeaseError, Lessor, LessorConfig};
+//! use hark_mvcc::{PutRequest, RangeRequest, Store};
+//!
+//! const WAIT: Duration = Duration::from_secs(5);
+//!
+//! let store = Store::in_memory();
+//! let lessor = Lessor::start(store.clone(), LessorConfig::default());
+//!
+//! // Grant a 10 s lease; the callback runs once the grant is durable.
+//! let (tx, rx) = mpsc::channel();
+//! lessor.grant(0, 10, Box::new(move |r| drop(tx.send(r))));
+//! let lease = rx.recv_timeout(WAIT)??;
+//! assert!(lease.id > 0);
+//! assert_eq!(lease.ttl, 10);
+//!
+//! // Attach a key by putting it with the lease.
+//! let mut put = PutRequest::new("sessions/alice", "online");
+//! put.lease = lease.id;
+//! let put_rev = store.put(put)?.header_revision;
+//! let ttl = lessor.time_to_live(lease.id, true)?;
+//! assert_eq!(ttl.granted_ttl, 10);
+//! assert!((9..=10).contains(&ttl.ttl), "whole seconds left: {}", ttl.ttl);
+//! assert_eq!(ttl.keys, ["sessions/alice"]);
+//!
+//! // A keep-alive renews it to its full TTL.
+//! assert_eq!(lessor.keep_alive(lease.id), Ok(10));
+//!
+//! // Revoking it deletes its keys in one revision.
+//! let (tx, rx) = mpsc::channel();
+//! lessor.revoke(lease.id, Box::new(move |r| drop(tx.send(r))));
+//! let revoked_at = rx.recv_timeout(WAIT)??;
+//! assert_eq!(revoked_at, put_rev + 1);
+//! assert!(store.range(&RangeRequest::key("sessions/alice"))?.kvs.is_empty());
+//! assert_eq!(lessor.keep_alive(lease.id), Err(LeaseError::NotFound));
+//! assert!(lessor.leases().is_empty());
+//!
+//! // Dropping the lessor stops its expiry thread.
+//! drop(lessor);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![warn(missing_docs)]
 
@@ -195,6 +242,27 @@ type Callback<T> = Box<dyn FnOnce(Result<T, LeaseError>) + Send + 'static>;
 impl Lessor {
     /// Takes over the store's leases, each with its full TTL from now, and starts
     /// the expiry thread.
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    /// use std::time::Duration;
+    ///
+    /// use hark_lease::{Lessor, LessorConfig};
+    /// use hark_mvcc::Store;
+    ///
+    /// let store = Store::in_memory();
+    /// let lessor = Lessor::start(store.clone(), LessorConfig::default());
+    /// let (tx, rx) = mpsc::channel();
+    /// lessor.grant(5, 60, Box::new(move |r| drop(tx.send(r))));
+    /// rx.recv_timeout(Duration::from_secs(5))??;
+    /// drop(lessor); // stops the expiry thread
+    ///
+    /// // The lease is in the store; a new lessor takes it over.
+    /// let lessor = Lessor::start(store, LessorConfig::default());
+    /// assert_eq!(lessor.leases(), [5]);
+    /// assert_eq!(lessor.time_to_live(5, false)?.granted_ttl, 60);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn start(store: Store, config: LessorConfig) -> Lessor {
         let log: Arc<dyn LeaseLog> = Arc::new(store.clone());
         Lessor::start_with_log(store, log, config, true)
@@ -242,6 +310,37 @@ impl Lessor {
 
     /// Grants a lease (`id` 0: the lessor picks a positive one). `done` runs once the
     /// grant is durable, on the store's committer thread.
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    /// use std::time::Duration;
+    ///
+    /// use hark_lease::{Granted, LeaseError, Lessor, LessorConfig, MAX_LEASE_TTL};
+    /// use hark_mvcc::Store;
+    ///
+    /// const WAIT: Duration = Duration::from_secs(5);
+    ///
+    /// let lessor = Lessor::start(Store::in_memory(), LessorConfig::default());
+    /// let (tx, rx) = mpsc::channel();
+    /// // Each call's `done` sends its outcome to `rx`.
+    /// let done = || -> Box<dyn FnOnce(Result<Granted, LeaseError>) + Send> {
+    ///     let tx = tx.clone();
+    ///     Box::new(move |r| drop(tx.send(r)))
+    /// };
+    ///
+    /// // A TTL below the minimum (2 s by default) is raised to it.
+    /// lessor.grant(42, 1, done());
+    /// let granted = rx.recv_timeout(WAIT)??;
+    /// assert_eq!((granted.id, granted.ttl), (42, 2));
+    ///
+    /// lessor.grant(42, 30, done());
+    /// assert_eq!(rx.recv_timeout(WAIT)?, Err(LeaseError::Exists));
+    /// lessor.grant(0, MAX_LEASE_TTL + 1, done());
+    /// assert_eq!(rx.recv_timeout(WAIT)?, Err(LeaseError::TtlTooLarge));
+    /// assert_eq!(lessor.leases(), [42]);
+    /// drop(lessor);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn grant(&self, id: i64, ttl: i64, done: Callback<Granted>) {
         if ttl > MAX_LEASE_TTL {
             return done(Err(LeaseError::TtlTooLarge));
@@ -291,11 +390,84 @@ impl Lessor {
     }
 
     /// Revokes a lease and deletes its keys; `done` gets the revision of the change.
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    /// use std::time::Duration;
+    ///
+    /// use hark_lease::{LeaseError, Lessor, LessorConfig};
+    /// use hark_mvcc::{PutRequest, RangeRequest, Store};
+    ///
+    /// const WAIT: Duration = Duration::from_secs(5);
+    ///
+    /// let store = Store::in_memory();
+    /// let lessor = Lessor::start(store.clone(), LessorConfig::default());
+    /// let (tx, rx) = mpsc::channel();
+    /// lessor.grant(7, 60, Box::new(move |r| drop(tx.send(r))));
+    /// rx.recv_timeout(WAIT)??;
+    /// for key in ["locks/a", "locks/b"] {
+    ///     let mut put = PutRequest::new(key, "held");
+    ///     put.lease = 7;
+    ///     store.put(put)?;
+    /// }
+    /// let before = store.current_revision();
+    ///
+    /// let (tx, rx) = mpsc::channel();
+    /// // Each call's `done` sends its outcome to `rx`.
+    /// let done = || -> Box<dyn FnOnce(Result<i64, LeaseError>) + Send> {
+    ///     let tx = tx.clone();
+    ///     Box::new(move |r| drop(tx.send(r)))
+    /// };
+    /// lessor.revoke(7, done());
+    /// // Both keys go in one revision.
+    /// assert_eq!(rx.recv_timeout(WAIT)?, Ok(before + 1));
+    /// assert!(store.range(&RangeRequest::range("locks/", "locks0"))?.kvs.is_empty());
+    ///
+    /// lessor.revoke(7, done());
+    /// assert_eq!(rx.recv_timeout(WAIT)?, Err(LeaseError::NotFound));
+    /// drop(lessor);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn revoke(&self, id: i64, done: Callback<i64>) {
         revoke(&self.inner, id, done);
     }
 
     /// Renews a lease to its full TTL; returns that TTL.
+    ///
+    /// On a clock the example moves itself (no waiting):
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use std::sync::mpsc;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// use hark_lease::{Clock, LeaseError, Lessor, LessorConfig};
+    /// use hark_mvcc::Store;
+    ///
+    /// let (start, secs) = (Instant::now(), Arc::new(AtomicU64::new(0)));
+    /// let now = secs.clone();
+    /// let config = LessorConfig {
+    ///     clock: Clock::new(move || start + Duration::from_secs(now.load(Ordering::SeqCst))),
+    ///     ..LessorConfig::default()
+    /// };
+    /// let lessor = Lessor::start(Store::in_memory(), config);
+    /// let (tx, rx) = mpsc::channel();
+    /// lessor.grant(1, 10, Box::new(move |r| drop(tx.send(r))));
+    /// rx.recv_timeout(Duration::from_secs(5))??;
+    ///
+    /// secs.store(8, Ordering::SeqCst);
+    /// assert_eq!(lessor.time_to_live(1, false)?.ttl, 2);
+    /// assert_eq!(lessor.keep_alive(1), Ok(10));
+    /// assert_eq!(lessor.time_to_live(1, false)?.ttl, 10, "renewed in full");
+    ///
+    /// // Past its expiry a lease can no longer be kept alive.
+    /// secs.store(18, Ordering::SeqCst);
+    /// assert_eq!(lessor.keep_alive(1), Err(LeaseError::NotFound));
+    /// assert_eq!(lessor.keep_alive(99), Err(LeaseError::NotFound));
+    /// drop(lessor);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn keep_alive(&self, id: i64) -> Result<i64, LeaseError> {
         let now = self.inner.config.clock.now();
         let mut leases = self.inner.leases.lock();
@@ -310,6 +482,37 @@ impl Lessor {
     }
 
     /// A lease's remaining and granted TTL, and its keys if `with_keys`.
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// use hark_lease::{Clock, LeaseError, Lessor, LessorConfig};
+    /// use hark_mvcc::{PutRequest, Store};
+    ///
+    /// // A clock that stands still, so the remaining time is exact.
+    /// let frozen = Instant::now();
+    /// let config = LessorConfig {
+    ///     clock: Clock::new(move || frozen),
+    ///     ..LessorConfig::default()
+    /// };
+    /// let store = Store::in_memory();
+    /// let lessor = Lessor::start(store.clone(), config);
+    /// let (tx, rx) = mpsc::channel();
+    /// lessor.grant(3, 30, Box::new(move |r| drop(tx.send(r))));
+    /// rx.recv_timeout(Duration::from_secs(5))??;
+    /// let mut put = PutRequest::new("svc/web-1", "10.0.0.1");
+    /// put.lease = 3;
+    /// store.put(put)?;
+    ///
+    /// let ttl = lessor.time_to_live(3, true)?;
+    /// assert_eq!((ttl.id, ttl.ttl, ttl.granted_ttl), (3, 30, 30));
+    /// assert_eq!(ttl.keys, ["svc/web-1"]);
+    /// assert!(lessor.time_to_live(3, false)?.keys.is_empty(), "keys only when asked");
+    /// assert_eq!(lessor.time_to_live(4, false), Err(LeaseError::NotFound));
+    /// drop(lessor);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn time_to_live(&self, id: i64, with_keys: bool) -> Result<TimeToLive, LeaseError> {
         let clock = {
             let mut leases = self.inner.leases.lock();
@@ -357,6 +560,45 @@ impl Lessor {
     /// Revokes every lease that has expired by the clock's time, waiting until the
     /// revokes are applied; returns their ids, sorted. The expiry thread calls this
     /// every `check_interval`.
+    ///
+    /// Expiry on a clock the example moves itself (no waiting):
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use std::sync::mpsc;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// use hark_lease::{Clock, Lessor, LessorConfig};
+    /// use hark_mvcc::{PutRequest, RangeRequest, Store};
+    ///
+    /// let (start, secs) = (Instant::now(), Arc::new(AtomicU64::new(0)));
+    /// let now = secs.clone();
+    /// let config = LessorConfig {
+    ///     clock: Clock::new(move || start + Duration::from_secs(now.load(Ordering::SeqCst))),
+    ///     // Only this example expires leases.
+    ///     check_interval: Duration::from_secs(3600),
+    ///     ..LessorConfig::default()
+    /// };
+    /// let store = Store::in_memory();
+    /// let lessor = Lessor::start(store.clone(), config);
+    /// for (id, ttl) in [(1, 5), (2, 20)] {
+    ///     let (tx, rx) = mpsc::channel();
+    ///     lessor.grant(id, ttl, Box::new(move |r| drop(tx.send(r))));
+    ///     rx.recv_timeout(Duration::from_secs(5))??;
+    /// }
+    /// let mut put = PutRequest::new("tmp/job", "running");
+    /// put.lease = 1;
+    /// store.put(put)?;
+    ///
+    /// assert!(lessor.expire_due().is_empty(), "nothing due yet");
+    /// secs.store(6, Ordering::SeqCst);
+    /// assert_eq!(lessor.expire_due(), [1]);
+    /// assert!(store.range(&RangeRequest::key("tmp/job"))?.kvs.is_empty());
+    /// assert_eq!(lessor.leases(), [2]);
+    /// drop(lessor);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn expire_due(&self) -> Vec<i64> {
         expire_due(&self.inner)
     }

@@ -275,6 +275,40 @@ impl Responses {
     }
 
     /// Waits up to `timeout` for the next response; `None` on timeout or close.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use hark_mvcc::{EventKind, PutRequest, Store};
+    /// use hark_watch::{ResponseKind, WatchConfig, WatchHub, WatchRequest};
+    ///
+    /// const WAIT: Duration = Duration::from_secs(5);
+    ///
+    /// let store = Store::in_memory();
+    /// let hub = WatchHub::new(store.clone(), WatchConfig::default());
+    /// let (stream, responses) = hub.new_stream();
+    /// let id = stream.watch(WatchRequest::key("k"))?;
+    /// assert!(matches!(responses.recv_timeout(WAIT).unwrap().kind, ResponseKind::Created));
+    /// // Nothing more is owed yet: the wait times out.
+    /// assert!(responses.recv_timeout(Duration::from_millis(50)).is_none());
+    ///
+    /// let rev = store.put(PutRequest::new("k", "v1"))?.header_revision;
+    /// let response = responses.recv_timeout(WAIT).expect("the put");
+    /// assert_eq!((response.watch_id, response.header_revision), (id, rev));
+    /// let event = &response.events()[0];
+    /// assert_eq!((event.kind, event.revision()), (EventKind::Put, rev));
+    /// assert_eq!((&event.kv.key[..], &event.kv.value[..]), (&b"k"[..], &b"v1"[..]));
+    ///
+    /// // Once the stream's handle is dropped, the engine closes its receiver:
+    /// // the wait ends early, with `None`.
+    /// drop(stream);
+    /// let started = std::time::Instant::now();
+    /// assert!(responses.recv_timeout(WAIT).is_none());
+    /// assert!(started.elapsed() < WAIT);
+    /// drop(responses);
+    /// hub.shutdown();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn recv_timeout(&self, timeout: Duration) -> Option<WatchResponse> {
         let deadline = Instant::now() + timeout;
         let mut st = self.outbox.state.lock();

@@ -33,6 +33,15 @@ pub struct WatchRequest {
 
 impl WatchRequest {
     /// A watch on one key, from the next revision.
+    ///
+    /// ```
+    /// use hark_watch::WatchRequest;
+    ///
+    /// let req = WatchRequest::key("config/color");
+    /// assert_eq!(req.key, "config/color");
+    /// assert!(req.range_end.is_empty(), "one key");
+    /// assert_eq!((req.id, req.start_revision), (0, 0), "next free id, from now");
+    /// ```
     pub fn key(key: impl Into<Bytes>) -> Self {
         WatchRequest {
             key: key.into(),
@@ -41,6 +50,15 @@ impl WatchRequest {
     }
 
     /// A watch on every key starting with `prefix`, from the next revision.
+    ///
+    /// ```
+    /// use hark_watch::WatchRequest;
+    ///
+    /// let req = WatchRequest::prefix("config/");
+    /// assert_eq!((req.key, req.range_end), ("config/".into(), "config0".into()));
+    /// // The empty prefix watches every key (etcd's `"\0"` range end).
+    /// assert_eq!(WatchRequest::prefix("").range_end, "\0");
+    /// ```
     pub fn prefix(prefix: impl Into<Bytes>) -> Self {
         let prefix = prefix.into();
         let end = hark_mvcc::prefix_end(&prefix);
@@ -49,6 +67,15 @@ impl WatchRequest {
 
     /// A watch on `[key, range_end)` (see the fields for the special ends),
     /// from the next revision.
+    ///
+    /// ```
+    /// use hark_watch::WatchRequest;
+    ///
+    /// let req = WatchRequest::range("a", "m");
+    /// assert_eq!((req.key, req.range_end), ("a".into(), "m".into()));
+    /// // Every key from "m" on.
+    /// assert_eq!(WatchRequest::range("m", "\0").range_end, "\0");
+    /// ```
     pub fn range(key: impl Into<Bytes>, range_end: impl Into<Bytes>) -> Self {
         WatchRequest {
             key: key.into(),
@@ -58,12 +85,29 @@ impl WatchRequest {
     }
 
     /// Replays history from `start_revision` (see the field).
+    ///
+    /// ```
+    /// use hark_watch::WatchRequest;
+    ///
+    /// let req = WatchRequest::prefix("jobs/").from_revision(42).with_prev_kv();
+    /// assert_eq!(req.start_revision, 42);
+    /// assert!(req.prev_kv);
+    /// assert!(!req.no_put && !req.no_delete, "no filters unless set");
+    /// ```
     pub fn from_revision(mut self, start_revision: i64) -> Self {
         self.start_revision = start_revision;
         self
     }
 
-    /// Each event also carries the key's previous value.
+    /// Each event also carries the key's previous value (see
+    /// [`WatchStream::watch`](crate::WatchStream::watch) for one in use).
+    ///
+    /// ```
+    /// use hark_watch::WatchRequest;
+    ///
+    /// assert!(WatchRequest::key("k").with_prev_kv().prev_kv);
+    /// assert!(!WatchRequest::key("k").prev_kv);
+    /// ```
     pub fn with_prev_kv(mut self) -> Self {
         self.prev_kv = true;
         self

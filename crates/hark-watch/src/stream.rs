@@ -37,6 +37,30 @@ struct HubInner {
 
 impl WatchHub {
     /// Starts the engine thread for `store`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use hark_mvcc::Store;
+    /// use hark_watch::{WatchConfig, WatchHub};
+    ///
+    /// let store = Store::in_memory();
+    /// // Streams may queue 16 batches before their watchers become victims.
+    /// let config = WatchConfig {
+    ///     stream_capacity: 16,
+    ///     ..WatchConfig::default()
+    /// };
+    /// let hub = WatchHub::new(store.clone(), config);
+    /// let (stream, responses) = hub.new_stream_for("10.0.0.7:52114");
+    /// let loads = hub.stream_loads(Duration::from_secs(5)).expect("the engine answers");
+    /// assert_eq!(loads.len(), 1);
+    /// assert_eq!(&*loads[0].label, "10.0.0.7:52114");
+    /// assert_eq!(loads[0].watchers, 0);
+    ///
+    /// // The engine stops once the hub and every stream are gone.
+    /// drop((stream, responses));
+    /// hub.shutdown();
+    /// ```
     pub fn new(store: Store, config: WatchConfig) -> WatchHub {
         Self::with_engine_start(store, config, || {})
     }
@@ -123,6 +147,28 @@ impl WatchHub {
 
     /// Opens a stream: the handle to create, cancel and poll watchers, and the
     /// ordered receiver of everything the stream is sent.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use hark_mvcc::{PutRequest, Store};
+    /// use hark_watch::{ResponseKind, WatchConfig, WatchHub, WatchRequest};
+    ///
+    /// let store = Store::in_memory();
+    /// let hub = WatchHub::new(store.clone(), WatchConfig::default());
+    /// let (stream, responses) = hub.new_stream();
+    /// let id = stream.watch(WatchRequest::key("k"))?;
+    /// assert_eq!(id, 0, "ids are picked from 0 up");
+    ///
+    /// let created = responses.recv_timeout(Duration::from_secs(5)).expect("created");
+    /// assert!(matches!(created.kind, ResponseKind::Created));
+    /// // From "now": the watch sees the next revision, not the current one.
+    /// assert_eq!(created.header_revision, store.current_revision());
+    ///
+    /// drop((stream, responses));
+    /// hub.shutdown();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new_stream(&self) -> (WatchStream, Responses) {
         self.new_stream_for("")
     }
@@ -250,6 +296,49 @@ impl WatchStream {
 
     /// Creates a watcher. A refused create is also answered on the response
     /// channel (created + canceled, watch id -1), in order with other creates.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use hark_mvcc::{DeleteRangeRequest, EventKind, PutRequest, Store};
+    /// use hark_watch::{NO_WATCH_ID, ResponseKind, WatchConfig, WatchError, WatchHub, WatchRequest};
+    ///
+    /// const WAIT: Duration = Duration::from_secs(5);
+    ///
+    /// let store = Store::in_memory();
+    /// let hub = WatchHub::new(store.clone(), WatchConfig::default());
+    /// let (stream, responses) = hub.new_stream();
+    ///
+    /// // Deletes only, each with the value the key had before.
+    /// let mut req = WatchRequest::prefix("jobs/").with_prev_kv();
+    /// req.no_put = true;
+    /// req.id = 7;
+    /// assert_eq!(stream.watch(req)?, 7);
+    /// assert!(matches!(responses.recv_timeout(WAIT).unwrap().kind, ResponseKind::Created));
+    ///
+    /// // A refused create: the error now, and a rejection in order on the stream.
+    /// assert_eq!(
+    ///     stream.watch(WatchRequest::range("b", "a")),
+    ///     Err(WatchError::EmptyRange)
+    /// );
+    /// let rejected = responses.recv_timeout(WAIT).unwrap();
+    /// assert_eq!(rejected.watch_id, NO_WATCH_ID);
+    /// assert!(matches!(rejected.kind, ResponseKind::CreateRejected { .. }));
+    ///
+    /// store.put(PutRequest::new("jobs/1", "queued"))?; // filtered out
+    /// let rev = store
+    ///     .delete_range(DeleteRangeRequest::new("jobs/1", ""))?
+    ///     .header_revision;
+    /// let response = responses.recv_timeout(WAIT).expect("the delete");
+    /// assert_eq!((response.watch_id, response.header_revision), (7, rev));
+    /// let event = &response.events()[0];
+    /// assert_eq!((event.kind, event.revision()), (EventKind::Delete, rev));
+    /// assert_eq!(event.prev_kv().unwrap().value, "queued");
+    ///
+    /// drop((stream, responses));
+    /// hub.shutdown();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn watch(&self, mut req: WatchRequest) -> Result<WatchId, WatchError> {
         // Held until the command is sent, so that the engine learns of ids
         // in the order the handle gave them out and took them back.
@@ -286,6 +375,35 @@ impl WatchStream {
     /// Cancels a watcher; `false` (and no reply, as etcd) if the id is unknown.
     /// The id is free again at once: a create that reuses it reaches the
     /// engine after this cancel.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use hark_mvcc::{PutRequest, Store};
+    /// use hark_watch::{ResponseKind, WatchConfig, WatchHub, WatchRequest};
+    ///
+    /// const WAIT: Duration = Duration::from_secs(5);
+    ///
+    /// let store = Store::in_memory();
+    /// let hub = WatchHub::new(store.clone(), WatchConfig::default());
+    /// let (stream, responses) = hub.new_stream();
+    /// let id = stream.watch(WatchRequest::key("k"))?;
+    /// assert!(matches!(responses.recv_timeout(WAIT).unwrap().kind, ResponseKind::Created));
+    ///
+    /// assert!(stream.cancel(id));
+    /// let canceled = responses.recv_timeout(WAIT).expect("canceled");
+    /// assert_eq!(canceled.watch_id, id);
+    /// assert!(matches!(canceled.kind, ResponseKind::Canceled));
+    /// assert!(!stream.cancel(id), "no longer known");
+    ///
+    /// // The watcher is gone: a change to its key is not sent.
+    /// store.put(PutRequest::new("k", "v"))?;
+    /// assert!(responses.recv_timeout(Duration::from_millis(100)).is_none());
+    ///
+    /// drop((stream, responses));
+    /// hub.shutdown();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn cancel(&self, id: WatchId) -> bool {
         let mut ids = self.ids.lock();
         if !ids.in_use.remove(id) {
@@ -300,6 +418,32 @@ impl WatchStream {
     }
 
     /// Asks for a progress reply for one watcher (sent only if it is synced).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use hark_mvcc::{PutRequest, Store};
+    /// use hark_watch::{ResponseKind, WatchConfig, WatchHub, WatchRequest};
+    ///
+    /// const WAIT: Duration = Duration::from_secs(5);
+    ///
+    /// let store = Store::in_memory();
+    /// let hub = WatchHub::new(store.clone(), WatchConfig::default());
+    /// let (stream, responses) = hub.new_stream();
+    /// let id = stream.watch(WatchRequest::key("k"))?;
+    /// assert!(matches!(responses.recv_timeout(WAIT).unwrap().kind, ResponseKind::Created));
+    /// let rev = store.put(PutRequest::new("k", "v"))?.header_revision;
+    /// assert_eq!(responses.recv_timeout(WAIT).unwrap().events().len(), 1);
+    ///
+    /// stream.request_progress(id);
+    /// let progress = responses.recv_timeout(WAIT).expect("progress");
+    /// assert!(matches!(progress.kind, ResponseKind::Progress));
+    /// assert_eq!((progress.watch_id, progress.header_revision), (id, rev));
+    ///
+    /// drop((stream, responses));
+    /// hub.shutdown();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn request_progress(&self, id: WatchId) {
         self.request(Command::Progress {
             stream: self.id,
@@ -309,6 +453,36 @@ impl WatchStream {
 
     /// etcd's `RequestProgressAll`: a reply with watch id -1 and the current
     /// revision, only if every watcher of the stream is synced (else nothing).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use hark_mvcc::{PutRequest, Store};
+    /// use hark_watch::{NO_WATCH_ID, ResponseKind, WatchConfig, WatchHub, WatchRequest};
+    ///
+    /// const WAIT: Duration = Duration::from_secs(5);
+    ///
+    /// let store = Store::in_memory();
+    /// let hub = WatchHub::new(store.clone(), WatchConfig::default());
+    /// let (stream, responses) = hub.new_stream();
+    /// stream.watch(WatchRequest::prefix("a/"))?;
+    /// stream.watch(WatchRequest::prefix("b/"))?;
+    /// for _ in 0..2 {
+    ///     assert!(matches!(responses.recv_timeout(WAIT).unwrap().kind, ResponseKind::Created));
+    /// }
+    /// let rev = store.put(PutRequest::new("b/1", "x"))?.header_revision;
+    /// assert_eq!(responses.recv_timeout(WAIT).unwrap().header_revision, rev);
+    ///
+    /// // Every event up to `rev` has been sent to this stream.
+    /// stream.request_progress_all();
+    /// let progress = responses.recv_timeout(WAIT).expect("progress");
+    /// assert!(matches!(progress.kind, ResponseKind::Progress));
+    /// assert_eq!((progress.watch_id, progress.header_revision), (NO_WATCH_ID, rev));
+    ///
+    /// drop((stream, responses));
+    /// hub.shutdown();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn request_progress_all(&self) {
         self.request(Command::Progress {
             stream: self.id,
