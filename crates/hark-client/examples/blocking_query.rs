@@ -10,19 +10,13 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use hark_client::{Changed, Client, Op, Txn, pb, prefix_end};
+use hark_client::{Changed, Client, Op, Txn};
 
 const PREFIX: &str = "hark-client-examples/blocking/";
 
 pub async fn run(endpoint: &str) -> Result<(), Box<dyn std::error::Error>> {
     let client = Client::connect([endpoint]).await?;
-    client
-        .delete_range(pb::DeleteRangeRequest {
-            key: PREFIX.into(),
-            range_end: prefix_end(PREFIX.as_bytes()).into(),
-            ..Default::default()
-        })
-        .await?;
+    client.delete_prefix(PREFIX).await?;
     let key = |name: &str| format!("{PREFIX}{name}");
     client.put(key("api"), "10.0.0.1").await?;
     client.put(key("db"), "10.0.0.2").await?;

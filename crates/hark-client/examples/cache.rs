@@ -8,20 +8,14 @@
 
 use std::time::Duration;
 
-use hark_client::{Cache, CacheEvent, Client, Op, Txn, pb, prefix_end};
+use hark_client::{Cache, CacheEvent, Client, Op, Txn};
 
 const PREFIX: &str = "hark-client-examples/cache/";
 const WAIT: Duration = Duration::from_secs(30);
 
 pub async fn run(endpoint: &str) -> Result<(), Box<dyn std::error::Error>> {
     let client = Client::connect([endpoint]).await?;
-    client
-        .delete_range(pb::DeleteRangeRequest {
-            key: PREFIX.into(),
-            range_end: prefix_end(PREFIX.as_bytes()).into(),
-            ..Default::default()
-        })
-        .await?;
+    client.delete_prefix(PREFIX).await?;
     let key = |name: &str| format!("{PREFIX}{name}");
     client.put(key("a"), "1").await?;
     client.put(key("b"), "1").await?;

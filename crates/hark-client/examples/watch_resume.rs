@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use hark_client::{Client, Event, EventType, Watch, WatchError, WatchOptions, pb, prefix_end};
+use hark_client::{Client, Event, EventType, Watch, WatchError, WatchOptions};
 
 const PREFIX: &str = "hark-client-examples/watch/";
 
@@ -53,13 +53,7 @@ pub async fn run(endpoint: &str) -> Result<(), Box<dyn std::error::Error>> {
     use EventType::{Delete, Put};
 
     let client = Client::connect([endpoint]).await?;
-    client
-        .delete_range(pb::DeleteRangeRequest {
-            key: PREFIX.into(),
-            range_end: prefix_end(PREFIX.as_bytes()).into(),
-            ..Default::default()
-        })
-        .await?;
+    client.delete_prefix(PREFIX).await?;
 
     // History first: three changes before anyone watches.
     let r1 = put(&client, "a", "1").await?;

@@ -318,6 +318,21 @@ impl Client {
         .await
     }
 
+    /// Deletes every key starting with `prefix`, at one revision
+    /// (`[prefix, prefix_end(prefix))`, see [`crate::prefix_end`]).
+    pub async fn delete_prefix(
+        &self,
+        prefix: impl Into<Bytes>,
+    ) -> Result<pb::DeleteRangeResponse, Error> {
+        let key: Bytes = prefix.into();
+        self.delete_range(pb::DeleteRangeRequest {
+            range_end: crate::prefix_end(&key).into(),
+            key,
+            ..Default::default()
+        })
+        .await
+    }
+
     /// A delete with every option (`range_end` for a range or prefix,
     /// `prev_kv` for the deleted values); all keys go at one revision.
     pub async fn delete_range(

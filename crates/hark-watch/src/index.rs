@@ -40,10 +40,8 @@ pub(crate) struct Span {
 /// The end of the range of keys starting with `prefix` (etcd's
 /// `GetPrefixRangeEnd`); `None` when every byte is 0xff (no end).
 fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
-    let last = prefix.iter().rposition(|&b| b < 0xff)?;
-    let mut end = prefix[..=last].to_vec();
-    end[last] += 1;
-    Some(end)
+    let end = hark_mvcc::prefix_end(prefix);
+    (end[..] != b"\0"[..]).then(|| end.to_vec())
 }
 
 impl Keys {
