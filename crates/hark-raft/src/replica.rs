@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use crate::log_store::{LogStore, PurgeFloor};
+use crate::log_store::{Alone, LogStore, PurgeFloor};
 use crate::network::{Method, Network, PeerChannels, PeerHealth, call};
 use crate::service::PeerService;
 use crate::state_machine::{Pending, StateMachine, decode_position, finish_interrupted_install};
@@ -60,7 +60,10 @@ type ProposalQueue = mpsc::Sender<(Proposal, oneshot::Sender<Proposed>)>;
 /// Gathers the proposals queued while the batch before was on its way into
 /// one log entry: a log fsync then serves many writes. One batch at a time
 /// per member (two or three in flight made smaller batches, more fsyncs and
-/// fewer writes per second, measured).
+/// fewer writes per second, measured again with the inline sync of a cluster
+/// of one: 6.3 writes per entry instead of 8.4, no faster). Before giving
+/// up on an empty queue it yields twice, so handlers whose requests have
+/// just arrived can join the batch (8.4 writes per entry instead of 7.5).
 async fn run_proposer(
     replica: std::sync::Weak<Replica>,
     mut queue: mpsc::Receiver<(Proposal, oneshot::Sender<Proposed>)>,
@@ -68,11 +71,16 @@ async fn run_proposer(
     while let Some(first) = queue.recv().await {
         let mut weight = first.0.weight();
         let mut batch = vec![first];
+        let mut yields = 0;
         while batch.len() < BATCH_PROPOSALS && weight < BATCH_BYTES {
             match queue.try_recv() {
                 Ok(next) => {
                     weight += next.0.weight();
                     batch.push(next);
+                }
+                Err(_) if yields < 2 => {
+                    yields += 1;
+                    tokio::task::yield_now().await;
                 }
                 Err(_) => break,
             }
@@ -85,6 +93,30 @@ async fn run_proposer(
         drop(replica);
         for (answer, outcome) in answers.into_iter().zip(outcomes) {
             let _ = answer.send(outcome);
+        }
+    }
+}
+
+/// Keeps `alone` true exactly while this member is the cluster's only member
+/// (one voter, no learners); ends when raft stops.
+async fn track_alone(
+    // The server metrics change with leadership and membership only, not
+    // with every entry.
+    mut metrics: tokio::sync::watch::Receiver<
+        openraft::metrics::RaftServerMetrics<u64, MemberInfo>,
+    >,
+    member_id: u64,
+    alone: Alone,
+) {
+    loop {
+        let only_me = {
+            let m = metrics.borrow_and_update();
+            let config = m.membership_config.membership();
+            config.nodes().count() == 1 && config.voter_ids().eq([member_id])
+        };
+        alone.set(only_me);
+        if metrics.changed().await.is_err() {
+            return;
         }
     }
 }
@@ -294,7 +326,13 @@ impl Replica {
         .validate()
         .map_err(|e| format!("raft configuration: {e}"))?;
         let purge_floor = PurgeFloor::default();
-        let log = LogStore::open(&dir.join("log"), config.fsync, purge_floor.clone())?;
+        let alone = Alone::default();
+        let log = LogStore::open(
+            &dir.join("log"),
+            config.fsync,
+            purge_floor.clone(),
+            alone.clone(),
+        )?;
         let channels = PeerChannels::new(config.peer_source, config.peer_tls.clone());
         if log.identity()?.is_none() && store.log_position().map_err(|e| e.to_string())?.is_some() {
             return Err(format!(
@@ -402,6 +440,11 @@ impl Replica {
             transfer: TransferState::default(),
         });
         tokio::spawn(run_proposer(Arc::downgrade(&replica), queue));
+        tokio::spawn(track_alone(
+            replica.raft.server_metrics(),
+            config.member_id,
+            alone,
+        ));
         if replica.voters() == [config.member_id] {
             // Alone: no one to wait for, elect at once instead of after a timeout.
             let _ = replica.raft.trigger().elect().await;
@@ -1112,6 +1155,64 @@ pub(crate) fn millis(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::never_sent;
+
+    #[tokio::test]
+    async fn alone_follows_the_membership() {
+        use std::collections::{BTreeMap, BTreeSet};
+
+        use openraft::metrics::RaftServerMetrics;
+        use openraft::{Membership, ServerState, StoredMembership, Vote};
+
+        use crate::log_store::Alone;
+        use crate::types::MemberInfo;
+
+        fn metrics(voters: &[u64], learners: &[u64]) -> RaftServerMetrics<u64, MemberInfo> {
+            let nodes: BTreeMap<u64, MemberInfo> = voters
+                .iter()
+                .chain(learners)
+                .map(|id| (*id, MemberInfo::default()))
+                .collect();
+            let config = vec![voters.iter().copied().collect::<BTreeSet<u64>>()];
+            RaftServerMetrics {
+                id: 1,
+                vote: Vote::default(),
+                state: ServerState::Leader,
+                current_leader: Some(1),
+                membership_config: std::sync::Arc::new(StoredMembership::new(
+                    None,
+                    Membership::new(config, nodes),
+                )),
+            }
+        }
+
+        let (tx, rx) = tokio::sync::watch::channel(metrics(&[1], &[]));
+        let alone = Alone::default();
+        let task = tokio::spawn(super::track_alone(rx, 1, alone.clone()));
+        let until = |want: bool| {
+            let alone = alone.clone();
+            async move {
+                tokio::time::timeout(std::time::Duration::from_secs(5), async {
+                    while alone.get() != want {
+                        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                    }
+                })
+                .await
+                .expect("alone follows the membership")
+            }
+        };
+        until(true).await;
+        tx.send(metrics(&[1], &[2])).unwrap();
+        until(false).await;
+        tx.send(metrics(&[1, 2, 3], &[])).unwrap();
+        until(false).await;
+        tx.send(metrics(&[1], &[])).unwrap();
+        until(true).await;
+        // Another member alone is not this one.
+        tx.send(metrics(&[2], &[])).unwrap();
+        until(false).await;
+        drop(tx);
+        task.await.unwrap();
+    }
 
     #[tokio::test]
     async fn a_refused_connection_is_never_sent_and_a_servers_answer_is_not() {
