@@ -276,9 +276,13 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
     #[test]
-    fn store_matches_model(ops in prop::collection::vec(op(), 1..40)) {
+    fn store_matches_model(
+        ops in prop::collection::vec(op(), 1..40),
+        commit_on_caller in any::<bool>(),
+    ) {
         let backend = Arc::new(MemoryBackend::new());
-        let open = || Store::with_backend(Box::new(backend.clone()), StoreOptions::default()).unwrap();
+        let options = StoreOptions { commit_on_caller, ..StoreOptions::default() };
+        let open = || Store::with_backend(Box::new(backend.clone()), options.clone()).unwrap();
         let mut store = open();
         let mut model = Model::new();
         for op in &ops {

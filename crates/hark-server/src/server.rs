@@ -93,6 +93,9 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         // from its recorded log position after a crash.
         sync: false,
         max_txn_ops: config.max_txn_ops,
+        // The log's state machine is the only submitter: it applies each
+        // entry on its own task rather than through the committer thread.
+        commit_on_caller: true,
         ..StoreOptions::default()
     };
     if let Some(snapshot) = &config.from_snapshot {

@@ -39,8 +39,10 @@ impl Committer {
         }
     }
 
-    pub(super) fn run(mut self, jobs: Receiver<Job>) {
-        let is_install = |job: &Job| matches!(job.parts.first(), Some((Work::Install(_), _)));
+    /// The committer thread: takes jobs in arrival order, a group at a time.
+    /// It holds the committer only while applying, so a caller may commit on
+    /// its own thread in between (`StoreOptions::commit_on_caller`).
+    pub(super) fn run(committer: Arc<Mutex<Committer>>, jobs: Receiver<Job>) {
         let mut next = None;
         loop {
             let first = match next.take() {
@@ -50,15 +52,16 @@ impl Committer {
                     Err(_) => return,
                 },
             };
-            if is_install(&first) {
-                self.install(first);
+            let mut this = committer.lock();
+            if first.is_install() {
+                this.install(first);
                 continue;
             }
             let mut group = vec![first];
-            while group.len() < self.shared.options.max_group {
+            while group.len() < this.shared.options.max_group {
                 match jobs.try_recv() {
                     // An install runs alone, after the group before it.
-                    Ok(job) if is_install(&job) => {
+                    Ok(job) if job.is_install() => {
                         next = Some(job);
                         break;
                     }
@@ -66,7 +69,7 @@ impl Committer {
                     Err(_) => break,
                 }
             }
-            self.commit_group(group);
+            this.commit_group(group);
         }
     }
 

@@ -107,11 +107,12 @@ impl Store {
 
         let (jobs_tx, jobs_rx) = crossbeam_channel::unbounded::<Job>();
         let (compact_tx, compact_rx) = crossbeam_channel::unbounded::<Compaction>();
-        let committer = {
-            let shared = shared.clone();
+        let committer = Arc::new(Mutex::new(Committer::new(shared.clone(), compact_tx)));
+        let committer_thread = {
+            let committer = committer.clone();
             std::thread::Builder::new()
                 .name("hark-mvcc-committer".into())
-                .spawn(move || Committer::new(shared, compact_tx).run(jobs_rx))
+                .spawn(move || Committer::run(committer, jobs_rx))
                 .map_err(|e| Error::Backend(format!("cannot start committer: {e}")))?
         };
         let compactor = {
@@ -125,7 +126,8 @@ impl Store {
             inner: Arc::new(StoreInner {
                 shared,
                 jobs: Some(jobs_tx),
-                threads: vec![committer, compactor],
+                committer: Some(committer),
+                threads: vec![committer_thread, compactor],
             }),
         })
     }
