@@ -98,6 +98,12 @@ impl RecentEntries {
         }
     }
 
+    fn pop_back(&mut self) {
+        if let Some((_, bytes)) = self.entries.pop_back() {
+            self.bytes -= bytes;
+        }
+    }
+
     fn clear(&mut self) {
         self.entries.clear();
         self.bytes = 0;
@@ -110,9 +116,7 @@ impl RecentEntries {
             .back()
             .is_some_and(|(e, _)| e.log_id.index >= index)
         {
-            if let Some((_, bytes)) = self.entries.pop_back() {
-                self.bytes -= bytes;
-            }
+            self.pop_back();
         }
     }
 

@@ -197,15 +197,21 @@ impl Committer {
         Ok(())
     }
 
-    /// Applies a group of requests in one backend write. In etcd's terms each
-    /// request is a proposal, committed and applied here (the names a
-    /// replicated log will keep): `etcd_server_proposals_*`.
+    /// Takes a group of queued jobs off the queue's counts and applies it.
     pub(super) fn commit_group(&mut self, group: Vec<Job>) {
-        let size = group.len() as u64;
-        metrics::gauge!("etcd_server_proposals_pending").decrement(size as f64);
+        metrics::gauge!("etcd_server_proposals_pending").decrement(group.len() as f64);
         self.shared
             .queued_jobs
             .fetch_sub(group.len(), Ordering::AcqRel);
+        self.apply_group(group);
+    }
+
+    /// Applies a group of requests in one backend write (jobs never queued
+    /// come here directly, on the submitting thread). In etcd's terms each
+    /// request is a proposal, committed and applied here (the names a
+    /// replicated log will keep): `etcd_server_proposals_*`.
+    pub(super) fn apply_group(&mut self, group: Vec<Job>) {
+        let size = group.len() as u64;
         if self.shared.failed.load(Ordering::Acquire) {
             metrics::counter!("etcd_server_proposals_failed_total").increment(size);
             for (_, done) in group.into_iter().flat_map(|j| j.parts) {

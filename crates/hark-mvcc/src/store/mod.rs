@@ -596,9 +596,7 @@ impl Store {
             // applied) go first: then this one queues behind them.
             && self.shared().queued_jobs.load(Ordering::Acquire) == 0
         {
-            metrics::gauge!("etcd_server_proposals_pending").increment(1.0);
-            self.shared().queued_jobs.fetch_add(1, Ordering::AcqRel);
-            committer.commit_group(vec![job]);
+            committer.apply_group(vec![job]);
             return;
         }
         let jobs = self
