@@ -1200,9 +1200,12 @@ mod tests {
                 .expect("alone follows the membership")
             }
         };
+        // Each step flips the flag, so each wait sees the new membership.
         until(true).await;
         tx.send(metrics(&[1], &[2])).unwrap();
         until(false).await;
+        tx.send(metrics(&[1], &[])).unwrap();
+        until(true).await;
         tx.send(metrics(&[1, 2, 3], &[])).unwrap();
         until(false).await;
         tx.send(metrics(&[1], &[])).unwrap();
