@@ -27,21 +27,20 @@ pub fn token(metadata: &MetadataMap) -> Option<&str> {
 /// this name is removed first.
 const CLIENT_CN: &str = "hark-internal-client-cn";
 
-/// Middleware on the gRPC routes: sets [`CLIENT_CN`] from the connection's
-/// verified certificate (mutual TLS), and only from there.
-pub async fn client_identity(mut request: axum::extract::Request) -> axum::extract::Request {
-    let headers = request.headers_mut();
-    headers.remove(CLIENT_CN);
+/// Sets [`CLIENT_CN`] on a gRPC request from its connection's verified
+/// certificate (mutual TLS), and only from there ([`crate::wire_edits`]
+/// calls it on every request).
+pub fn set_client_identity<B>(request: &mut http::Request<B>) {
+    request.headers_mut().remove(CLIENT_CN);
     let cn = request
         .extensions()
         .get::<crate::tls::ConnInfo>()
-        .and_then(|info| info.common_name.clone());
+        .and_then(|info| info.common_name.as_deref());
     if let Some(cn) = cn
-        && let Ok(value) = axum::http::HeaderValue::from_str(&cn)
+        && let Ok(value) = http::HeaderValue::from_str(cn)
     {
         request.headers_mut().insert(CLIENT_CN, value);
     }
-    request
 }
 
 /// etcd's gRPC code for each auth error (its `rpctypes`).

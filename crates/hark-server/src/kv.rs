@@ -144,45 +144,40 @@ impl Kv for KvService {
         &self,
         request: Request<pb::RangeRequest>,
     ) -> Result<Response<pb::RangeResponse>, Status> {
-        self.do_range(request.metadata().clone(), request.into_inner())
-            .await
-            .map(Response::new)
+        let (metadata, _, message) = request.into_parts();
+        self.do_range(metadata, message).await.map(Response::new)
     }
 
     async fn put(
         &self,
         request: Request<pb::PutRequest>,
     ) -> Result<Response<pb::PutResponse>, Status> {
-        self.do_put(request.metadata().clone(), request.into_inner())
-            .await
-            .map(Response::new)
+        let (metadata, _, message) = request.into_parts();
+        self.do_put(metadata, message).await.map(Response::new)
     }
 
     async fn delete_range(
         &self,
         request: Request<pb::DeleteRangeRequest>,
     ) -> Result<Response<pb::DeleteRangeResponse>, Status> {
-        self.do_delete(request.metadata().clone(), request.into_inner())
-            .await
-            .map(Response::new)
+        let (metadata, _, message) = request.into_parts();
+        self.do_delete(metadata, message).await.map(Response::new)
     }
 
     async fn txn(
         &self,
         request: Request<pb::TxnRequest>,
     ) -> Result<Response<pb::TxnResponse>, Status> {
-        self.do_txn(request.metadata().clone(), request.into_inner())
-            .await
-            .map(Response::new)
+        let (metadata, _, message) = request.into_parts();
+        self.do_txn(metadata, message).await.map(Response::new)
     }
 
     async fn compact(
         &self,
         request: Request<pb::CompactionRequest>,
     ) -> Result<Response<pb::CompactionResponse>, Status> {
-        self.do_compact(request.metadata().clone(), request.into_inner())
-            .await
-            .map(Response::new)
+        let (metadata, _, message) = request.into_parts();
+        self.do_compact(metadata, message).await.map(Response::new)
     }
 }
 

@@ -132,18 +132,16 @@ impl Lease for LeaseService {
         &self,
         request: Request<pb::LeaseGrantRequest>,
     ) -> Result<Response<pb::LeaseGrantResponse>, Status> {
-        self.grant(request.metadata().clone(), request.into_inner())
-            .await
-            .map(Response::new)
+        let (metadata, _, message) = request.into_parts();
+        self.grant(metadata, message).await.map(Response::new)
     }
 
     async fn lease_revoke(
         &self,
         request: Request<pb::LeaseRevokeRequest>,
     ) -> Result<Response<pb::LeaseRevokeResponse>, Status> {
-        self.revoke(request.metadata().clone(), request.into_inner())
-            .await
-            .map(Response::new)
+        let (metadata, _, message) = request.into_parts();
+        self.revoke(metadata, message).await.map(Response::new)
     }
 
     type LeaseKeepAliveStream = ReceiverStream<Result<pb::LeaseKeepAliveResponse, Status>>;
@@ -211,7 +209,8 @@ impl Lease for LeaseService {
         &self,
         request: Request<pb::LeaseTimeToLiveRequest>,
     ) -> Result<Response<pb::LeaseTimeToLiveResponse>, Status> {
-        self.time_to_live(request.metadata().clone(), request.into_inner())
+        let (metadata, _, message) = request.into_parts();
+        self.time_to_live(metadata, message)
             .await
             .map(Response::new)
     }

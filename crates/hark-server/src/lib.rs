@@ -30,6 +30,7 @@ mod tls;
 mod traffic;
 mod watch;
 mod watch_frame;
+mod wire_edits;
 
 pub use config::{Config, LogFormat};
 pub use node::Node;

@@ -4,25 +4,24 @@
 //! etcd's clients and tests expect grpc-go's, so the status is rewritten on
 //! the way out.
 
-use axum::response::Response;
+use http::HeaderMap;
 use tonic::{Code, Status};
 
 /// Rewrites tonic's oversized-message status (a trailers-only response,
-/// so the status is in the headers) into grpc-go's.
-pub async fn as_grpc_go(mut response: Response) -> Response {
-    let Some(status) = Status::from_header_map(response.headers()) else {
-        return response;
+/// so the status is in the headers) into grpc-go's; leaves any other
+/// response alone ([`crate::wire_edits`] calls it on every response).
+pub fn as_grpc_go(headers: &mut HeaderMap) {
+    let Some(status) = Status::from_header_map(headers) else {
+        return;
     };
     if status.code() != Code::OutOfRange {
-        return response;
+        return;
     }
     if let Some(message) = grpc_go_message(status.message()) {
-        let headers = response.headers_mut();
         headers.remove("grpc-message");
         // Only fails for a message that cannot be a header, which this is not.
         let _ = Status::resource_exhausted(message).add_header(headers);
     }
-    response
 }
 
 /// What a stream's receive error means: `None` when the client went away

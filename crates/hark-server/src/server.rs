@@ -201,10 +201,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     // by certificate (etcd ignores the CN for gateway requests).
     let grpc = grpc
         .into_axum_router()
-        .layer(axum::middleware::map_response(crate::oversize::as_grpc_go))
-        .layer(axum::middleware::map_request(
-            crate::access::client_identity,
-        ))
+        .layer(crate::wire_edits::WireEditsLayer)
         // Outermost, to count what goes over the wire (after the rewrite of
         // oversized-message statuses above).
         .layer(crate::grpc_metrics::GrpcMetricsLayer::new());
