@@ -250,6 +250,41 @@ pub enum MembershipChange {
     },
 }
 
+impl MembershipChange {
+    /// Whether `members` already reflect this change.
+    fn shown_in(&self, members: &[Member]) -> bool {
+        let find = |id: u64| members.iter().find(|m| m.id == id);
+        match self {
+            MembershipChange::Add { id, .. } => find(*id).is_some(),
+            MembershipChange::Remove { id } => find(*id).is_none(),
+            MembershipChange::Promote { id } => find(*id).is_some_and(|m| !m.is_learner),
+            MembershipChange::UpdatePeerUrls { id, peer_urls } => {
+                find(*id).is_some_and(|m| m.info.peer_urls == *peer_urls)
+            }
+            MembershipChange::Publish {
+                id,
+                name,
+                client_urls,
+            } => find(*id)
+                .is_some_and(|m| m.info.name == *name && m.info.client_urls == *client_urls),
+        }
+    }
+}
+
+/// The members in a raft metrics snapshot's membership.
+fn members_of(metrics: &openraft::RaftMetrics<u64, MemberInfo>) -> Vec<Member> {
+    let membership = metrics.membership_config.membership();
+    let voters: BTreeSet<u64> = membership.voter_ids().collect();
+    membership
+        .nodes()
+        .map(|(id, info)| Member {
+            id: *id,
+            info: info.clone(),
+            is_learner: !voters.contains(id),
+        })
+        .collect()
+}
+
 /// One member as the cluster sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Member {
@@ -782,7 +817,31 @@ impl Replica {
                 Err(MembershipError::NotLeader | MembershipError::InProgress) => {
                     return Err(ReplicaError::Timeout);
                 }
-                other => return other.map_err(ReplicaError::Membership),
+                Ok(()) => {
+                    // etcd answers once the change is applied on the member
+                    // asked, so the members it lists next include it; a
+                    // follower hears of the entry after the leader commits.
+                    // Bounded: a member removed may never hear of it.
+                    let limit = deadline.min(Instant::now() + self.election_timeout * 4);
+                    self.until_shown(&change, limit).await;
+                    return Ok(());
+                }
+                Err(e) => return Err(ReplicaError::Membership(e)),
+            }
+        }
+    }
+
+    /// Returns once this member's own membership shows `change`, or at
+    /// `limit`.
+    async fn until_shown(&self, change: &MembershipChange, limit: Instant) {
+        let mut metrics = self.raft.metrics();
+        loop {
+            if change.shown_in(&members_of(&metrics.borrow_and_update())) {
+                return;
+            }
+            match tokio::time::timeout_at(limit, metrics.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) | Err(_) => return,
             }
         }
     }
@@ -1011,17 +1070,7 @@ impl Replica {
 
     /// Every member, voters and learners, by id.
     pub fn members(&self) -> Vec<Member> {
-        let metrics = self.raft.metrics().borrow().clone();
-        let membership = metrics.membership_config.membership();
-        let voters: BTreeSet<u64> = membership.voter_ids().collect();
-        membership
-            .nodes()
-            .map(|(id, info)| Member {
-                id: *id,
-                info: info.clone(),
-                is_learner: !voters.contains(id),
-            })
-            .collect()
+        members_of(&self.raft.metrics().borrow())
     }
 
     /// Whether this member has a working leader: another member it follows,

@@ -437,13 +437,17 @@ async fn a_learner_joins_catches_up_is_promoted_and_a_member_is_removed() {
         })
         .await
         .unwrap();
-    let listed = cluster.member(leader).replica.members();
-    assert!(
-        listed
-            .iter()
-            .any(|m| m.id == id && m.is_learner && m.info == info),
-        "{listed:?}"
-    );
+    // Listed at once by the member asked (etcdctl builds the new member's
+    // --initial-cluster from that answer) and by the leader.
+    for asked in [follower, leader] {
+        let listed = cluster.member(asked).replica.members();
+        assert!(
+            listed
+                .iter()
+                .any(|m| m.id == id && m.is_learner && m.info == info),
+            "{listed:?}"
+        );
+    }
     assert_eq!(
         cluster
             .member(leader)
