@@ -28,6 +28,10 @@ pub struct WatchConfig {
     pub progress_notify_interval: Option<Duration>,
     /// Longest the engine sleeps with nothing to do.
     pub tick: Duration,
+    /// Most watchers one stream may hold at once; a create past it is
+    /// refused ([`crate::WatchError::TooManyWatchers`]). etcd has no such
+    /// bound; this one keeps a single client from filling the engine.
+    pub max_watchers_per_stream: usize,
 }
 
 impl Default for WatchConfig {
@@ -43,6 +47,7 @@ impl Default for WatchConfig {
             catch_up_bytes: 8 << 20,
             progress_notify_interval: Some(Duration::from_secs(600)),
             tick: Duration::from_millis(100),
+            max_watchers_per_stream: 100_000,
         }
     }
 }

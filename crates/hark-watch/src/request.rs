@@ -129,4 +129,8 @@ pub enum WatchError {
     /// The stream is closed.
     #[error("mvcc: watch stream is closed")]
     Closed,
+    /// The stream holds [`crate::WatchConfig::max_watchers_per_stream`]
+    /// watchers already (Hark's own bound; etcd has none).
+    #[error("etcdserver: too many watchers on this stream")]
+    TooManyWatchers,
 }

@@ -197,7 +197,10 @@ impl WatchHub {
         let stream = WatchStream {
             id,
             store: self.inner.store.clone(),
-            ids: Mutex::new(StreamIds::default()),
+            ids: Mutex::new(StreamIds {
+                max_live: self.inner.config.max_watchers_per_stream,
+                ..StreamIds::default()
+            }),
             commands: self.inner.commands.clone(),
             outbox: outbox.clone(),
         };
@@ -247,6 +250,10 @@ impl Drop for HubInner {
 struct StreamIds {
     next: WatchId,
     in_use: IdSet,
+    /// How many ids `in_use` holds.
+    live: usize,
+    /// [`WatchConfig::max_watchers_per_stream`].
+    max_live: usize,
     closed: bool,
 }
 
@@ -409,6 +416,7 @@ impl WatchStream {
         if !ids.in_use.remove(id) {
             return false;
         }
+        ids.live -= 1;
         // Sent under the lock, as in `watch`.
         self.request(Command::Cancel {
             stream: self.id,
@@ -506,6 +514,9 @@ fn admit(ids: &mut StreamIds, req: &mut WatchRequest) -> Result<WatchId, WatchEr
     if req.start_revision < 0 {
         return Err(WatchError::NegativeRevision);
     }
+    if ids.live >= ids.max_live {
+        return Err(WatchError::TooManyWatchers);
+    }
     if req.key.is_empty() {
         req.key = Bytes::from_static(b"\0");
     }
@@ -524,5 +535,6 @@ fn admit(ids: &mut StreamIds, req: &mut WatchRequest) -> Result<WatchId, WatchEr
         req.id
     };
     ids.in_use.insert(id);
+    ids.live += 1;
     Ok(id)
 }

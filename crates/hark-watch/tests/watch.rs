@@ -600,3 +600,48 @@ fn closed_resolves_when_the_consumer_goes_away() {
     assert!(woken.0.load(Ordering::SeqCst), "the waiting task is woken");
     assert!(closed.as_mut().poll(&mut cx).is_ready());
 }
+
+#[test]
+fn a_stream_holds_at_most_its_watcher_bound() {
+    let (store, hub) = setup(WatchConfig {
+        max_watchers_per_stream: 3,
+        ..WatchConfig::default()
+    });
+    let (ws, rx) = hub.new_stream();
+    let ids: Vec<WatchId> = (0..3)
+        .map(|i| ws.watch(WatchRequest::key(format!("k{i}"))).unwrap())
+        .collect();
+    assert_eq!(
+        ws.watch(WatchRequest::key("k3")),
+        Err(WatchError::TooManyWatchers)
+    );
+    // A cancel frees a place; a refused create took none.
+    assert!(ws.cancel(ids[0]));
+    let again = ws.watch(WatchRequest::key("k3")).unwrap();
+    assert_eq!(
+        ws.watch(WatchRequest::key("k4")),
+        Err(WatchError::TooManyWatchers)
+    );
+    // Another stream has its own bound.
+    let (other, other_rx) = hub.new_stream();
+    other.watch(WatchRequest::key("k0")).unwrap();
+
+    let mut reasons = Vec::new();
+    let mut created_ids = Vec::new();
+    for _ in 0..7 {
+        let r = next(&rx);
+        match r.kind {
+            ResponseKind::Created => created_ids.push(r.watch_id),
+            ResponseKind::CreateRejected { reason } => reasons.push(reason),
+            ResponseKind::Canceled => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(created_ids, [ids[0], ids[1], ids[2], again]);
+    assert_eq!(reasons, ["etcdserver: too many watchers on this stream"; 2]);
+    created(&next(&other_rx));
+    put(&store, "k3", "v");
+    assert_eq!(evs(&next(&rx))[0].2, "k3");
+    drop((ws, rx, other, other_rx));
+    hub.shutdown();
+}
