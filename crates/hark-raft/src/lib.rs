@@ -10,12 +10,16 @@
 //!   the same backend write as the revision it produced.
 //! * Members talk gRPC (`harkpeerpb.Peer`) on their peer URLs: `network`
 //!   (client) and `service` (server).
+//!   Every call names its caller, and the server refuses raft RPCs and
+//!   forwarded work from callers that are not current members of its
+//!   cluster (`admission`).
 //! * [`ids`] derives member and cluster ids as etcd does.
 //! * `transfer` moves the leadership to another voter (etcd's MoveLeader),
 //!   which openraft 0.9 lacks, by letting the leader's lease run out.
 //!
 //! Consensus itself is openraft's; this crate only adapts it.
 
+mod admission;
 pub mod ids;
 mod log_store;
 mod network;
@@ -25,6 +29,7 @@ mod state_machine;
 mod transfer;
 mod types;
 
+pub use admission::{CLUSTER_ID_HEADER, MEMBER_ID_HEADER};
 pub use network::{PeerHandshake, PeerStream, PeerTls};
 pub use replica::{
     ForwardHandler, Join, Member, MembershipChange, MembershipError, Replica, ReplicaConfig,

@@ -30,6 +30,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpSocket, TcpStream};
 use tonic::transport::{Channel, Endpoint};
 
+use crate::admission::Caller;
 use crate::types::{MemberInfo, TypeConfig, decode, encode};
 
 /// How long a peer has to accept a connection (and, with TLS, finish its
@@ -151,18 +152,21 @@ async fn dial_tls(
 }
 
 /// Calls `method` on a peer: `T` out, `Result<R, E>` back (both postcard).
+/// `from` names the calling member (see [`crate::admission`]); only a
+/// member that does not know its id yet calls without.
 pub(crate) async fn call<T, R, E>(
     client: &mut PeerClient<Channel>,
     method: Method,
     request: &T,
     timeout: Option<Duration>,
+    from: Option<Caller>,
 ) -> Result<Result<R, E>, tonic::Status>
 where
     T: Serialize,
     R: DeserializeOwned,
     E: DeserializeOwned,
 {
-    call_encoded(client, method, encode(request), timeout).await
+    call_encoded(client, method, encode(request), timeout, from).await
 }
 
 async fn call_encoded<R, E>(
@@ -170,6 +174,7 @@ async fn call_encoded<R, E>(
     method: Method,
     request: Vec<u8>,
     timeout: Option<Duration>,
+    from: Option<Caller>,
 ) -> Result<Result<R, E>, tonic::Status>
 where
     R: DeserializeOwned,
@@ -180,6 +185,9 @@ where
     });
     if let Some(t) = timeout {
         req.set_timeout(t);
+    }
+    if let Some(from) = from {
+        from.stamp(&mut req);
     }
     let resp = match method {
         Method::AppendEntries => client.append_entries(req).await,
@@ -241,6 +249,8 @@ pub struct Network {
     pub(crate) channels: PeerChannels,
     pub(crate) heartbeat: Duration,
     pub(crate) health: PeerHealth,
+    /// This member, as it names itself to the others.
+    pub(crate) caller: Caller,
 }
 
 impl RaftNetworkFactory<TypeConfig> for Network {
@@ -252,6 +262,7 @@ impl RaftNetworkFactory<TypeConfig> for Network {
             client: self.channels.client(node),
             heartbeat: self.heartbeat,
             health: self.health.clone(),
+            caller: self.caller,
         }
     }
 }
@@ -262,6 +273,7 @@ pub struct Connection {
     client: Result<PeerClient<Channel>, String>,
     heartbeat: Duration,
     health: PeerHealth,
+    caller: Caller,
 }
 
 impl Connection {
@@ -278,9 +290,14 @@ impl Connection {
         let client = self.client.as_mut().map_err(|e| {
             RPCError::Unreachable(Unreachable::new(&std::io::Error::other(e.clone())))
         })?;
-        let answer =
-            call_encoded::<R, RaftError<u64, E>>(client, method, request, Some(option.hard_ttl()))
-                .await;
+        let answer = call_encoded::<R, RaftError<u64, E>>(
+            client,
+            method,
+            request,
+            Some(option.hard_ttl()),
+            Some(self.caller),
+        )
+        .await;
         self.health.record(self.target, answer.is_ok());
         match answer {
             Ok(Ok(r)) => Ok(r),
@@ -297,11 +314,17 @@ impl Connection {
 /// broken or reset. openraft backs off after `Unreachable` (see `backoff`);
 /// after a `NetworkError` it retries at once, which against a partitioned
 /// peer is a busy loop of connection attempts and log lines. A timeout
-/// stays a `NetworkError`: it has already waited.
+/// stays a `NetworkError`: it has already waited. A peer that refuses this
+/// member (another cluster, or one whose membership does not list this
+/// member: see [`crate::admission`]) is backed off from the same way.
 fn peer_unreachable(status: &tonic::Status) -> bool {
     matches!(
         status.code(),
-        tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled
+        tonic::Code::Unavailable
+            | tonic::Code::Unknown
+            | tonic::Code::Cancelled
+            | tonic::Code::PermissionDenied
+            | tonic::Code::FailedPrecondition
     )
 }
 

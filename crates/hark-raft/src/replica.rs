@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
+use crate::admission::{Caller, Vouches};
 use crate::log_store::{Alone, LogStore, PurgeFloor};
 use crate::network::{Method, Network, PeerChannels, PeerHealth, call};
 use crate::service::PeerService;
@@ -322,7 +323,7 @@ pub struct Replica {
     token: String,
     pending: Arc<Pending>,
     next_seq: AtomicU64,
-    channels: PeerChannels,
+    pub(crate) channels: PeerChannels,
     pub(crate) request_timeout: Duration,
     proposals: ProposalQueue,
     election_timeout: Duration,
@@ -332,6 +333,8 @@ pub struct Replica {
     health: PeerHealth,
     /// True once openraft's tasks have let go of the log (see `shutdown`).
     log_closed: Box<dyn Fn() -> bool + Send + Sync>,
+    /// Other members' word on callers this member does not know.
+    pub(crate) vouches: Vouches,
 }
 
 impl Replica {
@@ -430,6 +433,10 @@ impl Replica {
             channels: channels.clone(),
             heartbeat: config.heartbeat_interval,
             health: health.clone(),
+            caller: Caller {
+                member_id: config.member_id,
+                cluster_id: config.cluster_id,
+            },
         };
         let raft = Raft::new(
             config.member_id,
@@ -473,6 +480,7 @@ impl Replica {
             log_closed,
             forward_handler: parking_lot::RwLock::new(None),
             transfer: TransferState::default(),
+            vouches: Vouches::default(),
         });
         tokio::spawn(run_proposer(Arc::downgrade(&replica), queue));
         tokio::spawn(track_alone(
@@ -638,6 +646,9 @@ impl Replica {
             // The leader's address is unknown, or the call never left.
             None => vec![Proposed::NotAppended; n],
             Some(Err(status)) if never_sent(&status) => vec![Proposed::NotAppended; n],
+            // Refused before any work: this member is not (or not yet)
+            // among the leader's members.
+            Some(Err(status)) if refused(&status) => vec![Proposed::NotAppended; n],
             // Lost in transit: it may have been appended.
             Some(Ok(_)) | Some(Err(_)) => vec![Proposed::Unknown; n],
         }
@@ -707,7 +718,14 @@ impl Replica {
             .map_err(|_| ReplicaError::NoLeader)?;
         let remaining = deadline.saturating_duration_since(Instant::now());
         Ok(Some(
-            call(&mut client, method, request, Some(remaining)).await,
+            call(
+                &mut client,
+                method,
+                request,
+                Some(remaining),
+                Some(self.as_caller()),
+            )
+            .await,
         ))
     }
 
@@ -1154,6 +1172,8 @@ async fn discover_identity(channels: &PeerChannels, join: &Join) -> Result<(u64,
                 Method::Members,
                 &(),
                 Some(Duration::from_secs(5)),
+                // This member does not know its id yet: `Members` is open.
+                None,
             )
             .await
             {
@@ -1195,6 +1215,15 @@ fn never_sent(status: &tonic::Status) -> bool {
         cause = e.source();
     }
     false
+}
+
+/// Whether a peer refused a call before doing anything (see
+/// [`crate::admission`]).
+fn refused(status: &tonic::Status) -> bool {
+    matches!(
+        status.code(),
+        tonic::Code::PermissionDenied | tonic::Code::FailedPrecondition
+    )
 }
 
 pub(crate) fn millis(d: Duration) -> u64 {

@@ -1,6 +1,8 @@
 //! The peer transport, server side: `harkpeerpb.Peer` on `--listen-peer-urls`,
 //! handing openraft's messages to the local raft and running proposals and
-//! read-index requests forwarded by followers.
+//! read-index requests forwarded by followers. Every method but `Members`
+//! first admits its caller: a current member of this cluster (see
+//! [`crate::admission`]).
 
 use std::sync::Arc;
 
@@ -11,6 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tonic::{Request, Response, Status};
 
+use crate::admission::Asks;
 use crate::replica::{MembershipChange, Replica};
 use crate::transfer::TransferStep;
 use crate::types::{Batch, MemberInfo, TypeConfig, decode, encode};
@@ -18,6 +21,13 @@ use crate::types::{Batch, MemberInfo, TypeConfig, decode, encode};
 /// The `Peer` service of one member.
 pub struct PeerService {
     pub(crate) replica: Arc<Replica>,
+}
+
+impl PeerService {
+    /// Refuses `req` unless its caller may ask this of this member.
+    async fn admit(&self, req: &Request<Envelope>, asks: Asks) -> Result<(), Status> {
+        self.replica.admit(req.metadata(), asks).await
+    }
 }
 
 fn unpack<T: DeserializeOwned>(req: Request<Envelope>) -> Result<T, Status> {
@@ -34,31 +44,38 @@ fn pack<T: Serialize>(value: &T) -> Result<Response<Envelope>, Status> {
 #[tonic::async_trait]
 impl Peer for PeerService {
     async fn append_entries(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
+        self.admit(&req, Asks::Raft).await?;
         let rpc: AppendEntriesRequest<TypeConfig> = unpack(req)?;
         pack(&self.replica.raft.append_entries(rpc).await)
     }
 
     async fn vote(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
+        self.admit(&req, Asks::Raft).await?;
         let rpc: VoteRequest<u64> = unpack(req)?;
         pack(&self.replica.raft.vote(rpc).await)
     }
 
     async fn install_snapshot(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
+        self.admit(&req, Asks::Raft).await?;
         let rpc: InstallSnapshotRequest<TypeConfig> = unpack(req)?;
         pack(&self.replica.raft.install_snapshot(rpc).await)
     }
 
     async fn propose(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
+        self.admit(&req, Asks::Forwarded).await?;
         let batch: Batch = unpack(req)?;
         pack(&Ok::<_, ()>(self.replica.propose_forwarded(batch).await))
     }
 
     async fn read_index(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
+        self.admit(&req, Asks::Forwarded).await?;
         let () = unpack(req)?;
         let deadline = tokio::time::Instant::now() + self.replica.request_timeout;
         pack(&self.replica.read_index_here(deadline).await)
     }
 
+    /// Open to anyone: a member being added asks for its id with it before
+    /// it knows the id to name itself with.
     async fn members(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
         let () = unpack(req)?;
         let members: Vec<(u64, MemberInfo, bool)> = self
@@ -71,6 +88,7 @@ impl Peer for PeerService {
     }
 
     async fn forward(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
+        self.admit(&req, Asks::Forwarded).await?;
         let request: Vec<u8> = unpack(req)?;
         pack(&self.replica.handle_forwarded(request).await)
     }
@@ -79,11 +97,13 @@ impl Peer for PeerService {
         &self,
         req: Request<Envelope>,
     ) -> Result<Response<Envelope>, Status> {
+        self.admit(&req, Asks::Forwarded).await?;
         let change: MembershipChange = unpack(req)?;
         pack(&self.replica.change_membership_here(change).await)
     }
 
     async fn transfer_leader(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
+        self.admit(&req, Asks::Forwarded).await?;
         let step: TransferStep = unpack(req)?;
         self.replica.clone().take_transfer_step(step);
         pack(&Ok::<(), ()>(()))

@@ -1,0 +1,502 @@
+//! The peer port admits only current members of its cluster: real members
+//! (each with its own RocksDB store and log) serving gRPC over loopback,
+//! called by their own raft and by a bare client naming itself (or not) in
+//! the `hark-peer-*` headers.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use hark_mvcc::{PutRequest, Store, StoreOptions, WriteRequest, WriteResponse};
+use hark_proto::harkpeerpb::Envelope;
+use hark_proto::harkpeerpb::peer_client::PeerClient;
+use hark_raft::{
+    CLUSTER_ID_HEADER, MEMBER_ID_HEADER, MemberInfo, MembershipChange, MembershipError, Replica,
+    ReplicaConfig, ReplicaError, ids,
+};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tonic::transport::Channel;
+use tonic::{Code, Status};
+
+const CLUSTER_ID: u64 = 0xcdf8_1819_4e3a_8c32;
+const ELECTION: Duration = Duration::from_millis(300);
+/// An id no member has.
+const STRANGER: u64 = 0x8e9e_05c5_2164_694d;
+
+struct Member {
+    replica: Arc<Replica>,
+    store: Store,
+    url: String,
+    stop: Option<oneshot::Sender<()>>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+struct Cluster {
+    root: tempfile::TempDir,
+    token: String,
+    initial: BTreeMap<u64, MemberInfo>,
+    listeners: BTreeMap<u64, std::net::SocketAddr>,
+    members: BTreeMap<u64, Member>,
+}
+
+impl Cluster {
+    async fn start(n: usize) -> Cluster {
+        let mut cluster = Cluster {
+            root: tempfile::tempdir().unwrap(),
+            token: "peer-membership".to_string(),
+            initial: BTreeMap::new(),
+            listeners: BTreeMap::new(),
+            members: BTreeMap::new(),
+        };
+        let mut bound = Vec::new();
+        for i in 0..n {
+            let (id, mut info, l) = cluster.bind_new().await;
+            info.name = format!("m{i}");
+            // Published: counts as started for reconfiguration checks.
+            info.client_urls = vec![format!("http://client-{i}")];
+            cluster.initial.insert(id, info);
+            bound.push((id, l));
+        }
+        for (id, l) in bound {
+            cluster.launch(id, l).await;
+        }
+        cluster
+    }
+
+    async fn bind_new(&mut self) -> (u64, MemberInfo, TcpListener) {
+        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        let url = format!("http://{addr}");
+        let id = ids::member_id(std::slice::from_ref(&url), &self.token);
+        self.listeners.insert(id, addr);
+        let info = MemberInfo {
+            name: String::new(),
+            peer_urls: vec![url],
+            client_urls: vec![],
+        };
+        (id, info, l)
+    }
+
+    async fn launch(&mut self, id: u64, listener: TcpListener) {
+        let dir = self.root.path().join(format!("{id:x}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let options = StoreOptions {
+            sync: false,
+            ..Default::default()
+        };
+        let store = Store::open(dir.join("store"), options).unwrap();
+        let initial = if self.initial.contains_key(&id) {
+            self.initial.clone()
+        } else {
+            BTreeMap::new() // joining an existing cluster
+        };
+        let config = ReplicaConfig {
+            member_id: id,
+            cluster_id: CLUSTER_ID,
+            join: None,
+            cluster_token: self.token.clone(),
+            initial_members: initial,
+            heartbeat_interval: Duration::from_millis(50),
+            election_timeout: ELECTION,
+            snapshot_count: 10_000,
+            request_timeout: Duration::from_secs(5),
+            fsync: false,
+            peer_source: None,
+            peer_tls: None,
+        };
+        let replica = Replica::start(config, store.clone(), &dir.join("raft"))
+            .await
+            .unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let service = replica.peer_service();
+        let server = tokio::spawn(async move {
+            tonic::transport::Server::builder()
+                .add_service(service)
+                .serve_with_incoming_shutdown(
+                    tokio_stream::wrappers::TcpListenerStream::new(listener),
+                    async {
+                        let _ = stopped.await;
+                    },
+                )
+                .await
+                .unwrap();
+        });
+        let url = format!("http://{}", self.listeners[&id]);
+        self.members.insert(
+            id,
+            Member {
+                replica,
+                store,
+                url,
+                stop: Some(stop),
+                server,
+            },
+        );
+    }
+
+    async fn stop(&mut self, id: u64) {
+        let Member {
+            replica,
+            store,
+            stop,
+            server,
+            ..
+        } = self.members.remove(&id).unwrap();
+        replica.shutdown().await;
+        let _ = stop.unwrap().send(());
+        let _ = server.await;
+        drop((replica, store));
+    }
+
+    async fn restart(&mut self, id: u64) {
+        let addr = self.listeners[&id];
+        let listener = loop {
+            match TcpListener::bind(addr).await {
+                Ok(l) => break l,
+                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            }
+        };
+        self.launch(id, listener).await;
+    }
+
+    /// The leader every running member agrees on.
+    async fn leader(&self) -> u64 {
+        let deadline = tokio::time::Instant::now() + ELECTION * 20;
+        loop {
+            let leaders: Vec<Option<u64>> = self
+                .members
+                .values()
+                .map(|m| m.replica.status().leader)
+                .collect();
+            if let Some(Some(l)) = leaders.first()
+                && leaders.iter().all(|x| *x == Some(*l))
+                && self.members.contains_key(l)
+            {
+                return *l;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no agreed leader: {leaders:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Moves the leadership to `target` (until it holds it).
+    async fn lead(&self, target: u64) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let leader = self.leader().await;
+            if leader == target {
+                return;
+            }
+            let _ = self.member(leader).replica.move_leader(target).await;
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "leadership never moved to {target:x}"
+            );
+        }
+    }
+
+    fn member(&self, id: u64) -> &Member {
+        &self.members[&id]
+    }
+
+    /// Waits until member `id` has applied revision `rev`.
+    async fn caught_up(&self, id: u64, rev: i64) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        while self.member(id).store.current_revision() < rev {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "member {id:x} never caught up to revision {rev} (at {})",
+                self.member(id).store.current_revision()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+fn put(key: &str) -> WriteRequest {
+    WriteRequest::Put(PutRequest {
+        key: Bytes::copy_from_slice(key.as_bytes()),
+        value: Bytes::from_static(b"v"),
+        ..Default::default()
+    })
+}
+
+async fn put_via(m: &Member, key: &str) -> i64 {
+    match m.replica.write(put(key)).await.unwrap() {
+        WriteResponse::Put(p) => p.header_revision,
+        other => panic!("not a put response: {other:?}"),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rpc {
+    AppendEntries,
+    Vote,
+    InstallSnapshot,
+    Propose,
+    ReadIndex,
+    ChangeMembership,
+    Members,
+    Forward,
+    TransferLeader,
+}
+
+/// Every method that writes, votes or runs work for the caller.
+const GUARDED: [Rpc; 8] = [
+    Rpc::AppendEntries,
+    Rpc::Vote,
+    Rpc::InstallSnapshot,
+    Rpc::Propose,
+    Rpc::ReadIndex,
+    Rpc::ChangeMembership,
+    Rpc::Forward,
+    Rpc::TransferLeader,
+];
+
+/// Who a bare call says it is: `(member id, cluster id)` header values.
+type Naming<'a> = Option<(&'a str, &'a str)>;
+
+/// Calls `rpc` on the member at `url` with `data` as the envelope.
+async fn ask(url: &str, rpc: Rpc, naming: Naming<'_>, data: &[u8]) -> Result<Bytes, Status> {
+    let channel = Channel::from_shared(url.to_string())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut client = PeerClient::new(channel);
+    let mut req = tonic::Request::new(Envelope {
+        data: Bytes::copy_from_slice(data),
+    });
+    req.set_timeout(Duration::from_secs(5));
+    if let Some((member, cluster)) = naming {
+        req.metadata_mut()
+            .insert(MEMBER_ID_HEADER, member.parse().unwrap());
+        req.metadata_mut()
+            .insert(CLUSTER_ID_HEADER, cluster.parse().unwrap());
+    }
+    let answer = match rpc {
+        Rpc::AppendEntries => client.append_entries(req).await,
+        Rpc::Vote => client.vote(req).await,
+        Rpc::InstallSnapshot => client.install_snapshot(req).await,
+        Rpc::Propose => client.propose(req).await,
+        Rpc::ReadIndex => client.read_index(req).await,
+        Rpc::ChangeMembership => client.change_membership(req).await,
+        Rpc::Members => client.members(req).await,
+        Rpc::Forward => client.forward(req).await,
+        Rpc::TransferLeader => client.transfer_leader(req).await,
+    };
+    answer.map(|r| r.into_inner().data)
+}
+
+/// A body no method can decode: a call admitted gets `InvalidArgument`
+/// for it, so a refusal is the admission's and not the decoder's.
+const GARBAGE: &[u8] = &[0xff; 16];
+
+fn assert_refused(answer: Result<Bytes, Status>, code: Code, message: &str, what: &str) {
+    let status = answer.expect_err(what);
+    assert_eq!(status.code(), code, "{what}: {status:?}");
+    assert!(
+        status.message().contains(message),
+        "{what}: {:?} does not say {message:?}",
+        status.message()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_peer_port_refuses_callers_that_are_not_current_members() {
+    let cluster = Cluster::start(3).await;
+    let leader = cluster.leader().await;
+    let follower = *cluster.members.keys().find(|id| **id != leader).unwrap();
+    let rev = put_via(cluster.member(leader), "before").await;
+    let cid = format!("{CLUSTER_ID:x}");
+    let member = format!("{follower:x}");
+    let stranger = format!("{STRANGER:x}");
+
+    for target in [leader, follower] {
+        let url = &cluster.member(target).url;
+        for rpc in GUARDED {
+            let what = format!("{rpc:?} on {target:x}");
+            // (1) Naming no member at all (a client the peer CA signed, or
+            // anyone without TLS).
+            assert_refused(
+                ask(url, rpc, None, GARBAGE).await,
+                Code::PermissionDenied,
+                "did not name itself as a member of cluster cdf818194e3a8c32",
+                &format!("{what} without headers"),
+            );
+            // Half a name is no name.
+            assert_refused(
+                ask(url, rpc, Some((&member, "")), GARBAGE).await,
+                Code::PermissionDenied,
+                "malformed hark-peer-cluster-id",
+                &format!("{what} with an empty cluster id"),
+            );
+            // (2) A member's id, another cluster's id.
+            assert_refused(
+                ask(url, rpc, Some((&member, "1")), GARBAGE).await,
+                Code::FailedPrecondition,
+                "cluster ID mismatch",
+                &format!("{what} from another cluster"),
+            );
+            // (3) This cluster, an id that is no member's.
+            assert_refused(
+                ask(url, rpc, Some((&stranger, &cid)), GARBAGE).await,
+                Code::PermissionDenied,
+                "peer: member 8e9e05c52164694d is not a member of cluster cdf818194e3a8c32",
+                &format!("{what} from a stranger"),
+            );
+            assert_refused(
+                ask(url, rpc, Some(("not-hex", &cid)), GARBAGE).await,
+                Code::PermissionDenied,
+                "malformed hark-peer-member-id",
+                &format!("{what} with a malformed id"),
+            );
+            // A member naming itself is admitted: the garbage body is what
+            // it is refused for (ReadIndex takes `()`, which postcard reads
+            // from any bytes: it is answered).
+            let admitted = ask(url, rpc, Some((&member, &cid)), GARBAGE).await;
+            if rpc == Rpc::ReadIndex {
+                admitted.expect("a read index asked by a member");
+            } else {
+                assert_refused(
+                    admitted,
+                    Code::InvalidArgument,
+                    "undecodable peer message",
+                    &format!("{what} from a member"),
+                );
+            }
+        }
+        // Members stays open: a member being added asks it for its id
+        // before it has one to name itself with.
+        ask(url, Rpc::Members, None, &[]).await.unwrap();
+    }
+    // Nothing refused reached the log.
+    assert_eq!(cluster.member(leader).store.current_revision(), rev);
+
+    // (4) The members' own calls name them: the cluster elects and
+    // replicates, writes from every member apply everywhere.
+    let mut last = rev;
+    for (i, id) in cluster.members.keys().enumerate() {
+        last = put_via(cluster.member(*id), &format!("k{i}")).await;
+    }
+    assert_eq!(last, rev + 3);
+    for id in cluster.members.keys() {
+        cluster.caught_up(*id, last).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn members_added_and_missed_are_admitted_and_a_removed_one_is_not() {
+    let mut cluster = Cluster::start(3).await;
+    let cid = format!("{CLUSTER_ID:x}");
+    let leader = cluster.leader().await;
+    put_via(cluster.member(leader), "a").await;
+    // A follower misses everything that follows.
+    let missed = *cluster.members.keys().find(|id| **id != leader).unwrap();
+    cluster.stop(missed).await;
+
+    // A member is added: it receives the log while it knows no membership
+    // at all, and is promoted.
+    let (added, info, listener) = cluster.bind_new().await;
+    cluster
+        .member(leader)
+        .replica
+        .change_membership(MembershipChange::Add {
+            id: added,
+            member: info,
+            learner: true,
+        })
+        .await
+        .unwrap();
+    cluster.launch(added, listener).await;
+    let rev = put_via(cluster.member(leader), "b").await;
+    cluster.caught_up(added, rev).await;
+    // A learner forwards writes: the leader lists it.
+    assert_eq!(put_via(cluster.member(added), "c").await, rev + 1);
+    cluster
+        .member(leader)
+        .replica
+        .change_membership(MembershipChange::Promote { id: added })
+        .await
+        .unwrap();
+    cluster.member(added).replica.read_barrier().await.unwrap();
+    assert!(!cluster.member(added).replica.status().is_learner);
+
+    // The new member leads: the member that missed its addition does not
+    // know it.
+    cluster.lead(added).await;
+    // The old leader restarts, so no append it had queued for the missing
+    // member (holding the entry that added the new one) is left to reach
+    // it: what it learns next, it learns from the new leader.
+    cluster.stop(leader).await;
+    cluster.restart(leader).await;
+    cluster.lead(added).await;
+    let rev = put_via(cluster.member(added), "d").await;
+    cluster.caught_up(leader, rev).await;
+    // Its log ends before the new leader was added: the leader's appends
+    // come from a caller it does not know. Its old members vouch for the
+    // new leader, and it catches up.
+    cluster.restart(missed).await;
+    cluster.caught_up(missed, rev).await;
+    assert!(
+        cluster
+            .member(missed)
+            .replica
+            .members()
+            .iter()
+            .any(|m| m.id == added)
+    );
+    let rev = put_via(cluster.member(missed), "e").await;
+    for id in cluster.members.keys() {
+        cluster.caught_up(*id, rev).await;
+    }
+
+    // A removed member is refused, by the leader and by the others.
+    let removed = *cluster
+        .members
+        .keys()
+        .find(|id| **id != added && **id != missed)
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        match cluster
+            .member(added)
+            .replica
+            .change_membership(MembershipChange::Remove { id: removed })
+            .await
+        {
+            Ok(()) => break,
+            // Refused until the leader has reached every voter for 5 s.
+            Err(ReplicaError::Membership(MembershipError::Unhealthy))
+                if tokio::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            other => panic!("removing {removed:x}: {other:?}"),
+        }
+    }
+    cluster.stop(removed).await;
+    let rev = put_via(cluster.member(added), "f").await;
+    cluster.caught_up(missed, rev).await;
+    let name = format!("{removed:x}");
+    let refusal = format!("peer: member {removed:x} is not a member of cluster {cid}");
+    for target in [added, missed] {
+        let url = &cluster.member(target).url;
+        for rpc in GUARDED {
+            assert_refused(
+                ask(url, rpc, Some((&name, &cid)), GARBAGE).await,
+                Code::PermissionDenied,
+                &refusal,
+                &format!("{rpc:?} from removed {removed:x} on {target:x}"),
+            );
+        }
+    }
+    // The members left still replicate.
+    let rev = put_via(cluster.member(missed), "g").await;
+    cluster.caught_up(added, rev).await;
+}
