@@ -8,11 +8,18 @@
 //! a sixteenth of jitter). An index ahead of the store, or one below the
 //! compaction, is answered at once.
 //!
+//! Parked queries are capped per client (IP address) and in all
+//! ([`ConsulOptions`]); past a cap a query is answered 429 in Consul's words.
+//! Queries parked on the same read that one change wakes share one Range
+//! (`shared_reads`), so a write under a prefix watched by N queries costs
+//! one read of it, not N.
+//!
 //! Under etcd's auth, a request's token (Consul's `X-Consul-Token` header,
 //! `Authorization: Bearer`, or `?token=`) goes with every call it makes,
 //! its parked watch included: Consul's ACL tokens become etcd users.
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::time::Duration;
 
 use axum::Router;
@@ -29,18 +36,107 @@ use serde::{Deserialize, Serialize};
 use tonic::Status;
 
 use crate::GrpcService;
+use crate::limits::ParkingLimits;
 use crate::parking::Parking;
+use crate::shared_reads::{ReadAt, SharedReads};
 
 /// Consul's default blocking wait.
 const DEFAULT_WAIT: Duration = Duration::from_secs(5 * 60);
 /// Consul's longest blocking wait.
 const MAX_WAIT: Duration = Duration::from_secs(10 * 60);
 
+/// The default cap on blocking queries parked by one client (IP address).
+///
+/// A parked query costs about 10-20 KiB, almost all of it its HTTP
+/// connection (hyper's buffers, starting at 8 KiB to read, and the socket's
+/// in the kernel), not the watcher (~250 B in the engine) or its entry
+/// here. Consul's agent allows 200 connections per client
+/// (`http_max_conns_per_client`), but Consul's clients talk to a local
+/// agent, which multiplexes their queries; Hark's talk to the server
+/// directly, and many (consul-template with many keys, a NAT, a proxy) may
+/// share one address. 1,024 leaves them five times Consul's room while one
+/// address can take at most a sixteenth of [`DEFAULT_MAX_PARKED_TOTAL`].
+pub const DEFAULT_MAX_PARKED_PER_CLIENT: usize = 1_024;
+
+/// The default cap on blocking queries parked at once, across clients:
+/// 16,384 queries, at ~10-20 KiB each (see
+/// [`DEFAULT_MAX_PARKED_PER_CLIENT`]), are at most ~160-320 MiB and as many
+/// open sockets, a bound a server sized for etcd's work can carry; a
+/// deployment with more watchers should use gRPC watches, which share a
+/// stream.
+pub const DEFAULT_MAX_PARKED_TOTAL: usize = 16_384;
+
+/// A request's client IP address, from what the server put in its
+/// extensions about the connection; `None` when not known.
+pub type ClientAddress = fn(&http::Extensions) -> Option<IpAddr>;
+
+/// How [`routes`] serves Consul's KV API.
+#[derive(Clone, Debug)]
+pub struct ConsulOptions {
+    /// The largest request body (a PUT's value, a transaction), in bytes.
+    pub max_body_bytes: usize,
+    /// Blocking queries one client (IP address) may have parked at once;
+    /// 0 is no cap, as Consul's `http_max_conns_per_client = 0`.
+    pub max_parked_per_client: usize,
+    /// Blocking queries parked at once in all; 0 is no cap.
+    pub max_parked_total: usize,
+    /// Finds a request's client address. Requests it finds none for share
+    /// one client's allowance.
+    pub client_address: ClientAddress,
+}
+
+impl Default for ConsulOptions {
+    /// etcd's request limit (`--max-request-bytes`' 1.5 MiB), the default
+    /// caps, and the address tonic's server gives a plain TCP connection.
+    fn default() -> ConsulOptions {
+        ConsulOptions {
+            max_body_bytes: 1_572_864,
+            max_parked_per_client: DEFAULT_MAX_PARKED_PER_CLIENT,
+            max_parked_total: DEFAULT_MAX_PARKED_TOTAL,
+            client_address: tcp_client_address,
+        }
+    }
+}
+
+/// The peer address tonic's server records for a TCP connection
+/// ([`tonic::transport::server::TcpConnectInfo`]).
+pub fn tcp_client_address(extensions: &http::Extensions) -> Option<IpAddr> {
+    extensions
+        .get::<tonic::transport::server::TcpConnectInfo>()?
+        .remote_addr()
+        .map(|address| address.ip())
+}
+
 #[derive(Clone)]
 struct Kv {
     grpc: GrpcService,
     parking: Parking,
+    limits: ParkingLimits,
+    reads: SharedReads<SharedRead, Answer>,
+    client_address: ClientAddress,
     max_body_bytes: usize,
+}
+
+/// What queries share a read by: the same caller, read and answer.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct SharedRead {
+    token: Token,
+    read: Read,
+    view: View,
+}
+
+/// The caller's IP address ([`ConsulOptions::client_address`]).
+struct Client(Option<IpAddr>);
+
+impl FromRequestParts<Kv> for Client {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut http::request::Parts,
+        kv: &Kv,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Client((kv.client_address)(&parts.extensions)))
+    }
 }
 
 /// The caller's etcd token, as Consul clients send theirs:
@@ -86,11 +182,14 @@ impl<S: Send + Sync> FromRequestParts<S> for Token {
 }
 
 /// Consul's KV routes, calling `grpc`.
-pub fn routes(grpc: GrpcService, max_body_bytes: usize) -> Router {
+pub fn routes(grpc: GrpcService, options: ConsulOptions) -> Router {
     let kv = Kv {
         parking: Parking::new(grpc.clone()),
         grpc,
-        max_body_bytes,
+        limits: ParkingLimits::new(options.max_parked_per_client, options.max_parked_total),
+        reads: SharedReads::new(),
+        client_address: options.client_address,
+        max_body_bytes: options.max_body_bytes,
     };
     let key_route = || -> MethodRouter<Kv> {
         axum::routing::get(get_kv)
@@ -154,16 +253,27 @@ impl Query {
         }
     }
 
-    /// `?wait`, capped at Consul's maximum; the default when absent.
-    /// (Consul takes a wait of 0 as the default.)
+    /// `?wait`, as Consul takes it: a Go duration, capped at the maximum;
+    /// the default when absent, zero or negative (Go parses `-5s`, and
+    /// Consul then waits its default); 400 when Go would not parse it
+    /// (junk, or past Go's ~292 years).
     fn wait(&self) -> Result<Duration, String> {
-        match self.get("wait") {
-            None | Some("") | Some("0") => Ok(DEFAULT_WAIT),
-            Some(text) => match hark_proto::go_duration::parse(text) {
-                Ok(Duration::ZERO) => Ok(DEFAULT_WAIT),
-                Ok(wait) => Ok(wait.min(MAX_WAIT)),
-                Err(_) => Err("Invalid wait time".to_string()),
-            },
+        let invalid = || "Invalid wait time".to_string();
+        let text = match self.get("wait") {
+            None | Some("") => return Ok(DEFAULT_WAIT),
+            Some(text) => text,
+        };
+        // Go takes one sign; the duration parser takes `+` only.
+        let (negative, magnitude) = match text.strip_prefix('-') {
+            Some(rest) if rest.starts_with('+') => return Err(invalid()),
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        match hark_proto::go_duration::parse(magnitude) {
+            Ok(_) if negative => Ok(DEFAULT_WAIT),
+            Ok(Duration::ZERO) => Ok(DEFAULT_WAIT),
+            Ok(wait) => Ok(wait.min(MAX_WAIT)),
+            Err(_) => Err(invalid()),
         }
     }
 }
@@ -219,6 +329,7 @@ impl DirEntry {
 }
 
 /// What a GET reads: one key, or a prefix (`?recurse`, `?keys`, `?index-map`).
+#[derive(Clone, PartialEq, Eq, Hash)]
 struct Read {
     key: Bytes,
     range_end: Bytes,
@@ -256,35 +367,19 @@ impl Kv {
             .into_inner())
     }
 
-    /// Reads, parking first when the query asks to block (`?index`).
-    async fn blocking_range(
-        &self,
-        read: &Read,
-        query: &Query,
-        token: &Token,
-    ) -> Result<pb::RangeResponse, Response> {
-        let index = query.number("index").map_err(bad_request)?.unwrap_or(0);
-        let wait = query.wait().map_err(bad_request)?;
-        let first = self.range(read, token).await.map_err(status_error)?;
-        let revision = header_revision(&first);
-        // Index 0 never blocks; an index ahead of the store means the client
-        // saw another store (a restore): answer at once so it resets.
-        if index == 0 || index > revision as u64 {
-            return Ok(first);
+    /// A fresh read, answered as `view` writes it, with the revision it
+    /// was read at (`None` when it failed).
+    async fn read_answer(&self, read: &Read, view: &View, token: &Token) -> ReadAt<Answer> {
+        match self.range(read, token).await {
+            Ok(response) => ReadAt {
+                revision: Some(header_revision(&response)),
+                value: view.answer(&response),
+            },
+            Err(status) => ReadAt {
+                revision: None,
+                value: Answer::status_error(status),
+            },
         }
-        let mut parked = self
-            .parking
-            .park(
-                read.key.clone(),
-                read.range_end.clone(),
-                index as i64,
-                token.clone(),
-            )
-            .await;
-        let jitter = wait.mul_f64(rand::random::<f64>() / 16.0);
-        let _ = tokio::time::timeout(wait + jitter, parked.woken()).await;
-        drop(parked);
-        self.range(read, token).await.map_err(status_error)
     }
 }
 
@@ -297,11 +392,89 @@ fn header_revision(response: &pb::RangeResponse) -> i64 {
     response.header.as_ref().map_or(0, |h| h.revision)
 }
 
+/// How a GET's answer is written from its read.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct View {
+    /// The key or prefix asked for.
+    key: String,
+    /// `?keys`: the keys alone, each cut after this separator (if not empty).
+    keys: Option<String>,
+    /// Hark's `?index-map`: `{key: mod_revision}`.
+    index_map: bool,
+    /// `?raw` (without `?recurse`): the value alone.
+    raw: bool,
+}
+
+impl View {
+    fn of(query: &Query, key: String) -> View {
+        let separator = query
+            .get("separator")
+            .or(query.get("seperator"))
+            .unwrap_or("");
+        View {
+            key,
+            keys: query.has("keys").then(|| separator.to_string()),
+            index_map: query.has("index-map"),
+            raw: query.has("raw") && !query.has("recurse"),
+        }
+    }
+
+    fn answer(&self, response: &pb::RangeResponse) -> Answer {
+        let index = header_revision(response);
+        if let Some(separator) = &self.keys {
+            let keys = list_keys(&response.kvs, self.key.len(), separator);
+            if keys.is_empty() && !self.key.is_empty() {
+                return Answer::not_found(index);
+            }
+            return Answer::json(StatusCode::OK, index, &keys);
+        }
+        if self.index_map {
+            let map: BTreeMap<String, i64> = response
+                .kvs
+                .iter()
+                .map(|kv| {
+                    (
+                        String::from_utf8_lossy(&kv.key).into_owned(),
+                        kv.mod_revision,
+                    )
+                })
+                .collect();
+            return Answer::json(StatusCode::OK, index, &map);
+        }
+        if response.kvs.is_empty() {
+            return Answer::not_found(index);
+        }
+        if self.raw {
+            let mut raw = Answer::new(StatusCode::OK, response.kvs[0].value.clone());
+            raw.headers
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+            raw.headers.insert(
+                "x-content-type-options",
+                HeaderValue::from_static("nosniff"),
+            );
+            raw.headers.insert(
+                "content-security-policy",
+                HeaderValue::from_static("sandbox"),
+            );
+            index_headers(&mut raw.headers, index);
+            return raw;
+        }
+        let entries: Vec<DirEntry> = response
+            .kvs
+            .iter()
+            .map(|kv| DirEntry::of(kv, true))
+            .collect();
+        Answer::json(StatusCode::OK, index, &entries)
+    }
+}
+
 /// `GET /v1/kv/<key>`: the key (`?raw`: its value alone), the prefix
 /// (`?recurse`), its keys (`?keys`, `?separator`), or Hark's `?index-map`
-/// (`{key: mod_revision}` of the prefix).
+/// (`{key: mod_revision}` of the prefix). With `?index`, parks until a
+/// change to what it reads (or `?wait`), within the caps on parked queries.
 async fn get_kv(
     State(kv): State<Kv>,
+    Client(client): Client,
     token: Token,
     key: Option<Path<String>>,
     uri: Uri,
@@ -327,59 +500,64 @@ async fn get_kv(
         keys_only: query.has("keys") || query.has("index-map"),
         serializable: query.has("stale"),
     };
-    let response = match kv.blocking_range(&read, &query, &token).await {
-        Ok(response) => response,
-        Err(refused) => return refused,
+    let view = View::of(&query, key);
+    let index = match query.number("index") {
+        Ok(index) => index.unwrap_or(0),
+        Err(e) => return bad_request(e),
     };
-    let index = header_revision(&response);
-    if query.has("keys") {
-        let separator = query
-            .get("separator")
-            .or(query.get("seperator"))
-            .unwrap_or("");
-        let keys = list_keys(&response.kvs, key.len(), separator);
-        if keys.is_empty() && !key.is_empty() {
-            return not_found(index);
+    let wait = match query.wait() {
+        Ok(wait) => wait,
+        Err(e) => return bad_request(e),
+    };
+    // A query that may park takes its place under the caps before it costs
+    // a read, so a flood past them costs nothing.
+    let slot = if index == 0 {
+        None
+    } else {
+        match kv.limits.admit(client) {
+            Ok(slot) => Some(slot),
+            Err(refusal) => return consul_error(StatusCode::TOO_MANY_REQUESTS, refusal.message()),
         }
-        return json(StatusCode::OK, index, &keys);
+    };
+    let first = match kv.range(&read, &token).await {
+        Ok(first) => first,
+        Err(status) => return status_error(status),
+    };
+    let revision = header_revision(&first);
+    // Index 0 never blocks; an index ahead of the store means the client
+    // saw another store (a restore): answer at once so it resets.
+    if index == 0 || index > revision as u64 {
+        return view.answer(&first).into();
     }
-    if query.has("index-map") {
-        let map: BTreeMap<String, i64> = response
-            .kvs
-            .iter()
-            .map(|kv| {
-                (
-                    String::from_utf8_lossy(&kv.key).into_owned(),
-                    kv.mod_revision,
-                )
-            })
-            .collect();
-        return json(StatusCode::OK, index, &map);
-    }
-    if response.kvs.is_empty() {
-        return not_found(index);
-    }
-    if query.has("raw") && !query.has("recurse") {
-        let mut raw = Response::new(Body::from(response.kvs[0].value.clone()));
-        let headers = raw.headers_mut();
-        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
-        headers.insert(
-            "x-content-type-options",
-            HeaderValue::from_static("nosniff"),
-        );
-        headers.insert(
-            "content-security-policy",
-            HeaderValue::from_static("sandbox"),
-        );
-        index_headers(headers, index);
-        return raw;
-    }
-    let entries: Vec<DirEntry> = response
-        .kvs
-        .iter()
-        .map(|kv| DirEntry::of(kv, true))
-        .collect();
-    json(StatusCode::OK, index, &entries)
+    // Only its revision is kept while parked.
+    drop(first);
+    let shared = kv.reads.ticket(SharedRead {
+        token: token.clone(),
+        read: read.clone(),
+        view: view.clone(),
+    });
+    let mut parked = kv
+        .parking
+        .park(
+            read.key.clone(),
+            read.range_end.clone(),
+            index as i64,
+            token.clone(),
+        )
+        .await;
+    let jitter = wait.mul_f64(rand::random::<f64>() / 16.0);
+    let changed_at = tokio::time::timeout(wait + jitter, parked.woken())
+        .await
+        .ok()
+        .flatten();
+    drop(parked);
+    drop(slot);
+    // Never older than what it read first, nor than the change that woke it.
+    let needed = revision.max(changed_at.unwrap_or(0));
+    let answer = shared
+        .answer(needed, || kv.read_answer(&read, &view, &token))
+        .await;
+    answer.value.clone().into()
 }
 
 /// Consul's key list: every key, or with a separator each key cut after the
@@ -739,43 +917,79 @@ fn index_headers(headers: &mut HeaderMap, index: i64) {
     headers.insert("x-consul-lastcontact", HeaderValue::from_static("0"));
 }
 
+/// A whole answer, kept to be given to every query that shares its read.
+#[derive(Clone)]
+struct Answer {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+impl Answer {
+    fn new(status: StatusCode, body: impl Into<Bytes>) -> Answer {
+        Answer {
+            status,
+            headers: HeaderMap::new(),
+            body: body.into(),
+        }
+    }
+
+    fn json<T: Serialize + ?Sized>(status: StatusCode, index: i64, body: &T) -> Answer {
+        let mut answer = Answer::new(status, serde_json::to_vec(body).expect("serializable"));
+        answer.headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        index_headers(&mut answer.headers, index);
+        answer
+    }
+
+    fn not_found(index: i64) -> Answer {
+        let mut answer = Answer::new(StatusCode::NOT_FOUND, Bytes::new());
+        index_headers(&mut answer.headers, index);
+        answer
+    }
+
+    /// Consul's errors are plain text.
+    fn error(status: StatusCode, message: &str) -> Answer {
+        let mut answer = Answer::new(status, message.to_string());
+        answer.headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+        answer
+    }
+
+    /// A gRPC failure in Consul's form: its status as HTTP, its message as
+    /// text.
+    fn status_error(status: Status) -> Answer {
+        Answer::error(crate::status::http_status(status.code()), status.message())
+    }
+}
+
+impl From<Answer> for Response {
+    fn from(answer: Answer) -> Response {
+        let mut response = Response::new(Body::from(answer.body));
+        *response.status_mut() = answer.status;
+        *response.headers_mut() = answer.headers;
+        response
+    }
+}
+
 fn json<T: Serialize + ?Sized>(status: StatusCode, index: i64, body: &T) -> Response {
-    let mut response = Response::new(Body::from(serde_json::to_vec(body).expect("serializable")));
-    *response.status_mut() = status;
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    index_headers(headers, index);
-    response
+    Answer::json(status, index, body).into()
 }
 
-fn not_found(index: i64) -> Response {
-    let mut response = Response::new(Body::empty());
-    *response.status_mut() = StatusCode::NOT_FOUND;
-    index_headers(response.headers_mut(), index);
-    response
-}
-
-/// Consul's errors are plain text.
 fn consul_error(status: StatusCode, message: &str) -> Response {
-    let mut response = Response::new(Body::from(message.to_string()));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
+    Answer::error(status, message).into()
 }
 
 fn bad_request(message: String) -> Response {
     consul_error(StatusCode::BAD_REQUEST, &message)
 }
 
-/// A gRPC failure in Consul's form: its status as HTTP, its message as text.
 fn status_error(status: Status) -> Response {
-    consul_error(crate::status::http_status(status.code()), status.message())
+    Answer::status_error(status).into()
 }
 
 #[cfg(test)]
@@ -801,7 +1015,18 @@ mod tests {
         assert_eq!(query("wait=0s").wait().unwrap(), DEFAULT_WAIT);
         // Past Go's range: Consul answers 400, as here.
         assert!(query("wait=100000000000000000000s").wait().is_err());
+        assert!(query("wait=2562048h").wait().is_err());
+        assert_eq!(query("wait=2562047h").wait().unwrap(), MAX_WAIT);
         assert!(query("wait=soon").wait().is_err());
+        // Go parses a negative wait, and Consul then waits its default.
+        assert_eq!(query("wait=-5s").wait().unwrap(), DEFAULT_WAIT);
+        assert_eq!(query("wait=-0").wait().unwrap(), DEFAULT_WAIT);
+        assert_eq!(query("wait=%2B5s").wait().unwrap(), Duration::from_secs(5));
+        for junk in [
+            "-", "-+5s", "+-5s", "--5s", "-5", "5s-", "1e9s", "NaNs", "infh", "%20", "5%00s",
+        ] {
+            assert!(query(&format!("wait={junk}")).wait().is_err(), "{junk}");
+        }
         assert!(query("index=x").number("index").is_err());
         assert_eq!(query("keys&separator=%2F").get("separator"), Some("/"));
         assert!(query("recurse").has("recurse"));

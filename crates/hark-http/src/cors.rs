@@ -49,7 +49,23 @@ impl Cors {
 }
 
 async fn cors(State(cors): State<Cors>, request: Request, next: Next) -> Response {
-    let allowed = cors.allowed_origin(request.headers().get(header::ORIGIN));
+    let origin = request.headers().get(header::ORIGIN);
+    let allowed = cors.allowed_origin(origin);
+    // A browser sends `Origin` with every cross-origin request, and a
+    // "simple" one (a form POST) runs before the browser reads the answer's
+    // CORS headers: refuse it here, or any page could write the store.
+    if let Some(origin) = origin
+        && allowed.is_none()
+        && !same_origin(origin, &request)
+    {
+        return Response::builder()
+            .status(StatusCode::FORBIDDEN)
+            .header(header::CONTENT_TYPE, "text/plain")
+            .body(Body::from(
+                "cross-origin request refused: the origin is not in --cors\n",
+            ))
+            .expect("a valid response");
+    }
     let mut response = if request.method() == Method::OPTIONS {
         Response::builder()
             .status(StatusCode::OK)
@@ -73,9 +89,43 @@ async fn cors(State(cors): State<Cors>, request: Request, next: Next) -> Respons
     response
 }
 
+/// Whether `origin` names the host the request was sent to (the web
+/// console's own calls).
+fn same_origin(origin: &HeaderValue, request: &Request) -> bool {
+    let host = request
+        .uri()
+        .authority()
+        .map(|a| a.as_str())
+        .or_else(|| request.headers().get(header::HOST)?.to_str().ok());
+    let origin_host = origin
+        .to_str()
+        .ok()
+        .and_then(|o| o.split_once("://"))
+        .map(|(_, host)| host);
+    matches!((origin_host, host), (Some(o), Some(h)) if o.eq_ignore_ascii_case(h))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_origin_is_the_host_asked() {
+        let request = |host: &str| {
+            Request::builder()
+                .uri("/v3/kv/put")
+                .header(header::HOST, host)
+                .body(Body::empty())
+                .unwrap()
+        };
+        let origin = HeaderValue::from_static("http://127.0.0.1:2379");
+        assert!(same_origin(&origin, &request("127.0.0.1:2379")));
+        assert!(!same_origin(&origin, &request("127.0.0.1:2380")));
+        assert!(!same_origin(
+            &HeaderValue::from_static("null"),
+            &request("127.0.0.1:2379")
+        ));
+    }
 
     #[test]
     fn a_star_allows_every_origin_and_a_list_only_its_own() {

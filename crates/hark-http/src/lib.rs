@@ -5,7 +5,8 @@
 //!   it, plus `GET /version`.
 //! - [`consul`]: Consul's KV API (`/v1/kv/<key>`, `/v1/txn`) with blocking
 //!   queries (`?index=N&wait=D`), each parked request a watcher on one
-//!   shared watch stream.
+//!   shared watch stream, capped per client and in all, and the requests one
+//!   change wakes sharing one read.
 //!
 //! Every call is made on the server's own gRPC services through an
 //! in-process [`GrpcService`] (no socket): an HTTP call and its gRPC twin run
@@ -17,7 +18,9 @@ pub mod consul;
 pub mod cors;
 pub mod gateway;
 mod json;
+mod limits;
 mod parking;
+mod shared_reads;
 mod status;
 
 use tower::ServiceExt;

@@ -7,7 +7,8 @@
 //! under auth each watcher is checked against its caller's permissions. A
 //! stream is opened on first use and closed when its last request leaves;
 //! when it ends, every request parked on it is woken (a blocking query may
-//! always return without a change).
+//! always return without a change). A request learns the revision of the
+//! event that woke it, so that what it reads next is at least that new.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -23,6 +24,10 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
 
 use crate::GrpcService;
 use crate::consul::Token;
+
+/// What woke a parked request: the revision of the change that matched it,
+/// or `None` when its stream ended or its watcher was cancelled.
+pub(crate) type Wake = Option<i64>;
 
 /// The shared watch stream and who waits on it.
 #[derive(Clone)]
@@ -44,7 +49,7 @@ struct Shared {
     /// requests bounds it: each queues a create and at most two cancels
     /// (after its wake-up, and when it is dropped).
     requests: mpsc::UnboundedSender<pb::WatchRequest>,
-    waiting: Mutex<HashMap<i64, oneshot::Sender<()>>>,
+    waiting: Mutex<HashMap<i64, oneshot::Sender<Wake>>>,
     /// Ends the stream (dropping it cancels it at the server).
     close: tokio::sync::Notify,
 }
@@ -56,7 +61,7 @@ pub(crate) struct Parked {
     token: Token,
     stream: Arc<Shared>,
     id: i64,
-    woken: Option<oneshot::Receiver<()>>,
+    woken: Option<oneshot::Receiver<Wake>>,
 }
 
 impl Parking {
@@ -147,7 +152,7 @@ impl Parking {
             // Whatever ended the stream, nobody stays parked on it.
             let everyone: Vec<_> = shared.waiting.lock().drain().collect();
             for (_, wake) in everyone {
-                let _ = wake.send(());
+                let _ = wake.send(None);
             }
         });
         stream
@@ -188,7 +193,13 @@ impl Shared {
             }
             let woken = self.waiting.lock().remove(&response.watch_id);
             if let Some(wake) = woken {
-                let _ = wake.send(());
+                let changed_at = response
+                    .events
+                    .iter()
+                    .filter_map(|event| event.kv.as_ref())
+                    .map(|kv| kv.mod_revision)
+                    .max();
+                let _ = wake.send(changed_at);
             }
             // Also after a cancellation: a watcher the engine cancelled for
             // compaction keeps its id until the client cancels it.
@@ -206,12 +217,13 @@ fn cancel_request(id: i64) -> pb::WatchRequest {
 }
 
 impl Parked {
-    /// Resolves when woken (a matching change, or the stream ended).
-    pub(crate) async fn woken(&mut self) {
-        if let Some(woken) = self.woken.as_mut() {
-            let _ = woken.await;
-            self.woken = None;
-        }
+    /// Resolves when woken (a matching change, or the stream ended), with
+    /// the revision of the change; `None` after the first wake-up too.
+    pub(crate) async fn woken(&mut self) -> Wake {
+        let woken = self.woken.as_mut()?;
+        let wake = woken.await.ok().flatten();
+        self.woken = None;
+        wake
     }
 }
 

@@ -72,15 +72,41 @@ impl AuthService {
         Ok((node, state))
     }
 
-    async fn hash(&self, password: String) -> Result<Bytes, Status> {
+    /// Hashes a new password for a caller already known to be root:
+    /// bcrypt is the most CPU a request can ask for, so nobody else may
+    /// make the member spend it.
+    async fn hash(&self, metadata: &MetadataMap, password: String) -> Result<Bytes, Status> {
         let node = self.node.get()?;
+        node.caller(metadata)?.admin().map_err(auth_status)?;
         let auth = node.auth.clone();
         drop(node);
-        tokio::task::spawn_blocking(move || auth.hash_password(&password))
-            .await
-            .map_err(|e| Status::internal(format!("hark: hashing failed: {e}")))?
+        on_bcrypt_pool(move || auth.hash_password(&password))
+            .await?
             .map_err(auth_status)
     }
+}
+
+/// Runs a bcrypt job (hashing, or checking a password) off the async
+/// runtime, at most [`bcrypt_slots`] at once: a flood of logins or password
+/// changes queues here (as cheap waiting tasks) instead of taking every
+/// core from the writes.
+async fn on_bcrypt_pool<T: Send + 'static>(
+    job: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Status> {
+    static SLOTS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+    let slots = SLOTS.get_or_init(|| tokio::sync::Semaphore::new(bcrypt_slots()));
+    let _slot = slots
+        .acquire()
+        .await
+        .map_err(|_| Status::unavailable("etcdserver: server stopped"))?;
+    tokio::task::spawn_blocking(job)
+        .await
+        .map_err(|e| Status::internal(format!("hark: bcrypt failed: {e}")))
+}
+
+/// Half the cores, at least one.
+fn bcrypt_slots() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1))
 }
 
 fn permission_to_pb(p: &PermissionRecord) -> authpb::Permission {
@@ -143,9 +169,8 @@ impl Auth for AuthService {
             let auth = node.auth.clone();
             let pb::AuthenticateRequest { name, password } = request.into_inner();
             // bcrypt is slow on purpose: off the runtime's threads.
-            let token = tokio::task::spawn_blocking(move || auth.authenticate(&name, &password))
-                .await
-                .map_err(|e| Status::internal(format!("hark: authenticate failed: {e}")))?
+            let token = on_bcrypt_pool(move || auth.authenticate(&name, &password))
+                .await?
                 .map_err(auth_status)?;
             Ok(pb::AuthenticateResponse {
                 header: node.header(node.store.current_revision()),
@@ -165,7 +190,7 @@ impl Auth for AuthService {
             let hash = if no_password {
                 Bytes::new()
             } else {
-                self.hash(req.password).await?
+                self.hash(&metadata, req.password).await?
             };
             let header = self
                 .change(&metadata, |s| {
@@ -234,7 +259,7 @@ impl Auth for AuthService {
                     .map(Bytes::from)
                     .map_err(|_| auth_status(AuthError::NoPasswordUser))?
             } else {
-                self.hash(req.password).await?
+                self.hash(&metadata, req.password).await?
             };
             let header = self
                 .change(&metadata, |s| {

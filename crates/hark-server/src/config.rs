@@ -55,9 +55,25 @@ pub struct Config {
     pub listen_client_http_urls: Vec<String>,
 
     /// Origins allowed to call the HTTP endpoints from a browser
-    /// (comma-separated; `*` allows any).
-    #[arg(long, env = "HARK_CORS", default_value = "*")]
+    /// (comma-separated; `*` allows any, etcd's default). Empty, Hark's
+    /// default: same-origin only (the web console), so that a web page a
+    /// user opens cannot read or write the store.
+    #[arg(long, env = "HARK_CORS", default_value = "")]
     pub cors: String,
+
+    /// Most streams a client connection may have open at once (HTTP/2's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS): each Watch and LeaseKeepAlive, and
+    /// each call in flight, is one. etcd's default is unlimited; Hark's
+    /// bounds what one connection can hold.
+    #[arg(long, env = "HARK_MAX_CONCURRENT_STREAMS", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrent_streams: u32,
+
+    /// Most watchers one watch stream may hold at once; a create past it is
+    /// refused (Hark's own bound: etcd has none).
+    #[arg(long, env = "HARK_MAX_WATCHERS_PER_STREAM", default_value_t = 100_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_watchers_per_stream: u64,
 
     /// Largest request a client may send, in bytes.
     #[arg(long, env = "HARK_MAX_REQUEST_BYTES", default_value_t = 1_572_864)]

@@ -151,8 +151,13 @@ impl Lease for LeaseService {
         request: Request<Streaming<pb::LeaseKeepAliveRequest>>,
     ) -> Result<Response<Self::LeaseKeepAliveStream>, Status> {
         let metadata = request.metadata().clone();
+        let node = self.node.get()?;
+        // A caller who could renew no lease gets no stream (and no task):
+        // credentials are fixed for the stream's life.
+        Needs::Authenticated.check(&node.caller(&metadata)?)?;
+        let mut shutdown = node.shutdown.clone();
+        drop(node);
         let mut inbound = request.into_inner();
-        let mut shutdown = self.node.get()?.shutdown.clone();
         let handle = self.node.clone();
         let (tx, rx) = mpsc::channel(64);
         tokio::spawn(async move {

@@ -12,6 +12,7 @@
 mod access;
 mod auth;
 mod authority;
+mod boundary;
 mod cluster_leases;
 mod compactor;
 pub mod config;

@@ -165,31 +165,28 @@ const SNAPSHOT_CHUNK: usize = 32 * 1024;
 fn send_snapshot(
     store: &mvcc::Store,
     member: &hark_snapshot::Member,
+    data_dir: &std::path::Path,
     tx: &tokio::sync::mpsc::Sender<Result<pb::SnapshotResponse, Status>>,
 ) -> Result<(), Status> {
     use sha2::{Digest, Sha256};
     use std::io::Read;
 
-    struct TempFile(std::path::PathBuf);
-    impl Drop for TempFile {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
-        }
-    }
-    static SEQUENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let temp = TempFile(std::env::temp_dir().join(format!(
-        "hark-snapshot-{}-{}.db",
-        std::process::id(),
-        SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    )));
     let failed = |what: &str, e: &dyn std::fmt::Display| {
         tracing::error!(error = %e, "snapshot: {what}");
         Status::internal(format!("etcdserver: snapshot: {what}: {e}"))
     };
+    // A directory made exclusively under a random name, mode 0700, in the
+    // data dir: no one else can have placed a file or a symlink where the
+    // database is written. Removed (with the database) when this returns.
+    let scratch = tempfile::Builder::new()
+        .prefix(".snapshot-")
+        .tempdir_in(data_dir)
+        .map_err(|e| failed("making its scratch dir", &e))?;
+    let temp = scratch.path().join("db");
     let started = std::time::Instant::now();
-    let written = hark_snapshot::write_database(store, member, &temp.0)
+    let written = hark_snapshot::write_database(store, member, &temp)
         .map_err(|e| failed("writing the database", &e))?;
-    let mut file = std::fs::File::open(&temp.0).map_err(|e| failed("reading it back", &e))?;
+    let mut file = std::fs::File::open(&temp).map_err(|e| failed("reading it back", &e))?;
     let mut hasher = Sha256::new();
     let mut remaining = written.size;
     while remaining > 0 {
@@ -293,12 +290,13 @@ impl Maintenance for MaintenanceService {
             client_urls: node.client_urls.clone(),
         };
         let store = node.store.clone();
+        let data_dir = node.data_dir.clone();
         drop(node);
         // At most four chunks (128 KiB) wait for the client; when they do,
         // the sending thread waits too, so a slow client slows only itself.
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         tokio::task::spawn_blocking(move || {
-            if let Err(status) = send_snapshot(&store, &member, &tx) {
+            if let Err(status) = send_snapshot(&store, &member, &data_dir, &tx) {
                 let _ = tx.blocking_send(Err(status));
             }
         });

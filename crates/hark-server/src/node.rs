@@ -18,6 +18,9 @@ pub struct Node {
     pub hub: WatchHub,
     pub lessor: Lessor,
     pub name: String,
+    /// `--data-dir`: scratch files (a snapshot being sent) go here, in a
+    /// directory of their own, never in a shared temp dir.
+    pub data_dir: std::path::PathBuf,
     pub client_urls: Vec<String>,
     pub max_request_bytes: usize,
     /// `--quota-backend-bytes` (etcd's default when unset; negative: none).

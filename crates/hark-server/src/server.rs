@@ -111,11 +111,14 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
             .map_err(|e| e.to_string())?
             .map_err(|e| format!("cannot open data dir {}: {e}", data_dir.display()))?
     };
+    remove_snapshot_scratch(&data_dir);
     let interval = config.watch_progress_notify_interval;
     let hub = WatchHub::with_engine_start(
         store.clone(),
         WatchConfig {
             progress_notify_interval: (!interval.is_zero()).then_some(interval),
+            max_watchers_per_stream: usize::try_from(config.max_watchers_per_stream)
+                .unwrap_or(usize::MAX),
             ..WatchConfig::default()
         },
         || lower_thread_priority(WATCH_ENGINE_NICE),
@@ -168,6 +171,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         hub,
         lessor,
         name: config.name.clone(),
+        data_dir: data_dir.clone(),
         client_urls,
         max_request_bytes: config.max_request_bytes,
         quota_bytes: config.quota_bytes(),
@@ -216,7 +220,24 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
             max_body_bytes: 2 * limit,
         },
     );
-    let consul_kv = hark_http::consul::routes(in_process, config.max_request_bytes);
+    let consul_kv = hark_http::consul::routes(
+        in_process,
+        hark_http::consul::ConsulOptions {
+            max_body_bytes: config.max_request_bytes,
+            // Parked queries are capped per client address, which only this
+            // crate's connections (plain or TLS) know.
+            client_address: |extensions| {
+                Some(extensions.get::<crate::tls::ConnInfo>()?.remote?.ip())
+            },
+            ..Default::default()
+        },
+    );
+    if config.cors.split(',').any(|o| o.trim() == "*") && !node.auth.state().is_ok_and(|s| s.enabled())
+    {
+        tracing::warn!(
+            "--cors='*' with auth disabled: any web page a user opens can read and write this store"
+        );
+    }
     let http_routes = hark_http::cors::Cors::parse(&config.cors)
         .apply(gateway.merge(consul_kv).merge(http::routes(handle.clone())))
         // The web console: static pages that call the gateway above.
@@ -242,13 +263,14 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         .map(tls_for)
         .collect();
     let mut tasks = Vec::new();
+    let streams = config.max_concurrent_streams;
     for (listener, tls) in client_listeners.into_iter().zip(client_tls) {
         tasks.push(serve(
             listener,
             tls,
             client_routes.clone(),
             node.shutdown.clone(),
-            Traffic::Counted,
+            (Traffic::Counted, streams),
         ));
     }
     for (listener, tls) in client_http_listeners.into_iter().zip(client_http_tls) {
@@ -257,7 +279,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
             tls,
             client_http_routes.clone(),
             node.shutdown.clone(),
-            Traffic::Counted,
+            (Traffic::Counted, streams),
         ));
     }
     let metrics_tls: Vec<_> = listen_urls(&config.listen_metrics_urls)
@@ -269,7 +291,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
             tls,
             metrics_routes.clone(),
             node.shutdown.clone(),
-            Traffic::NotCounted,
+            (Traffic::NotCounted, streams),
         ));
     }
     let replica = &node.replica;
@@ -425,6 +447,9 @@ fn serve_peers(
         let result = Server::builder()
             .initial_connection_window_size(CONNECTION_WINDOW)
             .initial_stream_window_size(STREAM_WINDOW)
+            .max_frame_size(crate::authority::MAX_FRAME_SIZE)
+            .http2_max_header_list_size(crate::authority::MAX_HEADER_LIST_SIZE)
+            .layer(crate::boundary::IdentityBoundaryLayer)
             .add_service(service)
             .serve_with_incoming_shutdown(incoming, async move {
                 shutting_down(&mut shutdown).await;
@@ -465,6 +490,19 @@ async fn restore_first(
         "restored the data dir from a snapshot"
     );
     Ok(())
+}
+
+/// Removes what a snapshot being sent left behind when the process died
+/// (`Maintenance::Snapshot` writes under `<data-dir>/.snapshot-*`).
+fn remove_snapshot_scratch(data_dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(data_dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(".snapshot-") {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// The listen URLs that make listeners, in order.
@@ -587,12 +625,14 @@ enum Traffic {
     NotCounted,
 }
 
+/// Serves `routes` on one listener; `max_streams` is each connection's
+/// SETTINGS_MAX_CONCURRENT_STREAMS (`--max-concurrent-streams`).
 fn serve(
     listener: TcpListener,
     tls: Option<Arc<crate::tls::TlsServer>>,
     routes: Routes,
     mut shutdown: watch::Receiver<bool>,
-    traffic: Traffic,
+    (traffic, max_streams): (Traffic, u32),
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         // Every connection goes through AuthorityFix (see authority.rs).
@@ -600,10 +640,17 @@ fn serve(
             let counted = Counted::new(conn, traffic == Traffic::Counted);
             Ok::<_, std::io::Error>(AuthorityFix::new(counted))
         });
+        // The frame and header list limits are stated, not left to
+        // hyper's defaults: AuthorityFix steps aside at the same figures.
         let result = Server::builder()
             .accept_http1(true)
             .initial_connection_window_size(CONNECTION_WINDOW)
             .initial_stream_window_size(STREAM_WINDOW)
+            .max_frame_size(crate::authority::MAX_FRAME_SIZE)
+            .http2_max_header_list_size(crate::authority::MAX_HEADER_LIST_SIZE)
+            .max_concurrent_streams(max_streams)
+            // Every route of every listener behind one identity boundary.
+            .layer(crate::boundary::IdentityBoundaryLayer)
             .add_routes(routes)
             .serve_with_incoming_shutdown(incoming, async move {
                 shutting_down(&mut shutdown).await;
@@ -645,12 +692,23 @@ fn connections(
             let cert_user = tls.cert_user();
             let tx = tx.clone();
             tokio::spawn(async move {
+                let remote = tcp.peer_addr().ok();
+                // As etcd logs "rejected connection": who, and why (a client
+                // certificate in X.509 v1 form reads "UnsupportedCertVersion",
+                // see docs/security.md).
                 match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
                     Ok(Ok(stream)) => {
                         let _ = tx.send(Conn::Tls(Box::new(stream), cert_user)).await;
                     }
-                    Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
-                    Err(_) => tracing::debug!("TLS handshake timed out"),
+                    Ok(Err(e)) => tracing::warn!(
+                        remote = ?remote,
+                        error = %e,
+                        "rejected connection: TLS handshake failed"
+                    ),
+                    Err(_) => tracing::warn!(
+                        remote = ?remote,
+                        "rejected connection: TLS handshake timed out"
+                    ),
                 }
             });
         }

@@ -129,6 +129,30 @@ fn open_stream(
     if replica.as_ref().is_some_and(|r| !r.has_leader()) {
         return Err(Status::unavailable(NO_LEADER));
     }
+    // Under auth, a stream whose metadata names nobody valid can never
+    // create a watcher (its credentials are fixed at open): it gets no
+    // engine stream, only the answers etcd would give its creates.
+    let anonymous = node
+        .auth_caller(&metadata)
+        .and_then(|caller| caller.authenticated())
+        .is_err();
+    if anonymous {
+        let (refusals, replies) = tokio::sync::mpsc::channel(REFUSALS_QUEUED);
+        let ending = Arc::new(parking_lot::Mutex::new(None));
+        tokio::spawn(refuse_loop(
+            node.shutdown.clone(),
+            (handle.clone(), metadata),
+            inbound,
+            refusals,
+            ending.clone(),
+        ));
+        return Ok(Response::new(FrameStream {
+            node: handle,
+            replies: Replies::Refusals(replies),
+            ready: VecDeque::new(),
+            ending,
+        }));
+    }
     let (stream, responses) = node.hub.new_stream_for(client);
     let ending = Arc::new(parking_lot::Mutex::new(None));
     tokio::spawn(recv_loop(
@@ -141,10 +165,74 @@ fn open_stream(
     ));
     Ok(Response::new(FrameStream {
         node: handle,
-        responses,
+        replies: Replies::Engine(responses),
         ready: VecDeque::new(),
         ending,
     }))
+}
+
+/// Refusals a stream without a caller may have waiting for the client.
+const REFUSALS_QUEUED: usize = 16;
+
+/// The receive side of a stream opened without a valid caller under auth:
+/// every create is answered as etcd answers it (created and canceled, with
+/// the reason), cancels and progress requests find no watcher, as etcd's
+/// find none. If a create would now pass (auth was disabled meanwhile),
+/// the stream ends Unavailable so that the client opens a new one.
+async fn refuse_loop(
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+    (handle, metadata): (NodeHandle, tonic::metadata::MetadataMap),
+    mut inbound: Streaming<pb::WatchRequest>,
+    refusals: tokio::sync::mpsc::Sender<WatchFrame>,
+    ending: Arc<parking_lot::Mutex<Option<Status>>>,
+) {
+    let mut reading = true;
+    let status = loop {
+        tokio::select! {
+            msg = inbound.message(), if reading => match msg {
+                Ok(Some(pb::WatchRequest {
+                    request_union: Some(RequestUnion::CreateRequest(c)),
+                })) => {
+                    let Ok(node) = handle.get() else {
+                        break Some(stopped());
+                    };
+                    let reason = if c.start_revision < 0 {
+                        Some(hark_watch::WatchError::NegativeRevision.to_string())
+                    } else {
+                        node.watch_refusal(&metadata, &c.key, &c.range_end)
+                    };
+                    let Some(reason) = reason else {
+                        break Some(Status::unavailable(
+                            "etcdserver: the auth state changed; open the watch stream again",
+                        ));
+                    };
+                    let frame = WatchFrame {
+                        head: pb::WatchResponse {
+                            header: node.header(node.store.current_revision()),
+                            watch_id: hark_watch::NO_WATCH_ID,
+                            created: true,
+                            canceled: true,
+                            cancel_reason: reason,
+                            ..Default::default()
+                        },
+                        ..Default::default()
+                    };
+                    drop(node);
+                    // Waits while the client does not read: flow control
+                    // holds back one that only sends.
+                    if refusals.send(frame).await.is_err() {
+                        break None;
+                    }
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => reading = false,
+                Err(status) => break stream_receive_error(status),
+            },
+            _ = refusals.closed() => break None,
+            _ = crate::server::shutting_down(&mut shutdown) => break Some(stopped()),
+        }
+    };
+    *ending.lock() = status;
 }
 
 /// Resolves once the member has had no leader at more than
@@ -250,6 +338,14 @@ fn handle(
     }
 }
 
+/// Where a Watch call's replies come from.
+enum Replies {
+    /// The engine stream's outbox.
+    Engine(Responses),
+    /// A stream without a caller: its refused creates (see `refuse_loop`).
+    Refusals(tokio::sync::mpsc::Receiver<WatchFrame>),
+}
+
 /// The gRPC response stream of one Watch call. It takes the engine's replies
 /// straight from the stream's outbox as tonic asks for them (no task or channel
 /// in between), so a burst of replies is encoded into one buffer and written
@@ -257,7 +353,7 @@ fn handle(
 /// bound turns its watchers into victims.
 struct FrameStream {
     node: NodeHandle,
-    responses: Responses,
+    replies: Replies,
     /// Frames of a reply that was split into fragments, not yet handed out.
     ready: VecDeque<WatchFrame>,
     /// The status the stream ends with, if not OK (see `recv_loop`).
@@ -273,7 +369,16 @@ impl Stream for FrameStream {
             if let Some(frame) = this.ready.pop_front() {
                 return Poll::Ready(Some(Ok(frame)));
             }
-            let Some(reply) = ready!(this.responses.poll_recv(cx)) else {
+            let responses = match &mut this.replies {
+                Replies::Engine(responses) => responses,
+                Replies::Refusals(refusals) => {
+                    return match ready!(refusals.poll_recv(cx)) {
+                        Some(frame) => Poll::Ready(Some(Ok(frame))),
+                        None => Poll::Ready(this.ending.lock().take().map(Err)),
+                    };
+                }
+            };
+            let Some(reply) = ready!(responses.poll_recv(cx)) else {
                 return Poll::Ready(this.ending.lock().take().map(Err));
             };
             // The node is held only while converting, never while the client is slow.

@@ -198,7 +198,8 @@ async fn the_gateway_answers_etcds_curl_examples_as_etcd_3_5_does() {
         return;
     };
     let etcd = Etcd::start(&etcd_binary);
-    let hark = common::start(&[]).await;
+    // etcd's default --cors is `*`; Hark's is same-origin only.
+    let hark = common::start(&["--cors=*"]).await;
     let hark_endpoint = hark.endpoint();
     tokio::task::spawn_blocking(move || {
         let mut differences = Vec::new();

@@ -673,3 +673,96 @@ async fn three_members_over_peer_auto_tls() {
     let pki = pki();
     assert!(!peer_serves(&peers[0], &pki, None).await);
 }
+
+/// etcd logs "rejected connection from <addr>" with the reason; so does
+/// Hark. A client certificate in X.509 v1 form (what `openssl x509 -req`
+/// makes without extensions, and etcd accepts) is refused by rustls, which
+/// takes only v3: the log says so, rather than nothing.
+#[test]
+fn a_refused_handshake_is_logged_with_the_client_and_the_reason() {
+    let pki = pki();
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .current_dir(pki.dir.path())
+            .args(args)
+            .output()
+            .expect("openssl (Debian's openssl package)");
+        assert!(out.status.success(), "openssl {args:?}: {out:?}");
+    };
+    openssl(&[
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca2.key", "-out", "ca2.pem",
+        "-subj", "/CN=second CA", "-days", "30",
+    ]);
+    openssl(&[
+        "req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", "v1.key", "-out", "v1.csr",
+        "-subj", "/CN=root",
+    ]);
+    openssl(&[
+        "x509", "-req", "-in", "v1.csr", "-CA", "ca2.pem", "-CAkey", "ca2.key",
+        "-CAcreateserial", "-out", "v1.pem", "-days", "30",
+    ]);
+    // Both CAs are trusted: the v1 certificate is refused for its form.
+    let cas = std::fs::read_to_string(pki.path("ca.pem")).unwrap()
+        + &std::fs::read_to_string(pki.path("ca2.pem")).unwrap();
+    write(&pki.path("cas.pem"), &cas);
+    let port = common::free_port();
+    let cwd = tempfile::tempdir().unwrap();
+    let mut child = common::spawn(
+        cwd.path(),
+        &[
+            format!("--listen-client-urls=https://127.0.0.1:{port}"),
+            format!("--cert-file={}", pki.path_str("server.pem")),
+            format!("--key-file={}", pki.path_str("server.key")),
+            format!("--trusted-ca-file={}", pki.path_str("cas.pem")),
+            "--client-cert-auth".into(),
+            format!("--data-dir={}", cwd.path().join("data").display()),
+        ],
+        &[],
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "{}", common::logs(cwd.path()));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let s_client = |cert: Option<&str>| {
+        let mut cmd = Command::new("openssl");
+        cmd.args(["s_client", "-connect", &format!("127.0.0.1:{port}")])
+            .arg("-CAfile")
+            .arg(pki.path("ca.pem"));
+        if let Some(cert) = cert {
+            cmd.arg("-cert")
+                .arg(pki.path(&format!("{cert}.pem")))
+                .arg("-key")
+                .arg(pki.path(&format!("{cert}.key")));
+        }
+        let _ = cmd
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    };
+    s_client(Some("v1"));
+    s_client(None);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let logs = loop {
+        let logs = common::logs(cwd.path());
+        if logs.matches("rejected connection").count() >= 2 || Instant::now() > deadline {
+            break logs;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    let rejected: Vec<&str> = logs
+        .lines()
+        .filter(|l| l.contains("rejected connection"))
+        .collect();
+    assert!(
+        rejected.iter().any(|l| l.contains("UnsupportedCertVersion") && l.contains("127.0.0.1:")),
+        "{logs}"
+    );
+    assert!(
+        rejected.iter().any(|l| l.contains("no certificate") || l.contains("NoCertificates")),
+        "{logs}"
+    );
+}

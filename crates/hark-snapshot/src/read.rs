@@ -26,24 +26,20 @@ pub struct SnapshotStatus {
 /// A temporary readable copy of a snapshot's database, removed on drop.
 struct ReadableCopy {
     path: PathBuf,
+    /// A directory of our own (random name, made exclusively, mode 0700):
+    /// nobody else can have put a file or a symlink where the copy goes,
+    /// even in a shared scratch dir such as /tmp. Removed with the copy.
+    _dir: tempfile::TempDir,
 }
 
 impl ReadableCopy {
     fn new(snapshot: &Path, body_len: u64, scratch_dir: &Path) -> Result<ReadableCopy> {
-        let path = scratch_dir.join(format!(
-            ".hark-snapshot-{}-{}.db",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos())
-        ));
-        match bolt::readable_copy(snapshot, body_len, &path) {
-            Ok(_) => Ok(ReadableCopy { path }),
-            Err(e) => {
-                let _ = std::fs::remove_file(&path);
-                Err(e)
-            }
-        }
+        let dir = tempfile::Builder::new()
+            .prefix(".hark-snapshot-")
+            .tempdir_in(scratch_dir)?;
+        let path = dir.path().join("copy.db");
+        bolt::readable_copy(snapshot, body_len, &path)?;
+        Ok(ReadableCopy { path, _dir: dir })
     }
 
     /// Runs `read` over the database. `bbolt-rs` trusts the pages it reads,
