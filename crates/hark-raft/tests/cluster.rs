@@ -1,244 +1,24 @@
 //! In-process clusters of real members: each with its own RocksDB store and
 //! log, talking gRPC over loopback.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use hark_mvcc::{PutRequest, RangeRequest, Store, StoreOptions, WriteRequest, WriteResponse};
-use hark_raft::{
-    MemberInfo, MembershipChange, MembershipError, Replica, ReplicaConfig, ReplicaError, ids,
-};
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+use common::{Cluster, ELECTION, Member, Settings, put, put_via};
+use hark_mvcc::{PutRequest, RangeRequest, Store, StoreOptions};
+use hark_raft::{MemberInfo, MembershipChange, MembershipError, Replica, ReplicaError, ids};
 
-struct Member {
-    id: u64,
-    dir: PathBuf,
-    replica: Arc<Replica>,
-    store: Store,
-    stop: Option<oneshot::Sender<()>>,
-    server: tokio::task::JoinHandle<()>,
-}
-
-struct Cluster {
-    _root: tempfile::TempDir,
-    snapshot_count: u64,
-    token: String,
-    initial: BTreeMap<u64, MemberInfo>,
-    listeners: BTreeMap<u64, std::net::SocketAddr>,
-    members: BTreeMap<u64, Member>,
-}
-
-const ELECTION: Duration = Duration::from_millis(300);
-
-fn config(
-    id: u64,
-    token: &str,
-    initial: BTreeMap<u64, MemberInfo>,
-    snapshot_count: u64,
-) -> ReplicaConfig {
-    ReplicaConfig {
-        member_id: id,
+fn settings(snapshot_count: u64) -> Settings {
+    Settings {
         cluster_id: 1,
-        join: None,
-        cluster_token: token.to_string(),
-        initial_members: initial,
-        heartbeat_interval: Duration::from_millis(50),
-        election_timeout: ELECTION,
+        token: "test-cluster",
         snapshot_count,
-        request_timeout: Duration::from_secs(5),
         fsync: true,
-        peer_source: None,
-        peer_tls: None,
+        leader_deadline: ELECTION * 10,
     }
-}
-
-impl Cluster {
-    async fn start(n: usize) -> Cluster {
-        Cluster::start_with(n, 10_000).await
-    }
-
-    async fn start_with(n: usize, snapshot_count: u64) -> Cluster {
-        let root = tempfile::tempdir().unwrap();
-        let token = "test-cluster".to_string();
-        let mut initial = BTreeMap::new();
-        let mut listeners = BTreeMap::new();
-        let mut bound = Vec::new();
-        for i in 0..n {
-            let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = l.local_addr().unwrap();
-            let url = format!("http://{addr}");
-            let id = ids::member_id(std::slice::from_ref(&url), &token);
-            initial.insert(
-                id,
-                MemberInfo {
-                    name: format!("m{i}"),
-                    peer_urls: vec![url],
-                    // Published: counts as started for reconfiguration checks.
-                    client_urls: vec![format!("http://client-{i}")],
-                },
-            );
-            listeners.insert(id, addr);
-            bound.push((id, l));
-        }
-        let mut cluster = Cluster {
-            _root: root,
-            snapshot_count,
-            token,
-            initial,
-            listeners,
-            members: BTreeMap::new(),
-        };
-        for (id, l) in bound {
-            cluster.launch(id, l).await;
-        }
-        cluster
-    }
-
-    /// Binds a listener for a member that is not in the initial cluster.
-    async fn bind_new(&mut self) -> (u64, MemberInfo, TcpListener) {
-        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = l.local_addr().unwrap();
-        let url = format!("http://{addr}");
-        let id = ids::member_id(std::slice::from_ref(&url), &self.token);
-        self.listeners.insert(id, addr);
-        let info = MemberInfo {
-            name: String::new(),
-            peer_urls: vec![url],
-            client_urls: vec![],
-        };
-        (id, info, l)
-    }
-
-    async fn launch(&mut self, id: u64, listener: TcpListener) {
-        let dir = self._root.path().join(format!("{id:x}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let options = StoreOptions {
-            sync: false,
-            ..Default::default()
-        };
-        let store = Store::open(dir.join("store"), options).unwrap();
-        let initial = if self.initial.contains_key(&id) {
-            self.initial.clone()
-        } else {
-            BTreeMap::new() // joining an existing cluster
-        };
-        let replica = Replica::start(
-            config(id, &self.token, initial, self.snapshot_count),
-            store.clone(),
-            &dir.join("raft"),
-        )
-        .await
-        .unwrap();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let service = replica.peer_service();
-        let server = tokio::spawn(async move {
-            tonic::transport::Server::builder()
-                .add_service(service)
-                .serve_with_incoming_shutdown(
-                    tokio_stream::wrappers::TcpListenerStream::new(listener),
-                    async {
-                        let _ = stopped.await;
-                    },
-                )
-                .await
-                .unwrap();
-        });
-        self.members.insert(
-            id,
-            Member {
-                id,
-                dir,
-                replica,
-                store,
-                stop: Some(stop),
-                server,
-            },
-        );
-    }
-
-    /// Stops member `id` (its raft, peer server and store), keeping its data.
-    async fn stop(&mut self, id: u64) -> PathBuf {
-        let Member {
-            dir,
-            replica,
-            store,
-            stop,
-            server,
-            ..
-        } = self.members.remove(&id).unwrap();
-        replica.shutdown().await;
-        let _ = stop.unwrap().send(());
-        let _ = server.await;
-        drop((replica, store));
-        dir
-    }
-
-    async fn restart(&mut self, id: u64) {
-        let addr = self.listeners[&id];
-        let listener = loop {
-            match TcpListener::bind(addr).await {
-                Ok(l) => break l,
-                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
-            }
-        };
-        self.launch(id, listener).await;
-    }
-
-    async fn leader(&self) -> u64 {
-        let any = self.members.values().next().unwrap();
-        let deadline = tokio::time::Instant::now() + ELECTION * 10;
-        loop {
-            let leaders: Vec<Option<u64>> = self
-                .members
-                .values()
-                .map(|m| m.replica.status().leader)
-                .collect();
-            if let Some(Some(l)) = leaders.first()
-                && leaders.iter().all(|x| *x == Some(*l))
-                && self.members.contains_key(l)
-            {
-                return *l;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "no agreed leader: {leaders:?}"
-            );
-            any.replica.wait_leader(ELECTION).await;
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    fn member(&self, id: u64) -> &Member {
-        &self.members[&id]
-    }
-
-    fn follower(&self, leader: u64) -> u64 {
-        *self.members.keys().find(|id| **id != leader).unwrap()
-    }
-}
-
-fn put(key: &str, value: &str) -> WriteRequest {
-    WriteRequest::Put(PutRequest {
-        key: Bytes::copy_from_slice(key.as_bytes()),
-        value: Bytes::copy_from_slice(value.as_bytes()),
-        ..Default::default()
-    })
-}
-
-fn revision_of(resp: WriteResponse) -> i64 {
-    match resp {
-        WriteResponse::Put(p) => p.header_revision,
-        other => panic!("not a put response: {other:?}"),
-    }
-}
-
-/// Writes `key` through member `m`, returning the revision it got.
-async fn put_via(m: &Member, key: &str, value: &str) -> i64 {
-    revision_of(m.replica.write(put(key, value)).await.unwrap())
 }
 
 /// Writes `k0`..`k{n-1}` one at a time through member `m` (one log entry
@@ -253,18 +33,6 @@ async fn put_keys(m: &Member, n: usize) -> Vec<(String, i64)> {
     acked
 }
 
-/// Waits until member `id` has applied revision `rev`.
-async fn caught_up(cluster: &Cluster, id: u64, rev: i64) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while cluster.member(id).store.current_revision() < rev {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "member {id:x} never caught up"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 fn value_at(store: &Store, key: &str) -> Option<(Bytes, i64)> {
     let resp = store
         .range(&RangeRequest::key(key.as_bytes().to_vec()))
@@ -276,7 +44,7 @@ fn value_at(store: &Store, key: &str) -> Option<(Bytes, i64)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn writes_on_any_member_apply_everywhere_at_the_same_revisions() {
-    let cluster = Cluster::start(3).await;
+    let cluster = Cluster::start(3, settings(10_000)).await;
     let leader = cluster.leader().await;
     let mut expected = Vec::new();
     for (i, m) in cluster.members.values().enumerate() {
@@ -320,7 +88,7 @@ async fn writes_on_any_member_apply_everywhere_at_the_same_revisions() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_linearizable_read_on_a_follower_sees_a_write_acknowledged_elsewhere() {
-    let cluster = Cluster::start(3).await;
+    let cluster = Cluster::start(3, settings(10_000)).await;
     let leader = cluster.leader().await;
     let follower = cluster.follower(leader);
     for i in 0..20 {
@@ -341,7 +109,7 @@ async fn a_linearizable_read_on_a_follower_sees_a_write_acknowledged_elsewhere()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_new_leader_is_elected_when_the_leader_stops_and_nothing_acknowledged_is_lost() {
-    let mut cluster = Cluster::start(3).await;
+    let mut cluster = Cluster::start(3, settings(10_000)).await;
     let old = cluster.leader().await;
     let mut acked = Vec::new();
     for i in 0..10 {
@@ -380,7 +148,7 @@ async fn a_new_leader_is_elected_when_the_leader_stops_and_nothing_acknowledged_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_member_restarts_with_its_data_and_the_cluster_serves_again() {
-    let mut cluster = Cluster::start(3).await;
+    let mut cluster = Cluster::start(3, settings(10_000)).await;
     let leader = cluster.leader().await;
     let mut acked = Vec::new();
     for i in 0..30 {
@@ -414,7 +182,7 @@ async fn every_member_restarts_with_its_data_and_the_cluster_serves_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_learner_joins_catches_up_is_promoted_and_a_member_is_removed() {
-    let mut cluster = Cluster::start(3).await;
+    let mut cluster = Cluster::start(3, settings(10_000)).await;
     let leader = cluster.leader().await;
     for i in 0..20 {
         cluster
@@ -495,30 +263,12 @@ async fn a_learner_joins_catches_up_is_promoted_and_a_member_is_removed() {
     cluster.member(id).replica.read_barrier().await.unwrap();
     assert!(!cluster.member(id).replica.status().is_learner);
     // Remove another voter; the remaining three keep serving.
-    let removed = *cluster
-        .members
-        .keys()
-        .find(|m| **m != leader && **m != id)
-        .unwrap();
+    let removed = cluster.other_than(&[leader, id]);
     // As etcd: refused ("unhealthy cluster") until the leader has reached
     // the voters without a break for 5 s.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    loop {
-        match cluster
-            .member(leader)
-            .replica
-            .change_membership(MembershipChange::Remove { id: removed })
-            .await
-        {
-            Ok(()) => break,
-            Err(ReplicaError::Membership(MembershipError::Unhealthy))
-                if tokio::time::Instant::now() < deadline =>
-            {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            other => panic!("removing a voter: {other:?}"),
-        }
-    }
+    cluster
+        .remove(leader, removed, Duration::from_secs(15))
+        .await;
     assert_eq!(
         cluster
             .member(leader)
@@ -569,7 +319,7 @@ async fn a_learner_joins_catches_up_is_promoted_and_a_member_is_removed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_member_behind_the_purged_log_gets_a_snapshot_and_continues_from_it() {
-    let mut cluster = Cluster::start_with(3, 20).await;
+    let mut cluster = Cluster::start(3, settings(20)).await;
     let leader = cluster.leader().await;
     let lagging = cluster.follower(leader);
     for i in 0..10 {
@@ -589,7 +339,7 @@ async fn a_member_behind_the_purged_log_gets_a_snapshot_and_continues_from_it() 
         cluster.restart(lagging).await;
         cluster.member(lagging).store.subscribe()
     };
-    caught_up(&cluster, lagging, newest).await;
+    cluster.caught_up(lagging, newest).await;
     let snapshots = std::fs::read_dir(cluster.member(lagging).dir.join("raft/snapshots"))
         .unwrap()
         .flatten()
@@ -625,14 +375,14 @@ async fn a_member_behind_the_purged_log_gets_a_snapshot_and_continues_from_it() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_member_killed_while_copying_a_snapshot_into_its_store_finishes_the_copy_at_start() {
-    let mut cluster = Cluster::start_with(3, 20).await;
+    let mut cluster = Cluster::start(3, settings(20)).await;
     let leader = cluster.leader().await;
     let lagging = cluster.follower(leader);
     cluster.stop(lagging).await;
     let acked = put_keys(cluster.member(leader), 120).await;
     let newest = acked.last().unwrap().1;
     cluster.restart(lagging).await;
-    caught_up(&cluster, lagging, newest).await;
+    cluster.caught_up(lagging, newest).await;
     let dir = cluster.stop(lagging).await;
     // What a kill in the middle of the copy leaves: the snapshot kept and
     // marked as installing, the store's tables cleared and partly rewritten
@@ -656,7 +406,7 @@ async fn a_member_killed_while_copying_a_snapshot_into_its_store_finishes_the_co
         assert_eq!(store.log_position().unwrap(), None);
     }
     cluster.restart(lagging).await;
-    caught_up(&cluster, lagging, newest).await;
+    cluster.caught_up(lagging, newest).await;
     assert!(!snapshots.join("installing.meta").exists());
     let m = cluster.member(lagging);
     assert_eq!(value_at(&m.store, "stray"), None);
@@ -691,7 +441,11 @@ async fn a_store_that_applied_entries_is_refused_without_its_log() {
         },
     )]);
     let started = Replica::start(
-        config(id, "t", initial, 100),
+        Settings {
+            token: "t",
+            ..settings(100)
+        }
+        .config(id, initial),
         store,
         &dir.path().join("raft"),
     )

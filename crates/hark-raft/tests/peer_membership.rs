@@ -3,235 +3,29 @@
 //! called by their own raft and by a bare client naming itself (or not) in
 //! the `hark-peer-*` headers.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+mod common;
+
 use std::time::Duration;
 
 use bytes::Bytes;
-use hark_mvcc::{PutRequest, Store, StoreOptions, WriteRequest, WriteResponse};
+use common::{Cluster, ELECTION, Settings, put_via};
 use hark_proto::harkpeerpb::Envelope;
 use hark_proto::harkpeerpb::peer_client::PeerClient;
-use hark_raft::{
-    CLUSTER_ID_HEADER, MEMBER_ID_HEADER, MemberInfo, MembershipChange, MembershipError, Replica,
-    ReplicaConfig, ReplicaError, ids,
-};
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+use hark_raft::{CLUSTER_ID_HEADER, MEMBER_ID_HEADER, MembershipChange};
 use tonic::transport::Channel;
 use tonic::{Code, Status};
 
 const CLUSTER_ID: u64 = 0xcdf8_1819_4e3a_8c32;
-const ELECTION: Duration = Duration::from_millis(300);
 /// An id no member has.
 const STRANGER: u64 = 0x8e9e_05c5_2164_694d;
 
-struct Member {
-    replica: Arc<Replica>,
-    store: Store,
-    url: String,
-    stop: Option<oneshot::Sender<()>>,
-    server: tokio::task::JoinHandle<()>,
-}
-
-struct Cluster {
-    root: tempfile::TempDir,
-    token: String,
-    initial: BTreeMap<u64, MemberInfo>,
-    listeners: BTreeMap<u64, std::net::SocketAddr>,
-    members: BTreeMap<u64, Member>,
-}
-
-impl Cluster {
-    async fn start(n: usize) -> Cluster {
-        let mut cluster = Cluster {
-            root: tempfile::tempdir().unwrap(),
-            token: "peer-membership".to_string(),
-            initial: BTreeMap::new(),
-            listeners: BTreeMap::new(),
-            members: BTreeMap::new(),
-        };
-        let mut bound = Vec::new();
-        for i in 0..n {
-            let (id, mut info, l) = cluster.bind_new().await;
-            info.name = format!("m{i}");
-            // Published: counts as started for reconfiguration checks.
-            info.client_urls = vec![format!("http://client-{i}")];
-            cluster.initial.insert(id, info);
-            bound.push((id, l));
-        }
-        for (id, l) in bound {
-            cluster.launch(id, l).await;
-        }
-        cluster
-    }
-
-    async fn bind_new(&mut self) -> (u64, MemberInfo, TcpListener) {
-        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = l.local_addr().unwrap();
-        let url = format!("http://{addr}");
-        let id = ids::member_id(std::slice::from_ref(&url), &self.token);
-        self.listeners.insert(id, addr);
-        let info = MemberInfo {
-            name: String::new(),
-            peer_urls: vec![url],
-            client_urls: vec![],
-        };
-        (id, info, l)
-    }
-
-    async fn launch(&mut self, id: u64, listener: TcpListener) {
-        let dir = self.root.path().join(format!("{id:x}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let options = StoreOptions {
-            sync: false,
-            ..Default::default()
-        };
-        let store = Store::open(dir.join("store"), options).unwrap();
-        let initial = if self.initial.contains_key(&id) {
-            self.initial.clone()
-        } else {
-            BTreeMap::new() // joining an existing cluster
-        };
-        let config = ReplicaConfig {
-            member_id: id,
-            cluster_id: CLUSTER_ID,
-            join: None,
-            cluster_token: self.token.clone(),
-            initial_members: initial,
-            heartbeat_interval: Duration::from_millis(50),
-            election_timeout: ELECTION,
-            snapshot_count: 10_000,
-            request_timeout: Duration::from_secs(5),
-            fsync: false,
-            peer_source: None,
-            peer_tls: None,
-        };
-        let replica = Replica::start(config, store.clone(), &dir.join("raft"))
-            .await
-            .unwrap();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let service = replica.peer_service();
-        let server = tokio::spawn(async move {
-            tonic::transport::Server::builder()
-                .add_service(service)
-                .serve_with_incoming_shutdown(
-                    tokio_stream::wrappers::TcpListenerStream::new(listener),
-                    async {
-                        let _ = stopped.await;
-                    },
-                )
-                .await
-                .unwrap();
-        });
-        let url = format!("http://{}", self.listeners[&id]);
-        self.members.insert(
-            id,
-            Member {
-                replica,
-                store,
-                url,
-                stop: Some(stop),
-                server,
-            },
-        );
-    }
-
-    async fn stop(&mut self, id: u64) {
-        let Member {
-            replica,
-            store,
-            stop,
-            server,
-            ..
-        } = self.members.remove(&id).unwrap();
-        replica.shutdown().await;
-        let _ = stop.unwrap().send(());
-        let _ = server.await;
-        drop((replica, store));
-    }
-
-    async fn restart(&mut self, id: u64) {
-        let addr = self.listeners[&id];
-        let listener = loop {
-            match TcpListener::bind(addr).await {
-                Ok(l) => break l,
-                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
-            }
-        };
-        self.launch(id, listener).await;
-    }
-
-    /// The leader every running member agrees on.
-    async fn leader(&self) -> u64 {
-        let deadline = tokio::time::Instant::now() + ELECTION * 20;
-        loop {
-            let leaders: Vec<Option<u64>> = self
-                .members
-                .values()
-                .map(|m| m.replica.status().leader)
-                .collect();
-            if let Some(Some(l)) = leaders.first()
-                && leaders.iter().all(|x| *x == Some(*l))
-                && self.members.contains_key(l)
-            {
-                return *l;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "no agreed leader: {leaders:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    /// Moves the leadership to `target` (until it holds it).
-    async fn lead(&self, target: u64) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-        loop {
-            let leader = self.leader().await;
-            if leader == target {
-                return;
-            }
-            let _ = self.member(leader).replica.move_leader(target).await;
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "leadership never moved to {target:x}"
-            );
-        }
-    }
-
-    fn member(&self, id: u64) -> &Member {
-        &self.members[&id]
-    }
-
-    /// Waits until member `id` has applied revision `rev`.
-    async fn caught_up(&self, id: u64, rev: i64) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-        while self.member(id).store.current_revision() < rev {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "member {id:x} never caught up to revision {rev} (at {})",
-                self.member(id).store.current_revision()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-}
-
-fn put(key: &str) -> WriteRequest {
-    WriteRequest::Put(PutRequest {
-        key: Bytes::copy_from_slice(key.as_bytes()),
-        value: Bytes::from_static(b"v"),
-        ..Default::default()
-    })
-}
-
-async fn put_via(m: &Member, key: &str) -> i64 {
-    match m.replica.write(put(key)).await.unwrap() {
-        WriteResponse::Put(p) => p.header_revision,
-        other => panic!("not a put response: {other:?}"),
-    }
-}
+const SETTINGS: Settings = Settings {
+    cluster_id: CLUSTER_ID,
+    token: "peer-membership",
+    snapshot_count: 10_000,
+    fsync: false,
+    leader_deadline: ELECTION.saturating_mul(20),
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Rpc {
@@ -309,10 +103,10 @@ fn assert_refused(answer: Result<Bytes, Status>, code: Code, message: &str, what
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_peer_port_refuses_callers_that_are_not_current_members() {
-    let cluster = Cluster::start(3).await;
+    let cluster = Cluster::start(3, SETTINGS).await;
     let leader = cluster.leader().await;
-    let follower = *cluster.members.keys().find(|id| **id != leader).unwrap();
-    let rev = put_via(cluster.member(leader), "before").await;
+    let follower = cluster.follower(leader);
+    let rev = put_via(cluster.member(leader), "before", "v").await;
     let cid = format!("{CLUSTER_ID:x}");
     let member = format!("{follower:x}");
     let stranger = format!("{STRANGER:x}");
@@ -382,7 +176,7 @@ async fn the_peer_port_refuses_callers_that_are_not_current_members() {
     // replicates, writes from every member apply everywhere.
     let mut last = rev;
     for (i, id) in cluster.members.keys().enumerate() {
-        last = put_via(cluster.member(*id), &format!("k{i}")).await;
+        last = put_via(cluster.member(*id), &format!("k{i}"), "v").await;
     }
     assert_eq!(last, rev + 3);
     for id in cluster.members.keys() {
@@ -392,12 +186,12 @@ async fn the_peer_port_refuses_callers_that_are_not_current_members() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn members_added_and_missed_are_admitted_and_a_removed_one_is_not() {
-    let mut cluster = Cluster::start(3).await;
+    let mut cluster = Cluster::start(3, SETTINGS).await;
     let cid = format!("{CLUSTER_ID:x}");
     let leader = cluster.leader().await;
-    put_via(cluster.member(leader), "a").await;
+    put_via(cluster.member(leader), "a", "v").await;
     // A follower misses everything that follows.
-    let missed = *cluster.members.keys().find(|id| **id != leader).unwrap();
+    let missed = cluster.follower(leader);
     cluster.stop(missed).await;
 
     // A member is added: it receives the log while it knows no membership
@@ -414,10 +208,10 @@ async fn members_added_and_missed_are_admitted_and_a_removed_one_is_not() {
         .await
         .unwrap();
     cluster.launch(added, listener).await;
-    let rev = put_via(cluster.member(leader), "b").await;
+    let rev = put_via(cluster.member(leader), "b", "v").await;
     cluster.caught_up(added, rev).await;
     // A learner forwards writes: the leader lists it.
-    assert_eq!(put_via(cluster.member(added), "c").await, rev + 1);
+    assert_eq!(put_via(cluster.member(added), "c", "v").await, rev + 1);
     cluster
         .member(leader)
         .replica
@@ -436,7 +230,7 @@ async fn members_added_and_missed_are_admitted_and_a_removed_one_is_not() {
     cluster.stop(leader).await;
     cluster.restart(leader).await;
     cluster.lead(added).await;
-    let rev = put_via(cluster.member(added), "d").await;
+    let rev = put_via(cluster.member(added), "d", "v").await;
     cluster.caught_up(leader, rev).await;
     // Its log ends before the new leader was added: the leader's appends
     // come from a caller it does not know. Its old members vouch for the
@@ -451,37 +245,19 @@ async fn members_added_and_missed_are_admitted_and_a_removed_one_is_not() {
             .iter()
             .any(|m| m.id == added)
     );
-    let rev = put_via(cluster.member(missed), "e").await;
+    let rev = put_via(cluster.member(missed), "e", "v").await;
     for id in cluster.members.keys() {
         cluster.caught_up(*id, rev).await;
     }
 
     // A removed member is refused, by the leader and by the others.
-    let removed = *cluster
-        .members
-        .keys()
-        .find(|id| **id != added && **id != missed)
-        .unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        match cluster
-            .member(added)
-            .replica
-            .change_membership(MembershipChange::Remove { id: removed })
-            .await
-        {
-            Ok(()) => break,
-            // Refused until the leader has reached every voter for 5 s.
-            Err(ReplicaError::Membership(MembershipError::Unhealthy))
-                if tokio::time::Instant::now() < deadline =>
-            {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            other => panic!("removing {removed:x}: {other:?}"),
-        }
-    }
+    let removed = cluster.other_than(&[added, missed]);
+    // Refused until the leader has reached every voter for 5 s.
+    cluster
+        .remove(added, removed, Duration::from_secs(20))
+        .await;
     cluster.stop(removed).await;
-    let rev = put_via(cluster.member(added), "f").await;
+    let rev = put_via(cluster.member(added), "f", "v").await;
     cluster.caught_up(missed, rev).await;
     let name = format!("{removed:x}");
     let refusal = format!("peer: member {removed:x} is not a member of cluster {cid}");
@@ -497,6 +273,6 @@ async fn members_added_and_missed_are_admitted_and_a_removed_one_is_not() {
         }
     }
     // The members left still replicate.
-    let rev = put_via(cluster.member(missed), "g").await;
+    let rev = put_via(cluster.member(missed), "g", "v").await;
     cluster.caught_up(added, rev).await;
 }
