@@ -666,7 +666,10 @@ mod tests {
         assert_eq!(out, input, "the frame passes to h2 unchanged");
         assert!(held <= HELD_BOUND, "held {held} bytes");
         // Of which 2x the input is the output vector.
-        assert!(peak <= 2 * input.len() + HELD_BOUND, "allocated {peak} bytes");
+        assert!(
+            peak <= 2 * input.len() + HELD_BOUND,
+            "allocated {peak} bytes"
+        );
     }
 
     #[test]
@@ -689,7 +692,10 @@ mod tests {
         let (out, held) = result;
         assert_eq!(out, input);
         assert!(held <= HELD_BOUND, "held {held} bytes");
-        assert!(peak <= 2 * input.len() + HELD_BOUND, "allocated {peak} bytes");
+        assert!(
+            peak <= 2 * input.len() + HELD_BOUND,
+            "allocated {peak} bytes"
+        );
 
         // Within the frame cap (3 frames, ~48 K references to 4 KiB, ~190 MB
         // decoded) the block is decoded, but nothing past the header list
@@ -698,14 +704,21 @@ mod tests {
         let mut input = PREFACE.to_vec();
         let chunks: Vec<&[u8]> = block.chunks(MAX_FRAME).collect();
         for (i, chunk) in chunks.iter().enumerate() {
-            let flags = if i + 1 == chunks.len() { END_HEADERS } else { 0 };
+            let flags = if i + 1 == chunks.len() {
+                END_HEADERS
+            } else {
+                0
+            };
             let kind = if i == 0 { HEADERS } else { CONTINUATION };
             input.extend(frame(kind, flags, 1, chunk));
         }
         let mut out = Vec::new();
         let peak = counting::peak_of(|| out = drive(&input, 16 << 10).0);
         assert_eq!(out, input);
-        assert!(peak <= 2 * input.len() + HELD_BOUND, "allocated {peak} bytes");
+        assert!(
+            peak <= 2 * input.len() + HELD_BOUND,
+            "allocated {peak} bytes"
+        );
     }
 
     #[test]
@@ -743,7 +756,10 @@ mod tests {
             input.extend(frame(HEADERS, END_HEADERS, 5 + 2 * i, &block));
         }
         let (out, _) = drive(&input, 16 << 10);
-        assert!(out.ends_with(&input[rest_at..]), "blocks after the update pass as they came");
+        assert!(
+            out.ends_with(&input[rest_at..]),
+            "blocks after the update pass as they came"
+        );
         assert_ne!(out[..out.len() - (input.len() - rest_at)], input[..rest_at]);
     }
 

@@ -232,7 +232,8 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
             ..Default::default()
         },
     );
-    if config.cors.split(',').any(|o| o.trim() == "*") && !node.auth.state().is_ok_and(|s| s.enabled())
+    if config.cors.split(',').any(|o| o.trim() == "*")
+        && !node.auth.state().is_ok_and(|s| s.enabled())
     {
         tracing::warn!(
             "--cors='*' with auth disabled: any web page a user opens can read and write this store"
@@ -499,7 +500,11 @@ fn remove_snapshot_scratch(data_dir: &std::path::Path) {
         return;
     };
     for entry in entries.flatten() {
-        if entry.file_name().to_string_lossy().starts_with(".snapshot-") {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(".snapshot-")
+        {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }

@@ -184,7 +184,13 @@ async fn an_oversized_headers_frame_ends_the_connection_at_its_header() {
 // --- one identity boundary ----------------------------------------------
 
 /// A raw HTTP/1.1 request; returns the status and the body's first line.
-fn http(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+fn http(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut request = format!(
@@ -250,8 +256,12 @@ async fn the_internal_identity_header_names_nobody_on_any_route_or_port() {
         }))
         .await
         .err(),
-        auth.user_list(spoofed(pb::AuthUserListRequest {})).await.err(),
-        auth.auth_status(spoofed(pb::AuthStatusRequest {})).await.err(),
+        auth.user_list(spoofed(pb::AuthUserListRequest {}))
+            .await
+            .err(),
+        auth.auth_status(spoofed(pb::AuthStatusRequest {}))
+            .await
+            .err(),
         auth.user_add(spoofed(pb::AuthUserAddRequest {
             name: "mallory".into(),
             password: "x".into(),
@@ -355,18 +365,31 @@ async fn the_internal_identity_header_names_nobody_on_any_route_or_port() {
             checked += 1;
         }
     }
-    assert_eq!(checked, privileged.len() + public.len() + metrics_routes.len());
+    assert_eq!(
+        checked,
+        privileged.len() + public.len() + metrics_routes.len()
+    );
     // With root's token the privileged report is there (the route works).
     let token = root.clone();
     let (ok, _) = tokio::task::spawn_blocking(move || {
-        http(client_addr, "GET", "/debug/watch/streams", &[("token", &token)], "")
+        http(
+            client_addr,
+            "GET",
+            "/debug/watch/streams",
+            &[("token", &token)],
+            "",
+        )
     })
     .await
     .unwrap();
     assert_eq!(ok, 200);
 
     // The peer port: the header changes nothing there either.
-    let peer = Channel::from_shared(peer_url).unwrap().connect().await.unwrap();
+    let peer = Channel::from_shared(peer_url)
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
     let members = |spoof: bool| {
         let peer = peer.clone();
         async move {
@@ -374,7 +397,9 @@ async fn the_internal_identity_header_names_nobody_on_any_route_or_port() {
                 data: hark_raft_unit(),
             });
             if spoof {
-                request.metadata_mut().insert(SPOOF, "root".parse().unwrap());
+                request
+                    .metadata_mut()
+                    .insert(SPOOF, "root".parse().unwrap());
             }
             hark_proto::harkpeerpb::peer_client::PeerClient::new(peer)
                 .members(request)
@@ -417,7 +442,10 @@ async fn anonymous_watch_streams_get_no_engine_stream() {
         .unwrap();
         let token = if i % 2 == 0 { "" } else { "not-a-token.1" };
         let mut inbound = WatchClient::new(ch.clone())
-            .watch(with_token(tokio_stream::wrappers::ReceiverStream::new(rx), token))
+            .watch(with_token(
+                tokio_stream::wrappers::ReceiverStream::new(rx),
+                token,
+            ))
             .await
             .unwrap()
             .into_inner();
@@ -475,7 +503,10 @@ async fn an_anonymous_keep_alive_stream_is_refused_at_open() {
     let status = opened.expect_err("refused");
     assert_eq!(
         (status.code(), status.message()),
-        (tonic::Code::InvalidArgument, "etcdserver: user name is empty")
+        (
+            tonic::Code::InvalidArgument,
+            "etcdserver: user name is empty"
+        )
     );
 }
 
@@ -536,7 +567,8 @@ async fn streams_per_connection_and_watchers_per_stream_are_bounded() {
     assert!(settings.contains(&(0x3, 10_000)), "{settings:?}");
     drop(server);
 
-    let server = common::start(&["--max-concurrent-streams=7", "--max-watchers-per-stream=2"]).await;
+    let server =
+        common::start(&["--max-concurrent-streams=7", "--max-watchers-per-stream=2"]).await;
     let addr = addr_of(&server.endpoint());
     let settings = tokio::task::spawn_blocking(move || server_settings(addr))
         .await
@@ -551,10 +583,17 @@ async fn streams_per_connection_and_watchers_per_stream_are_bounded() {
         let r = stream.message().await.unwrap().unwrap();
         answers.push((r.created(), r.canceled(), r.cancel_reason().to_string()));
     }
-    assert_eq!(answers[..2], [(true, false, String::new()), (true, false, String::new())]);
+    assert_eq!(
+        answers[..2],
+        [(true, false, String::new()), (true, false, String::new())]
+    );
     assert_eq!(
         answers[2],
-        (true, true, "etcdserver: too many watchers on this stream".to_string())
+        (
+            true,
+            true,
+            "etcdserver: too many watchers on this stream".to_string()
+        )
     );
 }
 
@@ -570,10 +609,8 @@ async fn a_snapshot_cannot_be_pre_empted_through_a_shared_temp_dir() {
     std::fs::write(victim.path(), b"precious").unwrap();
     let mut planted = Vec::new();
     for n in 0..8 {
-        let name = std::env::temp_dir().join(format!(
-            "hark-snapshot-{}-{n}.db",
-            std::process::id()
-        ));
+        let name =
+            std::env::temp_dir().join(format!("hark-snapshot-{}-{n}.db", std::process::id()));
         if std::os::unix::fs::symlink(victim.path(), &name).is_ok() {
             planted.push(name);
         }
@@ -608,7 +645,13 @@ async fn another_origin_cannot_write_by_default() {
                 .as_deref()
                 .map(|o| vec![("Origin", o)])
                 .unwrap_or_default();
-            http(addr, "POST", "/v3/kv/put", &headers, r#"{"key":"YQ==","value":"YQ=="}"#)
+            http(
+                addr,
+                "POST",
+                "/v3/kv/put",
+                &headers,
+                r#"{"key":"YQ==","value":"YQ=="}"#,
+            )
         })
     };
     // A page elsewhere posting a "simple" cross-origin request.

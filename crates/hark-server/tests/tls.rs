@@ -690,16 +690,38 @@ fn a_refused_handshake_is_logged_with_the_client_and_the_reason() {
         assert!(out.status.success(), "openssl {args:?}: {out:?}");
     };
     openssl(&[
-        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca2.key", "-out", "ca2.pem",
-        "-subj", "/CN=second CA", "-days", "30",
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca2.key",
+        "-out",
+        "ca2.pem",
+        "-subj",
+        "/CN=second CA",
+        "-days",
+        "30",
     ]);
     openssl(&[
         "req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", "v1.key", "-out", "v1.csr",
         "-subj", "/CN=root",
     ]);
     openssl(&[
-        "x509", "-req", "-in", "v1.csr", "-CA", "ca2.pem", "-CAkey", "ca2.key",
-        "-CAcreateserial", "-out", "v1.pem", "-days", "30",
+        "x509",
+        "-req",
+        "-in",
+        "v1.csr",
+        "-CA",
+        "ca2.pem",
+        "-CAkey",
+        "ca2.key",
+        "-CAcreateserial",
+        "-out",
+        "v1.pem",
+        "-days",
+        "30",
     ]);
     // Both CAs are trusted: the v1 certificate is refused for its form.
     let cas = std::fs::read_to_string(pki.path("ca.pem")).unwrap()
@@ -758,11 +780,15 @@ fn a_refused_handshake_is_logged_with_the_client_and_the_reason() {
         .filter(|l| l.contains("rejected connection"))
         .collect();
     assert!(
-        rejected.iter().any(|l| l.contains("UnsupportedCertVersion") && l.contains("127.0.0.1:")),
+        rejected
+            .iter()
+            .any(|l| l.contains("UnsupportedCertVersion") && l.contains("127.0.0.1:")),
         "{logs}"
     );
     assert!(
-        rejected.iter().any(|l| l.contains("no certificate") || l.contains("NoCertificates")),
+        rejected
+            .iter()
+            .any(|l| l.contains("no certificate") || l.contains("NoCertificates")),
         "{logs}"
     );
 }
