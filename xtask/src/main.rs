@@ -12,6 +12,8 @@
 //!   mode, then run `hark-loadtest` (see `crates/hark-loadtest`).
 //! - `chaos [ARGS]`: build like the tests do, then run the fault suite
 //!   `hark-chaos` (see `crates/hark-chaos`) against the debug `hark`.
+//! - `attack [ARGS]`: the hostile-client battery (`hark-loadtest attack`):
+//!   release builds, or with `--quick` the debug builds the tests use.
 //! - `prune [HOURS]`: free disk in the target directory (see `prune`).
 
 use std::ffi::OsStr;
@@ -62,6 +64,9 @@ Commands:
   chaos [ARGS]      Build like the tests do, then run the fault suite on a 3-member cluster
                     (`cargo xtask chaos --help`; e.g. --seed 7 --duration 60 --compare-etcd PATH;
                     --mutation NAME runs Hark with a deliberate bug and expects it caught)
+  attack [ARGS]     Hostile clients against Hark (auth on) while a good client writes and watches;
+                    fails when Hark misses a target (`cargo xtask attack --help`; --quick for CI
+                    uses the debug build; --only CASE,..; --compare-etcd PATH; --out FILE; --json)
   prune [HOURS]     Free disk in the target dir: delete test and program binaries not rebuilt
                     for HOURS (default 24) and the incremental caches; RocksDB's build stays
   help              Print this help
@@ -79,6 +84,7 @@ fn main() -> ExitCode {
         ["cluster", rest @ ..] => cluster(rest),
         ["loadtest", rest @ ..] => loadtest(rest),
         ["chaos", rest @ ..] => chaos(rest),
+        ["attack", rest @ ..] => attack(rest),
         ["prune"] => prune(24),
         ["prune", hours] => match hours.parse() {
             Ok(hours) => prune(hours),
@@ -309,6 +315,48 @@ fn loadtest(args: &[&str]) -> Result<ExitCode> {
         .env("HARK_BIN", release.join("hark"))
         .status()
         .map_err(|e| format!("running hark-loadtest: {e}"))?;
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// `cargo xtask attack`: the hostile-client battery of `hark-loadtest
+/// attack`. Its figures are costs and latencies, so the full run uses the
+/// release builds (as `loadtest`, the same selection, so RocksDB's release
+/// build is shared); `--quick` is CI's form and, like `chaos`, runs the
+/// debug binaries the tests build, so CI pays no release RocksDB build.
+fn attack(args: &[&str]) -> Result<ExitCode> {
+    let root = workspace_root();
+    let quick = args.contains(&"--quick");
+    let wants_help = args.iter().any(|a| matches!(*a, "--help" | "-h" | "help"));
+    let (hark, generator) = if quick || wants_help {
+        let Some(hark) = build_server(&root)? else {
+            return Ok(ExitCode::FAILURE);
+        };
+        let generator = hark.with_file_name("hark-loadtest");
+        (hark, generator)
+    } else {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+        let status = Command::new(&cargo)
+            .args(["build", "--release", "--workspace", "--bins", "--locked"])
+            .current_dir(&root)
+            .status()
+            .map_err(|e| format!("running cargo build: {e}"))?;
+        if !status.success() {
+            return Ok(ExitCode::FAILURE);
+        }
+        let release = target_dir(&cargo, &root)?.join("release");
+        (release.join("hark"), release.join("hark-loadtest"))
+    };
+    let status = Command::new(&generator)
+        .arg("attack")
+        .args(args)
+        .env("HARK_BIN", &hark)
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("running {}: {e}", generator.display()))?;
     Ok(if status.success() {
         ExitCode::SUCCESS
     } else {

@@ -4,6 +4,7 @@
 //! mode first. Every watch scenario checks that each watcher got each event
 //! exactly once and in order, and reports lost and duplicated events.
 
+mod attack;
 mod http_load;
 mod lean_watch;
 mod maintenance;
@@ -67,6 +68,10 @@ Options (defaults finish within a minute):
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // `hark-loadtest attack ...` is `cargo xtask attack`'s battery.
+    if args.first().map(String::as_str) == Some("attack") {
+        return attack::main(&args[1..]);
+    }
     let opts = match Options::parse(&args) {
         Ok(o) => o,
         Err(e) => {
