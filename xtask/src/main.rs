@@ -300,16 +300,9 @@ fn cluster(args: &[&str]) -> Result<ExitCode> {
 /// generator runs with `HARK_BIN` pointing at the server it may start.
 fn loadtest(args: &[&str]) -> Result<ExitCode> {
     let root = workspace_root();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let status = Command::new(&cargo)
-        .args(["build", "--release", "--workspace", "--bins", "--locked"])
-        .current_dir(&root)
-        .status()
-        .map_err(|e| format!("running cargo build: {e}"))?;
-    if !status.success() {
+    let Some(release) = build_release(&root)? else {
         return Ok(ExitCode::FAILURE);
-    }
-    let release = target_dir(&cargo, &root)?.join("release");
+    };
     let status = Command::new(release.join("hark-loadtest"))
         .args(args)
         .env("HARK_BIN", release.join("hark"))
@@ -320,6 +313,22 @@ fn loadtest(args: &[&str]) -> Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Release-builds every binary (always the same selection, so RocksDB's
+/// release build is paid once for `loadtest` and `attack`) and returns the
+/// release directory; `None` if the build failed.
+fn build_release(root: &Path) -> Result<Option<PathBuf>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let status = Command::new(&cargo)
+        .args(["build", "--release", "--workspace", "--bins", "--locked"])
+        .current_dir(root)
+        .status()
+        .map_err(|e| format!("running cargo build: {e}"))?;
+    if !status.success() {
+        return Ok(None);
+    }
+    Ok(Some(target_dir(&cargo, root)?.join("release")))
 }
 
 /// `cargo xtask attack`: the hostile-client battery of `hark-loadtest
@@ -338,16 +347,9 @@ fn attack(args: &[&str]) -> Result<ExitCode> {
         let generator = hark.with_file_name("hark-loadtest");
         (hark, generator)
     } else {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-        let status = Command::new(&cargo)
-            .args(["build", "--release", "--workspace", "--bins", "--locked"])
-            .current_dir(&root)
-            .status()
-            .map_err(|e| format!("running cargo build: {e}"))?;
-        if !status.success() {
+        let Some(release) = build_release(&root)? else {
             return Ok(ExitCode::FAILURE);
-        }
-        let release = target_dir(&cargo, &root)?.join("release");
+        };
         (release.join("hark"), release.join("hark-loadtest"))
     };
     let status = Command::new(&generator)
