@@ -109,16 +109,17 @@ impl Node {
         self.store.lease_keys(id).unwrap_or_default()
     }
 
-    /// Checks a write for `caller`. An invalid request (an empty key, …)
-    /// gets its own error first, as etcd's gRPC layer checks it before auth;
-    /// a permitted one is validated once, by the store.
+    /// Checks a write for `caller`. An invalid request (an empty key, too
+    /// many txn ops, …) gets its own error first, as etcd's gRPC layer
+    /// checks it before auth, and so never reaches the log: a refused
+    /// request costs no proposal, fsync or apply.
     pub fn check_write(&self, caller: &Caller, write: &WriteRequest) -> Result<(), Status> {
+        self.store
+            .validate(write)
+            .map_err(crate::errors::mvcc_status)?;
         caller
             .write(write, &|id| self.lease_keys(id))
-            .map_err(|denied| match self.store.validate(write) {
-                Err(invalid) => crate::errors::mvcc_status(invalid),
-                Ok(()) => auth_status(denied),
-            })
+            .map_err(auth_status)
     }
 
     /// [`Node::check_write`], then the write wrapped in the auth revision guard.

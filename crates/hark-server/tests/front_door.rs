@@ -557,6 +557,82 @@ async fn user_changes_are_checked_before_bcrypt_runs() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_write_is_refused_before_the_log() {
+    // A 100k-op txn refused only at apply cost a proposal, a log append, an
+    // fsync and an apply (and held up every put queued behind it): refused
+    // writes must leave the log where it was.
+    let server = common::start(&["--max-txn-ops=4"]).await;
+    let ch = channel(&server.endpoint()).await;
+    let mut kv = KvClient::new(ch.clone());
+    let mut maintenance = MaintenanceClient::new(ch);
+    kv.put(pb::PutRequest {
+        key: "a".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let index = |s: pb::StatusResponse| (s.raft_index, s.raft_applied_index);
+    // Once the put's entry shows as applied (the status can trail the
+    // answer a little), the log is at rest.
+    let mut before = (0, 1);
+    for _ in 0..100 {
+        before = index(
+            maintenance
+                .status(pb::StatusRequest {})
+                .await
+                .unwrap()
+                .into_inner(),
+        );
+        if before.0 == before.1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(before.0, before.1, "the log did not come to rest");
+    let range = pb::RequestOp {
+        request: Some(pb::request_op::Request::RequestRange(pb::RangeRequest {
+            key: "a".into(),
+            ..Default::default()
+        })),
+    };
+    for _ in 0..5 {
+        let status = kv
+            .put(pb::PutRequest::default())
+            .await
+            .expect_err("an empty key");
+        assert_eq!(
+            (status.code(), status.message()),
+            (
+                tonic::Code::InvalidArgument,
+                "etcdserver: key is not provided"
+            )
+        );
+        let status = kv
+            .txn(pb::TxnRequest {
+                success: vec![range.clone(); 5],
+                ..Default::default()
+            })
+            .await
+            .expect_err("over --max-txn-ops");
+        assert_eq!(
+            (status.code(), status.message()),
+            (
+                tonic::Code::InvalidArgument,
+                "etcdserver: too many operations in txn request"
+            )
+        );
+    }
+    let after = index(
+        maintenance
+            .status(pb::StatusRequest {})
+            .await
+            .unwrap()
+            .into_inner(),
+    );
+    assert_eq!(after, before, "refused writes reached the log");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streams_per_connection_and_watchers_per_stream_are_bounded() {
     let server = common::start(&[]).await;
     let addr = addr_of(&server.endpoint());
