@@ -11,7 +11,9 @@ use bytes::Bytes;
 use common::{Cluster, ELECTION, Settings, put_via};
 use hark_proto::harkpeerpb::Envelope;
 use hark_proto::harkpeerpb::peer_client::PeerClient;
-use hark_raft::{CLUSTER_ID_HEADER, MEMBER_ID_HEADER, MembershipChange};
+use hark_raft::{
+    CLUSTER_ID_HEADER, MEMBER_ID_HEADER, MembershipChange, MembershipError, ReplicaError,
+};
 use tonic::transport::Channel;
 use tonic::{Code, Status};
 
@@ -212,12 +214,24 @@ async fn members_added_and_missed_are_admitted_and_a_removed_one_is_not() {
     cluster.caught_up(added, rev).await;
     // A learner forwards writes: the leader lists it.
     assert_eq!(put_via(cluster.member(added), "c", "v").await, rev + 1);
-    cluster
-        .member(leader)
-        .replica
-        .change_membership(MembershipChange::Promote { id: added })
-        .await
-        .unwrap();
+    // As etcd, a learner is promoted once the leader has seen it in sync
+    // (its apply above can be ahead of what the leader heard): retried.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match cluster
+            .member(leader)
+            .replica
+            .change_membership(MembershipChange::Promote { id: added })
+            .await
+        {
+            Err(ReplicaError::Membership(MembershipError::LearnerNotReady))
+                if tokio::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            promoted => break promoted.unwrap(),
+        }
+    }
     cluster.member(added).replica.read_barrier().await.unwrap();
     assert!(!cluster.member(added).replica.status().is_learner);
 
