@@ -414,6 +414,13 @@ impl<IO: AsyncRead + Unpin> AsyncRead for AuthorityFix<IO> {
                 return Poll::Ready(Ok(()));
             }
             if matches!(this.state, State::Passthrough) && this.input.is_empty() {
+                // Nothing is buffered any more: give the buffers back, so a
+                // connection stepped aside from (every HTTP/1 one: 10,000
+                // parked Consul queries) holds none for its lifetime.
+                if this.input.capacity() + this.output.capacity() > 0 {
+                    this.input = BytesMut::new();
+                    this.output = BytesMut::new();
+                }
                 return Pin::new(&mut this.io).poll_read(cx, buf);
             }
             this.input.reserve(16 * 1024);

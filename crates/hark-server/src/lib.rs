@@ -24,6 +24,7 @@ mod lease;
 mod maintenance;
 mod node;
 mod oversize;
+mod pacing;
 mod quota;
 mod server;
 mod server_metrics;

@@ -17,7 +17,6 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_stream::StreamExt;
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::service::Routes;
 use tonic::transport::Server;
 
@@ -29,6 +28,7 @@ use crate::kv::KvService;
 use crate::lease::LeaseService;
 use crate::maintenance::{ClusterService, MaintenanceService};
 use crate::node::{Node, NodeHandle};
+use crate::pacing::{AcceptPace, Sliced};
 use crate::traffic::Counted;
 use crate::watch::WatchService;
 use crate::{compactor, http};
@@ -46,6 +46,11 @@ const WATCH_ENGINE_NICE: i32 = 19;
 /// large window lets clients pipeline thousands of watch creates or keep-alives.
 const CONNECTION_WINDOW: u32 = 64 << 20;
 const STREAM_WINDOW: u32 = 16 << 20;
+/// Streams a connection may make the server reset for its own errors (chiefly
+/// streams past SETTINGS_MAX_CONCURRENT_STREAMS, refused) before it is ended
+/// with GOAWAY(ENHANCE_YOUR_CALM). hyper's default; tonic passes "no limit",
+/// under which one connection had 90,000 streams refused one by one.
+const MAX_LOCAL_ERROR_RESETS: usize = 1024;
 /// How long shutdown waits for in-flight requests.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -450,6 +455,7 @@ fn serve_peers(
             .initial_stream_window_size(STREAM_WINDOW)
             .max_frame_size(crate::authority::MAX_FRAME_SIZE)
             .http2_max_header_list_size(crate::authority::MAX_HEADER_LIST_SIZE)
+            .http2_max_local_error_reset_streams(Some(MAX_LOCAL_ERROR_RESETS))
             .layer(crate::boundary::IdentityBoundaryLayer)
             .add_service(service)
             .serve_with_incoming_shutdown(incoming, async move {
@@ -607,12 +613,24 @@ async fn bind_all(urls: &[String]) -> Result<Vec<TcpListener>, String> {
     let mut listeners = Vec::new();
     for url in listen_urls(urls) {
         let addr = socket_addrs(url)?[0];
-        let listener = TcpListener::bind(addr)
-            .await
+        let listener = listen(addr, crate::pacing::LISTEN_BACKLOG)
             .map_err(|e| format!("cannot listen on {url}: {e}"))?;
         listeners.push(listener);
     }
     Ok(listeners)
+}
+
+/// Binds `addr` (with SO_REUSEADDR, as `TcpListener::bind` does) and
+/// listens with a backlog of `backlog`.
+fn listen(addr: SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(backlog)
 }
 
 fn local_addrs(listeners: &[TcpListener]) -> Result<Vec<SocketAddr>, String> {
@@ -643,7 +661,7 @@ fn serve(
         // Every connection goes through AuthorityFix (see authority.rs).
         let incoming = connections(listener, tls).map(move |conn| {
             let counted = Counted::new(conn, traffic == Traffic::Counted);
-            Ok::<_, std::io::Error>(AuthorityFix::new(counted))
+            Ok::<_, std::io::Error>(AuthorityFix::new(Sliced::new(counted)))
         });
         // The frame and header list limits are stated, not left to
         // hyper's defaults: AuthorityFix steps aside at the same figures.
@@ -653,6 +671,7 @@ fn serve(
             .initial_stream_window_size(STREAM_WINDOW)
             .max_frame_size(crate::authority::MAX_FRAME_SIZE)
             .http2_max_header_list_size(crate::authority::MAX_HEADER_LIST_SIZE)
+            .http2_max_local_error_reset_streams(Some(MAX_LOCAL_ERROR_RESETS))
             .max_concurrent_streams(max_streams)
             // Every route of every listener behind one identity boundary.
             .layer(crate::boundary::IdentityBoundaryLayer)
@@ -721,19 +740,25 @@ fn connections(
     Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx))
 }
 
-/// A listener's connections, Nagle off. A failed accept (out of file
-/// descriptors and the like) is logged and skipped: the others keep being served.
+/// A listener's connections, Nagle off, taken at the [`AcceptPace`]. A failed
+/// accept (out of file descriptors and the like) is logged and skipped: the
+/// others keep being served.
 fn accepted(listener: TcpListener) -> impl tokio_stream::Stream<Item = tokio::net::TcpStream> {
-    TcpListenerStream::new(listener).filter_map(|accepted| match accepted {
-        Ok(tcp) => {
-            let _ = tcp.set_nodelay(true);
-            Some(tcp)
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "accepting a connection failed");
-            None
-        }
-    })
+    futures_util::stream::unfold(
+        (listener, AcceptPace::default()),
+        |(listener, mut pace)| async move {
+            loop {
+                pace.admit().await;
+                match listener.accept().await {
+                    Ok((tcp, _)) => {
+                        let _ = tcp.set_nodelay(true);
+                        return Some((tcp, (listener, pace)));
+                    }
+                    Err(e) => tracing::warn!(error = %e, "accepting a connection failed"),
+                }
+            }
+        },
+    )
 }
 
 impl RunningServer {
