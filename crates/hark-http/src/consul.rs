@@ -361,10 +361,14 @@ impl Kv {
             serializable: read.serializable,
             ..Default::default()
         };
-        Ok(kv_client(&self.grpc)
-            .range(token.request(request))
-            .await?
-            .into_inner())
+        // Boxed: a parked query's future is as large as the largest thing
+        // it awaits, for as long as it is parked, and the in-process gRPC
+        // call is by far the largest.
+        Ok(
+            Box::pin(kv_client(&self.grpc).range(token.request(request)))
+                .await?
+                .into_inner(),
+        )
     }
 
     /// A fresh read, answered as `view` writes it, with the revision it
