@@ -38,6 +38,10 @@ pub struct GoodClient {
     state: Arc<Mutex<State>>,
     stop: Arc<AtomicBool>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// The good client's own runtime: it stands for a client on another
+    /// machine, so its puts never wait in a run queue behind the attacker's
+    /// tasks in this process.
+    runtime: Option<tokio::runtime::Runtime>,
 }
 
 /// The puts launched within a window.
@@ -68,6 +72,22 @@ impl GoodClient {
     /// Connects as root (the options `Server::start` set), creates the
     /// watch, and starts writing once the watch exists.
     pub async fn start(endpoints: &[String]) -> Result<GoodClient, String> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("good-client")
+            .enable_all()
+            .build()
+            .map_err(|e| format!("good client's runtime: {e}"))?;
+        let endpoints = endpoints.to_vec();
+        let started = runtime.spawn(async move { GoodClient::start_here(&endpoints).await });
+        let mut good = started.await.map_err(|e| format!("good client: {e}"))??;
+        good.runtime = Some(runtime);
+        Ok(good)
+    }
+
+    /// [`GoodClient::start`]'s work, on the good client's runtime (the
+    /// connection's tasks live on the runtime that makes it).
+    async fn start_here(endpoints: &[String]) -> Result<GoodClient, String> {
         let client = crate::secure::connect(endpoints)
             .await
             .map_err(|e| format!("good client: {e}"))?;
@@ -145,6 +165,7 @@ impl GoodClient {
             state,
             stop,
             tasks: vec![watcher, writer],
+            runtime: None,
         })
     }
 
@@ -213,6 +234,10 @@ impl Drop for GoodClient {
         self.stop.store(true, Ordering::Relaxed);
         for task in &self.tasks {
             task.abort();
+        }
+        // Dropped inside the caller's runtime, where blocking is not allowed.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
         }
     }
 }

@@ -30,7 +30,9 @@ password), one fresh server per case, while a well-behaved client keeps
 writing (50 puts/s as root) and watching. Exits non-zero when Hark misses
 a target: down after a case, peak RSS growth over 256 MiB, the good
 client's put p99 over 3x its idle p99 (idle floored at 5 ms), an event
-lost, or an attacker not refused with a clear status.
+lost, or an attacker not refused with a clear status. With --quick (the
+debug build) the p99 ratio is reported, not judged: unoptimised code says
+nothing about latency under attack.
 
 Cases: hpack-bomb, continuation-flood, rapid-reset, stream-flood, slowloris,
        huge-body, consul-parking, spoofed-identity, user-add-flood,
@@ -168,14 +170,17 @@ pub struct Scale {
     pub parked: usize,
     pub user_adds: usize,
     pub txn_ops: usize,
+    /// Whether the good client's p99 ratio is a target. Not on `--quick`'s
+    /// debug build, where both the server and the attacker run unoptimised.
+    pub judge_latency: bool,
 }
 
 impl Scale {
     fn new(quick: bool) -> Scale {
         if quick {
             Scale {
-                idle: Duration::from_secs(2),
-                min_window: Duration::from_secs(2),
+                idle: Duration::from_secs(4),
+                min_window: Duration::from_secs(4),
                 bound: Duration::from_secs(8),
                 continuation_for: Duration::from_secs(3),
                 rapid_resets: 20_000,
@@ -186,11 +191,12 @@ impl Scale {
                 parked: 2_000,
                 user_adds: 1_000,
                 txn_ops: 100_000,
+                judge_latency: false,
             }
         } else {
             Scale {
-                idle: Duration::from_secs(4),
-                min_window: Duration::from_secs(4),
+                idle: Duration::from_secs(10),
+                min_window: Duration::from_secs(10),
                 bound: Duration::from_secs(20),
                 continuation_for: Duration::from_secs(5),
                 rapid_resets: 100_000,
@@ -202,6 +208,7 @@ impl Scale {
                 parked: 10_000,
                 user_adds: 1_000,
                 txn_ops: 100_000,
+                judge_latency: true,
             }
         }
     }
@@ -444,7 +451,7 @@ async fn attack_server(
         ));
     }
     match ratio {
-        Some(r) if r > MAX_P99_RATIO => {
+        Some(r) if r > MAX_P99_RATIO && scale.judge_latency => {
             misses.push(format!("put p99 {r:.1}x idle > {MAX_P99_RATIO}x"))
         }
         None => misses.push("no put p99 (no puts measured)".into()),
@@ -599,13 +606,18 @@ fn markdown(outcomes: &[Outcome], scale: &Scale, quick: bool, took: Duration) ->
          its idle p99 is measured over {:.0} s just before the attack and floored at {} ms \
          (shared, noisy machine); its attack p99 over the attack, at least {:.0} s. \
          RSS sampled every {} ms; growth = peak during the attack minus the last sample before it. \
-         Targets for Hark: up, RSS growth <= {MAX_RSS_GROWTH_MIB:.0} MiB, p99 <= {MAX_P99_RATIO}x idle, \
+         Targets for Hark: up, RSS growth <= {MAX_RSS_GROWTH_MIB:.0} MiB, {}\
          no good put failed, no event missing, the attacker refused with a clear status. \
          etcd's rows are informational. Run took {:.0} s.\n\n",
         scale.idle.as_secs_f64(),
         IDLE_P99_FLOOR.as_millis(),
         scale.min_window.as_secs_f64(),
         RSS_POLL.as_millis(),
+        if scale.judge_latency {
+            format!("p99 <= {MAX_P99_RATIO}x idle, ")
+        } else {
+            "(p99 reported, not judged: debug build) ".to_string()
+        },
         took.as_secs_f64(),
     );
     out += "| case | server | up | RSS +MiB (base) | CPU s | put p99 idle→attack ms (ratio) | puts / failed / events lost | attack s | attacker got | verdict |\n";
