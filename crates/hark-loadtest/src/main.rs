@@ -11,6 +11,7 @@ mod maintenance;
 mod scenarios;
 mod secure;
 mod servers;
+mod stream_watchers;
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -32,6 +33,7 @@ Target (one of):
   --compare-etcd PATH     start Hark and the etcd binary at PATH (fresh data
                           dirs, fsync on for both) for each scenario, run
                           them one after the other, print both and the ratio
+  --hark-alone            start Hark alone (fresh data dir, fsync on)
 Options (defaults finish within a minute):
   --clients N      concurrent requests for put/range        [16]
   --conns N        client connections for put/range         [4]
@@ -63,6 +65,14 @@ Options (defaults finish within a minute):
                    every client authenticates as root (a token per client)
   --prev-kv        fanout's watchers ask for prev_kv (each put replaces
                    one of 100 values, so every event has one)
+  --etcd-client    watch-latency and fanout consume with the etcd-client
+                   crate, one watch stream per watcher (as etcd-client and
+                   python-etcd3 open them) over --conns connections;
+                   watch-latency's writer is then open loop and it also
+                   reports how long after each put's ack its event came
+  --max-after-ack-p99 MS  exit non-zero if Hark's event-after-ack p99
+                   (watch-latency --etcd-client) is over MS, or any event
+                   was lost or duplicated (CI's guard)
   --json           machine-readable output (one JSON document)
 ";
 
@@ -114,12 +124,16 @@ async fn run(opts: Options) -> Result<(), String> {
         };
         for round in 1..=opts.rounds {
             let of = format!("round {round}/{}", opts.rounds);
-            if let Some(etcd) = &opts.compare_etcd {
+            if opts.compare_etcd.is_some() || opts.hark_alone {
                 // Interleaved: Hark, then etcd, each on a fresh server.
-                for (name, kind) in [("hark", servers::Kind::Hark), ("etcd", servers::Kind::Etcd)] {
+                let mut targets = vec![("hark", servers::Kind::Hark)];
+                if opts.compare_etcd.is_some() {
+                    targets.push(("etcd", servers::Kind::Etcd));
+                }
+                for (name, kind) in targets {
                     let binary = match kind {
                         servers::Kind::Hark => opts.hark_binary()?,
-                        servers::Kind::Etcd => etcd.clone(),
+                        servers::Kind::Etcd => opts.compare_etcd.clone().unwrap_or_default(),
                     };
                     eprintln!("== {scenario} on {name}, {of}");
                     let secure = servers::Secure {
@@ -154,7 +168,41 @@ async fn run(opts: Options) -> Result<(), String> {
         );
     }
     report(&results, opts.json);
-    Ok(())
+    match opts.max_after_ack_p99 {
+        Some(bound) => guard(&results, bound),
+        None => Ok(()),
+    }
+}
+
+/// `--max-after-ack-p99`: Hark's (or the endpoint's) watch-latency figures
+/// against the bound; every event must have come exactly once.
+fn guard(results: &Results, bound: f64) -> Result<(), String> {
+    let runs = results
+        .get("watch-latency")
+        .ok_or("--max-after-ack-p99 needs the watch-latency scenario")?;
+    let (target, metrics) = runs
+        .iter()
+        .find(|(name, _)| name != "etcd")
+        .ok_or("no Hark run to judge")?;
+    let value = |name: &str| metrics.iter().find(|m| m.name == name).map(|m| m.value);
+    let p99 = value(scenarios::AFTER_ACK_P99).ok_or("--max-after-ack-p99 needs --etcd-client")?;
+    let lost = value("events lost").unwrap_or(0.0);
+    let duplicated = value("events duplicated").unwrap_or(0.0);
+    let mut misses = Vec::new();
+    if p99 > bound {
+        misses.push(format!("event after ack p99 {p99:.2} ms > {bound} ms"));
+    }
+    if lost > 0.0 || duplicated > 0.0 {
+        misses.push(format!("{lost} events lost, {duplicated} duplicated"));
+    }
+    if misses.is_empty() {
+        eprintln!(
+            "guard: {target} event after ack p99 {p99:.2} ms <= {bound} ms, no event lost or duplicated"
+        );
+        Ok(())
+    } else {
+        Err(format!("guard: {target}: {}", misses.join("; ")))
+    }
 }
 
 /// One figure per metric out of several rounds of the same scenario and target.

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use hark_client::{Client, WatchOptions};
 
-use crate::lean_watch;
 use crate::servers::{cpu_seconds, rss_bytes};
+use crate::{lean_watch, stream_watchers};
 
 pub const ALL: [&str; 10] = [
     "put",
@@ -116,6 +116,14 @@ pub struct Options {
     pub user: bool,
     /// Watchers of fanout ask for `prev_kv`.
     pub prev_kv: bool,
+    /// Watch scenarios consume with the `etcd-client` crate, one watch
+    /// stream per watcher over `conns` connections (`stream_watchers`).
+    pub etcd_client: bool,
+    /// Start Hark alone (no etcd) on a fresh data dir.
+    pub hark_alone: bool,
+    /// Fail when Hark's event-after-ack p99 (ms) is over this, or an event
+    /// is lost or duplicated: CI's guard on watch delivery.
+    pub max_after_ack_p99: Option<f64>,
 }
 
 impl Options {
@@ -145,6 +153,9 @@ impl Options {
             tls: false,
             user: false,
             prev_kv: false,
+            etcd_client: false,
+            hark_alone: false,
+            max_after_ack_p99: None,
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -168,6 +179,15 @@ impl Options {
                 "--tls" => o.tls = true,
                 "--user" => o.user = true,
                 "--prev-kv" => o.prev_kv = true,
+                "--etcd-client" => o.etcd_client = true,
+                "--hark-alone" => o.hark_alone = true,
+                "--max-after-ack-p99" => {
+                    let v = value()?;
+                    o.max_after_ack_p99 = Some(
+                        v.parse::<f64>()
+                            .map_err(|_| format!("bad number {v:?} for {flag}"))?,
+                    )
+                }
                 "--endpoints" => {
                     o.endpoints = Some(value()?.split(',').map(str::to_string).collect())
                 }
@@ -223,6 +243,7 @@ pub async fn run(
     match scenario {
         "put" => put(o, endpoints, pid).await,
         "range" => range(o, endpoints, pid).await,
+        "watch-latency" if o.etcd_client => watch_latency_streams(o, endpoints).await,
         "watch-latency" => watch_latency(o, endpoints).await,
         "fanout" => fanout(o, endpoints, pid).await,
         "catchup" => catchup(o, endpoints, pid).await,
@@ -600,7 +621,14 @@ async fn fanout(
     });
     let idle_rate = idle_rx.await.map_err(|_| "writer failed before watching")?;
 
-    eprintln!("   creating {n} watchers over {} streams", o.streams);
+    if o.etcd_client {
+        eprintln!(
+            "   creating {n} etcd-client watchers, one stream each, over {} connections",
+            o.conns
+        );
+    } else {
+        eprintln!("   creating {n} watchers over {} streams", o.streams);
+    }
     let first = current_revision(
         &crate::secure::connect(endpoints)
             .await
@@ -612,14 +640,40 @@ async fn fanout(
         prev_kv: o.prev_kv,
         ..lean_watch::Spec::prefix("fan/", 0, first)
     };
-    let mut checkers = lean_watch::start(endpoints, n, o.streams, &spec).await?;
-    checkers.created().await?;
+    // With --etcd-client: one stream per watcher, the same counters.
+    let streams_spec = stream_watchers::Spec {
+        key: "fan/".into(),
+        prefix: true,
+        prev_kv: o.prev_kv,
+        first,
+        last: spec.last.clone(),
+        timed: false,
+        epoch: Instant::now(),
+        delivered: spec.delivered.clone(),
+        prev_missing: spec.prev_missing.clone(),
+    };
+    let consumers = if o.etcd_client {
+        Consumers::OneStreamEach(
+            stream_watchers::start(endpoints, n, o.conns, &streams_spec).await?,
+        )
+    } else {
+        let mut checkers = lean_watch::start(endpoints, n, o.streams, &spec).await?;
+        checkers.created().await?;
+        Consumers::Shared(checkers)
+    };
     let cpu = ServerCpu::start(pid);
     let start = Instant::now();
     let _ = go_tx.send(first - 1);
     let (writer_rate, last_rev) = joined(writer).await?;
     spec.last.store(last_rev as u64, Ordering::Release);
-    let (lost, dup) = checkers.finish(last_rev).await?;
+    let (lost, dup) = match consumers {
+        Consumers::Shared(checkers) => checkers.finish(last_rev).await?,
+        Consumers::OneStreamEach(watchers) => {
+            let seen = watchers.finish(last_rev).await?;
+            let lost = seen.iter().map(|w| w.sequence.lost).sum();
+            (lost, seen.iter().map(|w| w.sequence.duplicated).sum())
+        }
+    };
     let took = start.elapsed();
     let delivered = spec.delivered.load(Ordering::Relaxed);
     let mut out = vec![
@@ -647,6 +701,127 @@ async fn fanout(
     }
     Ok(out)
 }
+
+/// The fanout's watchers: sharing `--streams` streams, or one stream each.
+enum Consumers {
+    Shared(lean_watch::Checkers),
+    OneStreamEach(stream_watchers::Watchers),
+}
+
+/// watch-latency with `--etcd-client`: each watcher on its own stream (the
+/// `etcd-client` crate, over `--conns` connections) and an open-loop writer
+/// that sends each put on schedule, answered or not, as independent clients
+/// do. Besides put-to-event (the value is the put's send time), it reports
+/// how long after the put's reply reached the writer its event reached each
+/// watcher (0 when the event came first): a server that acknowledges
+/// promptly but delivers late shows there, not in put latency.
+async fn watch_latency_streams(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String> {
+    const KEY: &str = "lat/key";
+    let n = o.watchers.unwrap_or(100);
+    let first = current_revision(
+        &crate::secure::connect(endpoints)
+            .await
+            .map_err(|e| e.to_string())?,
+    )
+    .await?
+        + 1;
+    let epoch = Instant::now();
+    let spec = stream_watchers::Spec {
+        key: KEY.into(),
+        prefix: false,
+        prev_kv: false,
+        first,
+        last: Arc::new(AtomicU64::new(u64::MAX)),
+        timed: true,
+        epoch,
+        delivered: Default::default(),
+        prev_missing: Default::default(),
+    };
+    eprintln!(
+        "   creating {n} etcd-client watchers, one stream each, over {} connections",
+        o.conns
+    );
+    let watchers = stream_watchers::start(endpoints, n, o.conns, &spec).await?;
+    let (rate, total) = (o.rate, (o.rate * o.duration).max(1) as usize);
+    eprintln!("   writing {rate} puts/s, open loop, for {} s", o.duration);
+    let writer = on_own_thread(endpoints, move |writer| async move {
+        let mut tick = tokio::time::interval(Duration::from_nanos(1_000_000_000 / rate));
+        let mut puts = tokio::task::JoinSet::new();
+        for _ in 0..total {
+            tick.tick().await;
+            let writer = writer.clone();
+            puts.spawn(async move {
+                let sent = epoch.elapsed().as_nanos() as u64;
+                let reply = writer
+                    .put(KEY, sent.to_string())
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let acked = epoch.elapsed().as_nanos() as u64;
+                Ok::<_, String>((reply.header.map_or(0, |h| h.revision), sent, acked))
+            });
+        }
+        let mut done = Vec::with_capacity(total);
+        while let Some(put) = puts.join_next().await {
+            done.push(put.map_err(|e| e.to_string())??);
+        }
+        Ok(done)
+    });
+    let puts = joined(writer).await?;
+    let last = puts.iter().map(|p| p.0).max().unwrap_or(first - 1);
+    spec.last.store(last as u64, Ordering::Release);
+    let seen = watchers.finish(last).await?;
+
+    // When each revision's put was acknowledged (one writer: contiguous).
+    let mut acked_at = vec![None; usize::try_from(last + 1 - first).unwrap_or(0)];
+    for &(revision, _, acked) in &puts {
+        if let Some(slot) = usize::try_from(revision - first)
+            .ok()
+            .and_then(|i| acked_at.get_mut(i))
+        {
+            *slot = Some(acked);
+        }
+    }
+    let mut put_latency: Vec<u64> = puts.iter().map(|&(_, s, a)| (a - s) / 1000).collect();
+    let (mut to_event, mut after_ack) = (Vec::new(), Vec::new());
+    let (mut before_ack, mut lost, mut dup) = (0u64, 0u64, 0u64);
+    for watcher in &seen {
+        lost += watcher.sequence.lost;
+        dup += watcher.sequence.duplicated;
+        for a in &watcher.arrivals {
+            if let Some(sent) = a.sent_ns {
+                to_event.push(a.at_ns.saturating_sub(sent) / 1000);
+            }
+            let acked = usize::try_from(a.revision - first)
+                .ok()
+                .and_then(|i| acked_at.get(i).copied().flatten());
+            if let Some(acked) = acked {
+                if a.at_ns < acked {
+                    before_ack += 1;
+                }
+                after_ack.push(a.at_ns.saturating_sub(acked) / 1000);
+            }
+        }
+    }
+    put_latency.sort_unstable();
+    to_event.sort_unstable();
+    after_ack.sort_unstable();
+    let share_before = 100.0 * before_ack as f64 / after_ack.len().max(1) as f64;
+    Ok(vec![
+        metric("put-to-event p50", pct_ms(&to_event, 0.50), "ms"),
+        metric("put-to-event p99", pct_ms(&to_event, 0.99), "ms"),
+        metric("put-to-event max", pct_ms(&to_event, 1.0), "ms"),
+        metric(AFTER_ACK_P50, pct_ms(&after_ack, 0.50), "ms"),
+        metric(AFTER_ACK_P99, pct_ms(&after_ack, 0.99), "ms"),
+        metric("events before their ack", share_before, "%"),
+        metric("put p99", pct_ms(&put_latency, 0.99), "ms"),
+        count("events lost", lost, "events", Combine::Sum),
+        count("events duplicated", dup, "events", Combine::Sum),
+    ])
+}
+
+/// The figures `--max-after-ack-p99` judges.
+pub const AFTER_ACK_P50: &str = "event after ack p50";
+pub const AFTER_ACK_P99: &str = "event after ack p99";
 
 /// Phases of the catchup scenario's writer.
 const IDLE: u64 = 0;
