@@ -272,6 +272,14 @@ pub(crate) async fn clients(endpoints: &[String], n: usize) -> Result<Vec<Client
     Ok(out)
 }
 
+/// The revision the next write will get, asked over a connection of its own.
+async fn next_revision(endpoints: &[String]) -> Result<i64, String> {
+    let c = crate::secure::connect(endpoints)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(current_revision(&c).await? + 1)
+}
+
 pub(crate) async fn current_revision(c: &Client) -> Result<i64, String> {
     c.status()
         .await
@@ -621,42 +629,29 @@ async fn fanout(
     });
     let idle_rate = idle_rx.await.map_err(|_| "writer failed before watching")?;
 
-    if o.etcd_client {
-        eprintln!(
-            "   creating {n} etcd-client watchers, one stream each, over {} connections",
-            o.conns
-        );
-    } else {
-        eprintln!("   creating {n} watchers over {} streams", o.streams);
-    }
-    let first = current_revision(
-        &crate::secure::connect(endpoints)
-            .await
-            .map_err(|e| e.to_string())?,
-    )
-    .await?
-        + 1;
+    let first = next_revision(endpoints).await?;
     let spec = lean_watch::Spec {
         prev_kv: o.prev_kv,
         ..lean_watch::Spec::prefix("fan/", 0, first)
     };
-    // With --etcd-client: one stream per watcher, the same counters.
-    let streams_spec = stream_watchers::Spec {
-        key: "fan/".into(),
-        prefix: true,
-        prev_kv: o.prev_kv,
-        first,
-        last: spec.last.clone(),
-        timed: false,
-        epoch: Instant::now(),
-        delivered: spec.delivered.clone(),
-        prev_missing: spec.prev_missing.clone(),
-    };
     let consumers = if o.etcd_client {
+        // One stream per watcher, counting into the same spec's counters.
+        let streams_spec = stream_watchers::Spec {
+            key: "fan/".into(),
+            prefix: true,
+            prev_kv: o.prev_kv,
+            first,
+            last: spec.last.clone(),
+            timed: false,
+            epoch: Instant::now(),
+            delivered: spec.delivered.clone(),
+            prev_missing: spec.prev_missing.clone(),
+        };
         Consumers::OneStreamEach(
             stream_watchers::start(endpoints, n, o.conns, &streams_spec).await?,
         )
     } else {
+        eprintln!("   creating {n} watchers over {} streams", o.streams);
         let mut checkers = lean_watch::start(endpoints, n, o.streams, &spec).await?;
         checkers.created().await?;
         Consumers::Shared(checkers)
@@ -669,9 +664,7 @@ async fn fanout(
     let (lost, dup) = match consumers {
         Consumers::Shared(checkers) => checkers.finish(last_rev).await?,
         Consumers::OneStreamEach(watchers) => {
-            let seen = watchers.finish(last_rev).await?;
-            let lost = seen.iter().map(|w| w.sequence.lost).sum();
-            (lost, seen.iter().map(|w| w.sequence.duplicated).sum())
+            stream_watchers::lost_and_duplicated(&watchers.finish(last_rev).await?)
         }
     };
     let took = start.elapsed();
@@ -718,13 +711,7 @@ enum Consumers {
 async fn watch_latency_streams(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String> {
     const KEY: &str = "lat/key";
     let n = o.watchers.unwrap_or(100);
-    let first = current_revision(
-        &crate::secure::connect(endpoints)
-            .await
-            .map_err(|e| e.to_string())?,
-    )
-    .await?
-        + 1;
+    let first = next_revision(endpoints).await?;
     let epoch = Instant::now();
     let spec = stream_watchers::Spec {
         key: KEY.into(),
@@ -737,10 +724,6 @@ async fn watch_latency_streams(o: &Options, endpoints: &[String]) -> Result<Vec<
         delivered: Default::default(),
         prev_missing: Default::default(),
     };
-    eprintln!(
-        "   creating {n} etcd-client watchers, one stream each, over {} connections",
-        o.conns
-    );
     let watchers = stream_watchers::start(endpoints, n, o.conns, &spec).await?;
     let (rate, total) = (o.rate, (o.rate * o.duration).max(1) as usize);
     eprintln!("   writing {rate} puts/s, open loop, for {} s", o.duration);
@@ -783,10 +766,9 @@ async fn watch_latency_streams(o: &Options, endpoints: &[String]) -> Result<Vec<
     }
     let mut put_latency: Vec<u64> = puts.iter().map(|&(_, s, a)| (a - s) / 1000).collect();
     let (mut to_event, mut after_ack) = (Vec::new(), Vec::new());
-    let (mut before_ack, mut lost, mut dup) = (0u64, 0u64, 0u64);
+    let (lost, dup) = stream_watchers::lost_and_duplicated(&seen);
+    let mut before_ack = 0u64;
     for watcher in &seen {
-        lost += watcher.sequence.lost;
-        dup += watcher.sequence.duplicated;
         for a in &watcher.arrivals {
             if let Some(sent) = a.sent_ns {
                 to_event.push(a.at_ns.saturating_sub(sent) / 1000);

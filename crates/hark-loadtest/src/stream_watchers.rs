@@ -89,6 +89,7 @@ pub async fn start(
     spec: &Spec,
 ) -> Result<Watchers, String> {
     let options = connect_options()?;
+    eprintln!("   creating {n} etcd-client watchers, one stream each, over {conns} connections");
     let mut clients = Vec::new();
     for i in 0..conns.min(n).max(1) {
         let endpoint = &endpoints[i % endpoints.len()];
@@ -198,4 +199,11 @@ impl Watchers {
         }
         Ok(out)
     }
+}
+
+/// Lost and duplicated events over all watchers.
+pub fn lost_and_duplicated(seen: &[Seen]) -> (u64, u64) {
+    seen.iter().fold((0, 0), |(lost, dup), w| {
+        (lost + w.sequence.lost, dup + w.sequence.duplicated)
+    })
 }
