@@ -14,6 +14,8 @@
 //!   `hark-chaos` (see `crates/hark-chaos`) against the debug `hark`.
 //! - `attack [ARGS]`: the hostile-client battery (`hark-loadtest attack`):
 //!   release builds, or with `--quick` the debug builds the tests use.
+//! - `watch-guard`: the real-client watch-latency scenario in its short CI
+//!   form against the debug `hark` (see `watch_guard`).
 //! - `prune [HOURS]`: free disk in the target directory (see `prune`).
 
 use std::ffi::OsStr;
@@ -67,6 +69,9 @@ Commands:
   attack [ARGS]     Hostile clients against Hark (auth on) while a good client writes and watches;
                     fails when Hark misses a target (`cargo xtask attack --help`; --quick for CI
                     uses the debug build; --only CASE,..; --compare-etcd PATH; --out FILE; --json)
+  watch-guard       Build like the tests do, then the real-client watch-latency scenario
+                    (etcd-client, one stream per watcher) against Hark alone; fails past
+                    its event-after-ack p99 bound or on a lost or duplicated event (CI)
   prune [HOURS]     Free disk in the target dir: delete test and program binaries not rebuilt
                     for HOURS (default 24) and the incremental caches; RocksDB's build stays
   help              Print this help
@@ -85,6 +90,7 @@ fn main() -> ExitCode {
         ["loadtest", rest @ ..] => loadtest(rest),
         ["chaos", rest @ ..] => chaos(rest),
         ["attack", rest @ ..] => attack(rest),
+        ["watch-guard"] => watch_guard(),
         ["prune"] => prune(24),
         ["prune", hours] => match hours.parse() {
             Ok(hours) => prune(hours),
@@ -356,6 +362,37 @@ fn attack(args: &[&str]) -> Result<ExitCode> {
         .arg("attack")
         .args(args)
         .env("HARK_BIN", &hark)
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("running {}: {e}", generator.display()))?;
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// `cargo xtask watch-guard`: 100 watchers, each on its own watch stream
+/// consumed by the `etcd-client` crate, over 4 connections, while an
+/// open-loop writer puts 200 keys/s for 5 s; three rounds on a fresh Hark
+/// each. Fails when the median event-after-ack p99 is over the bound or an
+/// event is lost or duplicated. Debug binaries (no third RocksDB build), so
+/// the bound is set from debug runs on a quiet 2-core machine (2026-12-04):
+/// 9.6-10.7 ms as built, 30-50 ms with the watch engine's thread at
+/// niceness 19, the regression of #34 (docs/benchmarks.md).
+fn watch_guard() -> Result<ExitCode> {
+    const BOUND_MS: &str = "20";
+    let root = workspace_root();
+    let Some(hark) = build_server(&root)? else {
+        return Ok(ExitCode::FAILURE);
+    };
+    let generator = hark.with_file_name("hark-loadtest");
+    let status = Command::new(&generator)
+        .args(["watch-latency", "--etcd-client", "--hark-alone"])
+        .args(["--rate", "200", "--duration", "5", "--rounds", "3"])
+        .args(["--max-after-ack-p99", BOUND_MS])
+        .arg("--hark")
+        .arg(&hark)
         .current_dir(&root)
         .status()
         .map_err(|e| format!("running {}: {e}", generator.display()))?;

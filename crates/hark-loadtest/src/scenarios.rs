@@ -795,6 +795,7 @@ async fn watch_latency_streams(o: &Options, endpoints: &[String]) -> Result<Vec<
         metric(AFTER_ACK_P50, pct_ms(&after_ack, 0.50), "ms"),
         metric(AFTER_ACK_P99, pct_ms(&after_ack, 0.99), "ms"),
         metric("events before their ack", share_before, "%"),
+        metric("put p50", pct_ms(&put_latency, 0.50), "ms"),
         metric("put p99", pct_ms(&put_latency, 0.99), "ms"),
         count("events lost", lost, "events", Combine::Sum),
         count("events duplicated", dup, "events", Combine::Sum),

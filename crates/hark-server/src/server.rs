@@ -35,11 +35,6 @@ use crate::{compactor, http};
 
 /// gRPC's allowance on top of `--max-request-bytes` for framing, as etcd's.
 const GRPC_OVERHEAD_BYTES: usize = 512 * 1024;
-/// Niceness of the watch engine's thread, so that bulk catch-up and fan-out
-/// work yields the CPU to writes. Measured in the catchup loadtest (generator
-/// watchers also at +19): put p99 during the catch-up 15-16 ms with the
-/// engine at the writers' priority, 7-9 ms with it at +19 (idle ~1.2 ms).
-const WATCH_ENGINE_NICE: i32 = 19;
 
 /// HTTP/2 flow-control windows. h2 lets a peer keep about half the connection
 /// window in small unread DATA frames before it answers ENHANCE_YOUR_CALM, so a
@@ -118,7 +113,9 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     };
     remove_snapshot_scratch(&data_dir);
     let interval = config.watch_progress_notify_interval;
-    let hub = WatchHub::with_engine_start(
+    // The engine's thread keeps the default priority: at niceness 19 a busy
+    // neighbour delayed live events by tens of ms (docs/benchmarks.md, #34).
+    let hub = WatchHub::new(
         store.clone(),
         WatchConfig {
             progress_notify_interval: (!interval.is_zero()).then_some(interval),
@@ -126,7 +123,6 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
                 .unwrap_or(usize::MAX),
             ..WatchConfig::default()
         },
-        || lower_thread_priority(WATCH_ENGINE_NICE),
     );
 
     let client_addrs = local_addrs(&client_listeners)?;
@@ -839,21 +835,4 @@ impl RunningServer {
         }
         tracing::info!("hark stopped");
     }
-}
-
-/// Adds `nice` to the calling thread's niceness (Linux keeps it per thread);
-/// raising it needs no privilege. Best effort: a failure leaves the thread
-/// as it was.
-fn lower_thread_priority(nice: i32) {
-    #[cfg(target_os = "linux")]
-    // SAFETY: plain syscalls on the calling thread, no memory is passed.
-    unsafe {
-        let tid = libc::gettid() as libc::id_t;
-        let current = libc::getpriority(libc::PRIO_PROCESS, tid);
-        if libc::setpriority(libc::PRIO_PROCESS, tid, (current + nice).min(19)) != 0 {
-            tracing::warn!("could not lower the watch engine thread's priority");
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = nice;
 }

@@ -65,9 +65,10 @@ impl WatchHub {
         Self::with_engine_start(store, config, || {})
     }
 
-    /// [`WatchHub::new`], running `on_start` first on the engine's thread:
-    /// a server sets the thread's priority there (it runs bulk catch-up and
-    /// fan-out work, which should yield to the threads serving writes).
+    /// [`WatchHub::new`], running `on_start` first on the engine's thread
+    /// (to pin it to a CPU, say). Lowering its priority there is a trap: the
+    /// engine delivers live events too, and at niceness 19 one busy
+    /// neighbouring thread delayed them by tens of ms (docs/benchmarks.md).
     pub fn with_engine_start(
         store: Store,
         config: WatchConfig,
