@@ -1,6 +1,4 @@
 use std::future::Future;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -10,11 +8,11 @@ use hark_proto::etcdserverpb::{
 };
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Endpoint;
 
 use crate::secure::{ConnectOptions, Credentials};
 
+use crate::endpoints::{Conn, Endpoints};
 use crate::txn::Txn;
 use crate::watch::{Mux, Watch, WatchOptions};
 
@@ -57,45 +55,6 @@ pub enum Error {
 pub struct Client {
     endpoints: Endpoints,
     mux: Mux,
-}
-
-/// The endpoints and which one is in use.
-#[derive(Clone)]
-pub(crate) struct Endpoints {
-    channels: Arc<Vec<Channel>>,
-    current: Arc<AtomicUsize>,
-    pub(crate) credentials: Credentials,
-}
-
-/// A channel whose calls carry the client's token.
-pub(crate) type Conn = InterceptedService<Channel, Credentials>;
-
-impl Endpoints {
-    pub fn current(&self) -> (usize, Conn) {
-        let i = self.current.load(Ordering::Relaxed) % self.channels.len();
-        (i, self.conn(i))
-    }
-
-    fn conn(&self, i: usize) -> Conn {
-        InterceptedService::new(self.channels[i].clone(), self.credentials.clone())
-    }
-
-    /// The bare channel of endpoint `i` (for Authenticate).
-    pub fn channel(&self, i: usize) -> Channel {
-        self.channels[i].clone()
-    }
-
-    /// Endpoint `i` failed: move on to the next (unless someone already did).
-    pub fn failed(&self, i: usize) {
-        let next = (i + 1) % self.channels.len();
-        let _ = self
-            .current
-            .compare_exchange(i, next, Ordering::Relaxed, Ordering::Relaxed);
-    }
-
-    fn len(&self) -> usize {
-        self.channels.len()
-    }
 }
 
 /// The endpoint of `url`, and whether it asks for TLS (`https://`). The
@@ -176,18 +135,14 @@ impl Client {
         if channels.is_empty() {
             return Err(Error::NoEndpoints);
         }
-        let endpoints = Endpoints {
-            channels: Arc::new(channels),
-            current: Arc::default(),
-            credentials: Credentials::new(options.user.clone()),
-        };
+        let endpoints = Endpoints::new(channels, Credentials::new(options.user.clone()));
         if options.user.is_some() {
             let mut last = None;
             for i in 0..endpoints.len() {
                 match endpoints.credentials.renew(endpoints.channel(i)).await {
                     Ok(()) => {
                         last = None;
-                        endpoints.current.store(i, Ordering::Relaxed);
+                        endpoints.use_endpoint(i);
                         break;
                     }
                     Err(s) if s.code() == tonic::Code::Unavailable => last = Some(s),

@@ -40,6 +40,7 @@ mod auth;
 mod blocking;
 pub mod cache;
 mod client;
+mod endpoints;
 mod secure;
 mod txn;
 pub mod watch;

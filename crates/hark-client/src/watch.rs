@@ -26,7 +26,7 @@ use hark_proto::mvccpb::Event;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
-use crate::client::Endpoints;
+use crate::endpoints::Endpoints;
 
 /// Longest wait between reconnection attempts.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(2);
