@@ -12,10 +12,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::history::{Call, Event, History, LeaseFate, Op, Outcome, WatchResponse};
-
-/// Every event by revision, then key.
-pub type RevisionLog = BTreeMap<i64, BTreeMap<String, Event>>;
+use crate::history::{Call, Event, History, LeaseFate, Op, Outcome, RevisionLog, WatchResponse};
 
 #[derive(Default)]
 pub struct Report {

@@ -1,6 +1,8 @@
 //! What the clients did and saw, as the checkers read it (and as a failing
 //! run keeps it, in JSON).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// One request of the register workload: when it was sent and answered
@@ -156,6 +158,10 @@ pub struct History {
     /// Each member's answer to a final serializable range of every key.
     pub final_reads: Vec<FinalRead>,
 }
+
+/// Every event by revision, then key: the history's watch logs merged, as
+/// the checkers read them.
+pub type RevisionLog = BTreeMap<i64, BTreeMap<String, Event>>;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct FinalRead {

@@ -18,8 +18,7 @@ use std::time::Duration;
 
 use stateright::semantics::{ConsistencyTester, LinearizabilityTester, SequentialSpec};
 
-use crate::check::RevisionLog;
-use crate::history::{Call, History, Outcome};
+use crate::history::{Call, History, Outcome, RevisionLog};
 
 /// A key: its value and mod_revision, and the revision of its last write
 /// (a delete included: the next write must come after it).
