@@ -19,7 +19,6 @@ pub mod cors;
 pub mod gateway;
 mod json;
 mod limits;
-mod parking;
 mod shared_reads;
 mod status;
 

@@ -30,8 +30,8 @@ use parking_lot::Mutex;
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
+use super::query::Token;
 use crate::GrpcService;
-use crate::consul::Token;
 
 /// What woke a parked request: the revision of the change that matched it,
 /// or `None` when its stream ended or its watcher was cancelled.
