@@ -16,7 +16,7 @@ use bytes::Bytes;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
-use crate::scenarios::{Metric, Options, ServerCpu, clients, count, load, metric, pct_ms};
+use crate::harness::{Metric, Options, ServerCpu, clients, count, load, metric, pct_ms};
 use crate::servers::rss_bytes;
 
 /// Standard base64 with padding, as the gateway wants bytes.
@@ -275,11 +275,11 @@ pub async fn parked(
     let grpc = clients(endpoints, 1).await?;
     let c = &grpc[0];
     // The keys exist first, so every request has something to read.
-    crate::scenarios::put_load(&grpc, 16, n, Bytes::from_static(b"v"), |i| {
+    crate::harness::put_load(&grpc, 16, n, Bytes::from_static(b"v"), |i| {
         format!("parked/{i}")
     })
     .await?;
-    let revision = crate::scenarios::current_revision(c).await?;
+    let revision = crate::harness::current_revision(c).await?;
     let before = rss_bytes(pid)?;
     let woken: Arc<Woken> = Arc::default();
     let mut tasks = Vec::with_capacity(n);
@@ -363,7 +363,7 @@ pub async fn parked(
             "requests parked",
             n as u64,
             "requests",
-            crate::scenarios::Combine::Min,
+            crate::harness::Combine::Min,
         ),
         metric("time to park all", parked_in.as_secs_f64(), "s"),
         metric(
@@ -383,7 +383,7 @@ pub async fn parked(
         "answered early or wrongly",
         answered.saturating_sub(wakes) as u64,
         "requests",
-        crate::scenarios::Combine::Sum,
+        crate::harness::Combine::Sum,
     ));
     Ok(out)
 }

@@ -24,7 +24,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::codegen::http::uri::PathAndQuery;
 
-use crate::scenarios::Sequence;
+use crate::harness::Sequence;
 
 /// `etcdserverpb.WatchResponse`, only the fields the check reads.
 #[derive(Clone, PartialEq, prost::Message)]

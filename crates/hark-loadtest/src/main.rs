@@ -5,6 +5,7 @@
 //! exactly once and in order, and reports lost and duplicated events.
 
 mod attack;
+mod harness;
 mod http_load;
 mod lean_watch;
 mod maintenance;
@@ -16,65 +17,7 @@ mod stream_watchers;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use scenarios::{Combine, Metric, Options};
-
-const HELP: &str = "\
-Usage: cargo xtask loadtest <scenario> [options]
-
-Scenarios: put, watch-latency, fanout, catchup, watchers-mem, range,
-           overload (a full-speed writer for --duration seconds while the
-           watchers read nothing, then the server's peak RSS and whether
-           every event still arrives), maintenance, gateway (puts and ranges over the JSON gateway),
-           parked (requests waiting over HTTP for their key to change:
-           Hark's blocking GET, etcd's /v3/watch), all
-
-Target (one of):
-  --endpoints URL[,URL]   drive a running etcd v3 endpoint (Hark or etcd)
-  --compare-etcd PATH     start Hark and the etcd binary at PATH (fresh data
-                          dirs, fsync on for both) for each scenario, run
-                          them one after the other, print both and the ratio
-  --hark-alone            start Hark alone (fresh data dir, fsync on)
-Options (defaults finish within a minute):
-  --clients N      concurrent requests for put/range        [16]
-  --conns N        client connections for put/range         [4]
-  --total N        requests for put/range                   [20000]
-  --value-size N   bytes per value                          [256]
-  --watchers N     watchers (watch-latency 100, fanout 1000, catchup 100, overload 100,
-                   watchers-mem 100000,
-                   parked requests 10000)
-  --streams N      watch streams for fanout/catchup/mem     [10]
-  --rate N         puts per second for watch-latency        [200]
-  --duration S     seconds of writes for watch-latency, overload [10]
-  --events N       puts during fanout; wake-ups timed in parked [1000]
-  --history N      revisions written before catchup         [20000]
-  --keys N         keys preloaded for range                 [1000]
-  --fill-mb N      MiB of 4 KiB values written before the
-                   maintenance scenario's snapshot and defrag [256]
-  --pid PID        server pid for watchers-mem with --endpoints
-  --hark PATH      the hark binary for --compare-etcd       [$HARK_BIN]
-  --cluster N      with --compare-etcd: N members each, started with
-                   etcd's cluster flags; clients spread over them   [1]
-  --rounds N       run each scenario N times (alternating Hark and etcd
-                   with --compare-etcd) and quote each figure's median
-                   over the rounds; lost and duplicated events are added
-                   up over all rounds [1]
-  --tls            with --compare-etcd: both servers serve TLS on their
-                   client URLs (a CA and certificate made for the run);
-                   with --cluster, members talk mutual TLS to each other
-  --user           with --compare-etcd: both servers run with auth on;
-                   every client authenticates as root (a token per client)
-  --prev-kv        fanout's watchers ask for prev_kv (each put replaces
-                   one of 100 values, so every event has one)
-  --etcd-client    watch-latency and fanout consume with the etcd-client
-                   crate, one watch stream per watcher (as etcd-client and
-                   python-etcd3 open them) over --conns connections;
-                   watch-latency's writer is then open loop and it also
-                   reports how long after each put's ack its event came
-  --max-after-ack-p99 MS  exit non-zero if Hark's event-after-ack p99
-                   (watch-latency --etcd-client) is over MS, or any event
-                   was lost or duplicated (CI's guard)
-  --json           machine-readable output (one JSON document)
-";
+use harness::{Combine, Metric, Options};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -82,16 +25,22 @@ fn main() -> ExitCode {
     if args.first().map(String::as_str) == Some("attack") {
         return attack::main(&args[1..]);
     }
+    // `cargo xtask loadtest help`, as the other xtask commands take it.
+    let args = match args.first().map(String::as_str) {
+        Some("help") => vec!["--help".to_string()],
+        _ => args,
+    };
     let opts = match Options::parse(&args) {
         Ok(o) => o,
-        Err(e) => {
-            eprintln!("loadtest: {e}\n\n{HELP}");
-            return ExitCode::from(2);
-        }
+        Err(e) => e.exit(),
     };
-    if opts.help {
-        print!("{HELP}");
-        return ExitCode::SUCCESS;
+    if opts.scenario != "all" && !scenarios::ALL.contains(&opts.scenario.as_str()) {
+        eprintln!(
+            "loadtest: unknown scenario {:?}; one of: {}, all",
+            opts.scenario,
+            scenarios::ALL.join(", ")
+        );
+        return ExitCode::from(2);
     }
     let runtime = tokio::runtime::Runtime::new().expect("start the tokio runtime");
     match runtime.block_on(run(opts)) {

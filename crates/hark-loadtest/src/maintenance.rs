@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use hark_client::Client;
 
-use crate::scenarios::{
+use crate::harness::{
     Metric, Options, clients, current_revision, joined, load, metric, on_own_thread, pct_ms,
 };
 

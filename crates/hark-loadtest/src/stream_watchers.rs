@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use etcd_client::{ConnectOptions, WatchOptions};
 use tokio::task::JoinHandle;
 
-use crate::scenarios::Sequence;
+use crate::harness::Sequence;
 
 /// How long a watcher waits for the last revision once the writer is done.
 const GRACE: Duration = Duration::from_secs(30);

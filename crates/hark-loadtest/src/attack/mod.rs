@@ -22,9 +22,8 @@ use std::time::{Duration, Instant};
 use crate::servers::{Kind, Secure, Server, cpu_seconds, rss_bytes};
 use good_client::GoodClient;
 
-const HELP: &str = "\
-Usage: cargo xtask attack [options]
-
+/// What the battery does, above its flags in `--help`.
+const ABOUT: &str = "\
 Runs hostile clients against a Hark it starts (auth on, root with a
 password), one fresh server per case, while a well-behaved client keeps
 writing (50 puts/s as root) and watching. Exits non-zero when Hark misses
@@ -36,16 +35,7 @@ nothing about latency under attack.
 
 Cases: hpack-bomb, continuation-flood, rapid-reset, stream-flood, slowloris,
        huge-body, consul-parking, spoofed-identity, user-add-flood,
-       huge-txn, huge-range
-
-Options:
-  --quick               short counts and durations (for CI); the debug build
-  --only CASE[,CASE]    run only these cases
-  --compare-etcd PATH   also run every case against the etcd binary at PATH
-  --hark PATH           the hark binary                    [$HARK_BIN]
-  --out FILE            also write the results as a markdown table to FILE
-  --json                print the results as JSON instead of a table
-";
+       huge-txn, huge-range";
 
 /// The per-case targets Hark must meet.
 const MAX_RSS_GROWTH_MIB: f64 = 256.0;
@@ -101,53 +91,49 @@ pub const CASES: [(&str, &str); 11] = [
     ),
 ];
 
-#[derive(Debug, Default)]
+/// The battery's flags.
+#[derive(Debug, clap::Parser)]
+#[command(
+    name = "hark-loadtest attack",
+    override_usage = "cargo xtask attack [OPTIONS]",
+    about = ABOUT
+)]
 struct Options {
+    /// Short counts and durations (for CI); the debug build.
+    #[arg(long)]
     quick: bool,
+    /// Run only these cases.
+    #[arg(long, value_delimiter = ',', value_name = "CASE[,CASE]", value_parser = case_name)]
     only: Option<Vec<String>>,
+    /// Also run every case against the etcd binary at PATH.
+    #[arg(long, value_name = "PATH")]
     compare_etcd: Option<String>,
+    /// The hark binary [default: $HARK_BIN].
+    #[arg(long, value_name = "PATH")]
     hark: Option<String>,
+    /// Also write the results as a markdown table to FILE.
+    #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Print the results as JSON instead of a table.
+    #[arg(long)]
     json: bool,
-    help: bool,
 }
 
 impl Options {
-    fn parse(args: &[String]) -> Result<Options, String> {
-        let mut o = Options::default();
-        let mut args = args.iter();
-        while let Some(arg) = args.next() {
-            let (flag, inline) = match arg.split_once('=') {
-                Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
-                _ => (arg.as_str(), None),
-            };
-            let mut value = || {
-                inline
-                    .clone()
-                    .or_else(|| args.next().cloned())
-                    .ok_or(format!("{flag} needs a value"))
-            };
-            match flag {
-                "--quick" => o.quick = true,
-                "--json" => o.json = true,
-                "--help" | "-h" | "help" => o.help = true,
-                "--only" => {
-                    let names: Vec<String> =
-                        value()?.split(',').map(|s| s.trim().to_string()).collect();
-                    for name in &names {
-                        if !CASES.iter().any(|(c, _)| c == name) {
-                            return Err(format!("unknown case {name:?}"));
-                        }
-                    }
-                    o.only = Some(names);
-                }
-                "--compare-etcd" => o.compare_etcd = Some(value()?),
-                "--hark" => o.hark = Some(value()?),
-                "--out" => o.out = Some(PathBuf::from(value()?)),
-                other => return Err(format!("unknown option {other:?}")),
-            }
-        }
-        Ok(o)
+    fn parse(args: &[String]) -> Result<Options, clap::Error> {
+        <Options as clap::Parser>::try_parse_from(
+            std::iter::once("attack").chain(args.iter().map(String::as_str)),
+        )
+    }
+}
+
+/// One of [`CASES`]' names.
+fn case_name(name: &str) -> Result<String, String> {
+    let name = name.trim();
+    if CASES.iter().any(|(case, _)| *case == name) {
+        Ok(name.to_string())
+    } else {
+        Err(format!("unknown case {name:?}"))
     }
 }
 
@@ -265,17 +251,14 @@ struct Outcome {
 }
 
 pub fn main(args: &[String]) -> ExitCode {
-    let opts = match Options::parse(args) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("attack: {e}\n\n{HELP}");
-            return ExitCode::from(2);
-        }
+    let args = match args.first().map(String::as_str) {
+        Some("help") => vec!["--help".to_string()],
+        _ => args.to_vec(),
     };
-    if opts.help {
-        print!("{HELP}");
-        return ExitCode::SUCCESS;
-    }
+    let opts = match Options::parse(&args) {
+        Ok(o) => o,
+        Err(e) => e.exit(),
+    };
     let runtime = tokio::runtime::Runtime::new().expect("start the tokio runtime");
     match runtime.block_on(run(opts)) {
         Ok(true) => ExitCode::SUCCESS,
