@@ -15,7 +15,7 @@ use hark_mvcc::{CompactRequest, WriteRequest};
 
 use crate::config::Retention;
 use crate::node::Node;
-use crate::server::shutting_down;
+use crate::shutdown::shutting_down;
 
 const REVISION_MODE_INTERVAL: Duration = Duration::from_secs(300);
 

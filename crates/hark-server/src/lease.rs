@@ -171,7 +171,7 @@ impl Lease for LeaseService {
                         Ok(None) => break None,
                         Err(status) => break stream_receive_error(status),
                     },
-                    _ = crate::server::shutting_down(&mut shutdown) => break Some(stopped()),
+                    _ = crate::shutdown::shutting_down(&mut shutdown) => break Some(stopped()),
                 };
                 let Ok(node) = handle.get() else {
                     break Some(stopped());

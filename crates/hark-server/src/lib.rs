@@ -28,6 +28,7 @@ mod pacing;
 mod quota;
 mod server;
 mod server_metrics;
+mod shutdown;
 mod tls;
 mod traffic;
 mod watch;

@@ -29,6 +29,7 @@ use crate::lease::LeaseService;
 use crate::maintenance::{ClusterService, MaintenanceService};
 use crate::node::{Node, NodeHandle};
 use crate::pacing::{AcceptPace, Sliced};
+use crate::shutdown::shutting_down;
 use crate::traffic::Counted;
 use crate::watch::WatchService;
 use crate::{compactor, http};
@@ -62,11 +63,6 @@ pub struct RunningServer {
     node: Arc<Node>,
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
-}
-
-/// Resolves when shutdown has begun (or the server is gone).
-pub async fn shutting_down(rx: &mut watch::Receiver<bool>) {
-    let _ = rx.wait_for(|stopping| *stopping).await;
 }
 
 /// Opens the data dir, starts the engine and the lessor, binds every listener

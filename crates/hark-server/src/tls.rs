@@ -188,7 +188,7 @@ impl TlsServer {
                 #[cfg(not(unix))]
                 let hangup = std::future::pending::<bool>();
                 let forced = tokio::select! {
-                    _ = crate::server::shutting_down(&mut shutdown) => return,
+                    _ = crate::shutdown::shutting_down(&mut shutdown) => return,
                     got = hangup => got,
                     _ = tokio::time::sleep(RELOAD_POLL) => false,
                 };

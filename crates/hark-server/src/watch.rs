@@ -229,7 +229,7 @@ async fn refuse_loop(
                 Err(status) => break stream_receive_error(status),
             },
             _ = refusals.closed() => break None,
-            _ = crate::server::shutting_down(&mut shutdown) => break Some(stopped()),
+            _ = crate::shutdown::shutting_down(&mut shutdown) => break Some(stopped()),
         }
     };
     *ending.lock() = status;
@@ -290,7 +290,7 @@ async fn recv_loop(
                 Err(status) => break stream_receive_error(status),
             },
             _ = stream.closed() => break None,
-            _ = crate::server::shutting_down(&mut shutdown) => break Some(stopped()),
+            _ = crate::shutdown::shutting_down(&mut shutdown) => break Some(stopped()),
             _ = &mut lost_leader => break Some(Status::unavailable(NO_LEADER)),
         }
     };
