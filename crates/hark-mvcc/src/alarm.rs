@@ -92,33 +92,6 @@ pub struct AlarmResponse {
     pub alarms: Vec<Alarm>,
 }
 
-/// Meta-table prefix of raised alarms: `alarm/` + member (8 bytes, big-endian)
-/// + kind (4 bytes, big-endian) → empty.
-const RECORD_PREFIX: &[u8] = b"alarm/";
-
-pub(crate) fn record_key(alarm: Alarm) -> Vec<u8> {
-    let mut k = RECORD_PREFIX.to_vec();
-    k.extend_from_slice(&alarm.member_id.to_be_bytes());
-    k.extend_from_slice(&alarm.kind.number().to_be_bytes());
-    k
-}
-
-pub(crate) fn record_range() -> (Vec<u8>, Vec<u8>) {
-    let mut end = RECORD_PREFIX.to_vec();
-    *end.last_mut().expect("prefix is not empty") += 1;
-    (RECORD_PREFIX.to_vec(), end)
-}
-
-pub(crate) fn decode_record(key: &[u8]) -> Option<Alarm> {
-    let rest = key.strip_prefix(RECORD_PREFIX)?;
-    let (member, kind) = rest.split_first_chunk::<8>()?;
-    let kind: [u8; 4] = kind.try_into().ok()?;
-    Some(Alarm {
-        member_id: u64::from_be_bytes(*member),
-        kind: AlarmKind::from_number(i32::from_be_bytes(kind))?,
-    })
-}
-
 /// The raised alarms, kept in step with the meta table by the committer.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct AlarmSet {
@@ -161,26 +134,6 @@ impl AlarmSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn records_round_trip_and_stay_in_range() {
-        let (from, to) = record_range();
-        for alarm in [
-            Alarm {
-                member_id: 1,
-                kind: AlarmKind::NoSpace,
-            },
-            Alarm {
-                member_id: u64::MAX,
-                kind: AlarmKind::Corrupt,
-            },
-        ] {
-            let k = record_key(alarm);
-            assert!(k >= from && k < to);
-            assert_eq!(decode_record(&k), Some(alarm));
-        }
-        assert_eq!(decode_record(b"alarm/short"), None);
-    }
 
     #[test]
     fn deactivate_matches_one_member_or_all() {

@@ -6,28 +6,6 @@ use std::collections::{HashMap, HashSet};
 
 use bytes::Bytes;
 
-/// Meta-table prefix of lease records: `lease/` + id (big-endian) → granted TTL.
-const RECORD_PREFIX: &[u8] = b"lease/";
-
-pub(crate) fn record_key(id: i64) -> Vec<u8> {
-    let mut k = RECORD_PREFIX.to_vec();
-    k.extend_from_slice(&id.to_be_bytes());
-    k
-}
-
-/// The meta-table key range holding every lease record.
-pub(crate) fn record_range() -> (Vec<u8>, Vec<u8>) {
-    let mut end = RECORD_PREFIX.to_vec();
-    *end.last_mut().expect("prefix is not empty") += 1;
-    (RECORD_PREFIX.to_vec(), end)
-}
-
-pub(crate) fn decode_record(key: &[u8], value: &[u8]) -> Option<(i64, i64)> {
-    let id = key.strip_prefix(RECORD_PREFIX)?.try_into().ok()?;
-    let ttl = value.try_into().ok()?;
-    Some((i64::from_be_bytes(id), i64::from_be_bytes(ttl)))
-}
-
 #[derive(Debug, Default)]
 struct Lease {
     ttl: i64,
@@ -131,15 +109,5 @@ mod tests {
         // A key of a removed lease holds no lease any more.
         t.attach(&k, 2);
         assert_eq!(t.keys(2), Some(vec![k]));
-    }
-
-    #[test]
-    fn record_keys_round_trip_and_stay_in_range() {
-        for id in [1, -1, i64::MAX, i64::MIN, 0x7766] {
-            let k = record_key(id);
-            let (from, to) = record_range();
-            assert!(k >= from && k < to);
-            assert_eq!(decode_record(&k, &30i64.to_be_bytes()), Some((id, 30)));
-        }
     }
 }

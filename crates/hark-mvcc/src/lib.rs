@@ -10,8 +10,9 @@
 //!   ([`Store::subscribe`]) without the writer ever waiting for them.
 //! * Reads ([`Store::range`], [`Store::history`]) run on the caller's thread
 //!   against an in-memory key index and the backend, at any retained revision.
-//! * Storage sits behind the [`Backend`] trait: [`RocksBackend`] on disk,
-//!   [`MemoryBackend`] for tests. No RocksDB type appears in this crate's API.
+//! * Storage sits behind the [`Backend`] trait: `RocksBackend` on disk (the
+//!   default `rocksdb` feature), [`MemoryBackend`] for tests. No RocksDB type
+//!   appears in this crate's API, and without the feature no C++ is built.
 //!
 //! # Guarantees
 //!
@@ -69,31 +70,38 @@
 #![warn(missing_docs)]
 
 mod alarm;
-mod apply;
 pub mod backend;
 pub mod chaos;
 mod error;
 mod feed;
 mod key_index;
 mod kv;
+pub mod layout;
 mod lease_table;
+mod read_plan;
 pub mod records;
 mod request;
+#[cfg(feature = "rocksdb")]
 mod restore;
 mod revision;
 mod store;
+mod txn_writer;
 mod validate;
 
 pub use alarm::{Alarm, AlarmAction, AlarmKind, AlarmRequest, AlarmResponse};
-pub use backend::{Backend, BackendView, MemoryBackend, RocksBackend};
+#[cfg(feature = "rocksdb")]
+pub use backend::RocksBackend;
+pub use backend::{Backend, BackendView, MemoryBackend};
 pub use error::{Error, Result};
 pub use feed::{DEFAULT_FEED_BYTES, Feed, Published};
 pub use key_index::KeyRange;
 pub use kv::{CommittedRevision, Event, EventKind, KeyValue};
 pub use records::{RecordChange, RecordGuard, RecordsRequest, RecordsResponse};
 pub use request::*;
+#[cfg(feature = "rocksdb")]
 pub use restore::{RestoredStore, Restorer};
-pub use store::{
-    BackendClosed, Done, HistoryChunk, KvHash, LoggedDone, MAX_QUEUED_REQUESTS, PrevKvInterest,
-    Store, StoreImage, StoreOptions,
-};
+pub use store::history::HistoryChunk;
+pub use store::image::StoreImage;
+pub use store::maintenance::KvHash;
+pub use store::shared::{Done, LoggedDone, PrevKvInterest, StoreOptions};
+pub use store::{BackendClosed, MAX_QUEUED_REQUESTS, Store};

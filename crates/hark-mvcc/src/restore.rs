@@ -4,13 +4,12 @@
 
 use std::path::Path;
 
-use crate::alarm::{self, Alarm};
+use crate::alarm::Alarm;
 use crate::backend::{Backend, RocksBackend, Table, WriteBatch};
 use crate::error::{Error, Result};
-use crate::lease_table;
-use crate::store::{
-    META_CURRENT_REV, META_FINISHED_COMPACT, META_SCHEDULED_COMPACT, decode_row,
-    tombstone_row_value,
+use crate::layout::{
+    self, META_CURRENT_REV, META_FINISHED_COMPACT, META_RESTORING, META_SCHEDULED_COMPACT,
+    decode_row, encode_counter, tombstone_row_value,
 };
 
 /// Rows, and bytes, per backend write while restoring (bytes bound the
@@ -39,9 +38,6 @@ pub struct RestoredStore {
     /// Key-value rows written.
     pub rows: u64,
 }
-
-/// Set when a restore has not finished: [`crate::Store::open`] refuses such a dir.
-pub(crate) const META_RESTORING: &[u8] = b"restoring";
 
 impl Restorer {
     /// Creates the store in `dir`, which must not exist or be empty.
@@ -96,18 +92,15 @@ impl Restorer {
 
     /// Records a lease with its granted TTL (the lessor gives it a full TTL on start).
     pub fn lease(&mut self, id: i64, ttl: i64) -> Result<()> {
-        self.batch.put(
-            Table::Meta,
-            lease_table::record_key(id),
-            ttl.to_be_bytes().to_vec(),
-        );
+        self.batch
+            .put(Table::Meta, layout::lease_key(id), layout::lease_value(ttl));
         self.flush_if_full()
     }
 
     /// Records a raised alarm.
     pub fn alarm(&mut self, raised: Alarm) -> Result<()> {
         self.batch
-            .put(Table::Meta, alarm::record_key(raised), Vec::new());
+            .put(Table::Meta, layout::alarm_key(raised), Vec::new());
         self.flush_if_full()
     }
 
@@ -117,11 +110,8 @@ impl Restorer {
             return Err(Error::InvalidBucket);
         }
         self.batch_bytes += key.len() + value.len();
-        self.batch.put(
-            Table::Meta,
-            crate::records::record_key(bucket, key),
-            value.to_vec(),
-        );
+        self.batch
+            .put(Table::Meta, layout::record_key(bucket, key), value.to_vec());
         self.flush_if_full()
     }
 
@@ -145,19 +135,21 @@ impl Restorer {
         finished_compact: i64,
     ) -> Result<RestoredStore> {
         let revision = self.newest.max(revision).max(scheduled_compact);
-        let meta = |v: i64| v.to_be_bytes().to_vec();
-        self.batch
-            .put(Table::Meta, META_CURRENT_REV.to_vec(), meta(revision));
+        self.batch.put(
+            Table::Meta,
+            META_CURRENT_REV.to_vec(),
+            encode_counter(revision),
+        );
         if scheduled_compact > 0 {
             self.batch.put(
                 Table::Meta,
                 META_SCHEDULED_COMPACT.to_vec(),
-                meta(scheduled_compact),
+                encode_counter(scheduled_compact),
             );
             self.batch.put(
                 Table::Meta,
                 META_FINISHED_COMPACT.to_vec(),
-                meta(finished_compact.min(scheduled_compact)),
+                encode_counter(finished_compact.min(scheduled_compact)),
             );
         }
         self.backend.write(std::mem::take(&mut self.batch), true)?;

@@ -136,7 +136,7 @@ pub fn status(path: &Path) -> Result<SnapshotStatus> {
                 hash = crc32c::crc32c_append(hash, v);
                 total_keys += 1;
                 if name == schema::KEY {
-                    revision = schema::main_revision(k).unwrap_or(revision);
+                    revision = main_revision(k).unwrap_or(revision);
                 }
                 Ok(())
             })?;
@@ -250,7 +250,7 @@ fn load(tx: &dyn ReadBuckets, dir: &Path) -> Result<RestoredStore> {
     let (mut scheduled, mut finished) = (0, 0);
     tx.each_entry(schema::META, &mut |k, v| {
         let revision = || {
-            schema::main_revision(v).ok_or_else(|| {
+            main_revision(v).ok_or_else(|| {
                 Error::NotEtcd(format!(
                     "meta {} is not a revision",
                     String::from_utf8_lossy(k)
@@ -265,4 +265,10 @@ fn load(tx: &dyn ReadBuckets, dir: &Path) -> Result<RestoredStore> {
         Ok(())
     })?;
     Ok(restorer.finish(0, scheduled, finished)?)
+}
+
+/// The main revision of a revision key or of a compaction revision in
+/// `meta` (etcd writes both as a revision key).
+fn main_revision(bytes: &[u8]) -> Option<i64> {
+    hark_mvcc::layout::parse_revision_key(bytes).map(|(main, _, _)| main)
 }

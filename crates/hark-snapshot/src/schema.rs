@@ -1,6 +1,7 @@
 //! etcd's backend layout (its `server/storage/schema`): bucket names, meta
 //! keys and the encodings of what they hold. The `key` bucket's rows are
-//! already Hark's `kv` rows byte for byte (see `hark_mvcc::StoreImage`).
+//! already Hark's `kv` rows byte for byte, and revisions are encoded as
+//! there ([`hark_mvcc::layout`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -44,23 +45,6 @@ pub const AUTH_REVISION: &str = "authRevision";
 
 /// The cluster version a Hark snapshot declares: the API it speaks.
 pub const CLUSTER_VERSION_VALUE: &str = "3.5.0";
-
-/// A main revision as etcd stores compaction revisions: the 17-byte
-/// revision encoding (big-endian main, `_`, big-endian sub 0).
-pub fn revision_bytes(main: i64) -> [u8; 17] {
-    let mut out = [0u8; 17];
-    out[..8].copy_from_slice(&(main as u64).to_be_bytes());
-    out[8] = b'_';
-    out
-}
-
-/// The main revision of a 17-byte (or tombstone's 18-byte) revision key.
-pub fn main_revision(bytes: &[u8]) -> Option<i64> {
-    if bytes.len() < 17 || bytes[8] != b'_' {
-        return None;
-    }
-    Some(u64::from_be_bytes(bytes[..8].try_into().ok()?) as i64)
-}
 
 /// etcd's `leasepb.Lease`, the `lease` bucket's value (keyed by the
 /// big-endian lease id).
@@ -110,12 +94,8 @@ mod tests {
 
     #[test]
     fn encodings_match_etcds_bytes() {
-        // From a snapshot etcd 3.5.1 saved: compaction at 3, a lease, a member.
-        assert_eq!(
-            revision_bytes(3).to_vec(),
-            [0, 0, 0, 0, 0, 0, 0, 3, b'_', 0, 0, 0, 0, 0, 0, 0, 0]
-        );
-        assert_eq!(main_revision(&revision_bytes(3)), Some(3));
+        // From a snapshot etcd 3.5.1 saved: a lease, a member (revisions are
+        // hark_mvcc::layout's, tested there).
         let lease = LeaseRecord {
             id: 0x13b0a22e0431290a,
             ttl: 600,

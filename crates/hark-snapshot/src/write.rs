@@ -168,12 +168,12 @@ fn write_small_buckets(db: &mut Bolt, member: &Member, image: &StoreImage<'_>) -
         put(
             schema::META,
             schema::SCHEDULED_COMPACT.as_bytes(),
-            &schema::revision_bytes(scheduled),
+            &hark_mvcc::layout::revision_key(scheduled, 0, false),
         )?;
         put(
             schema::META,
             schema::FINISHED_COMPACT.as_bytes(),
-            &schema::revision_bytes(finished.min(scheduled)),
+            &hark_mvcc::layout::revision_key(finished.min(scheduled), 0, false),
         )?;
     }
     for (id, ttl) in image.leases()? {

@@ -1,13 +1,17 @@
 //! Storage behind a small trait, in the spirit of TiKV's `engine_traits`: the store
-//! sees only [`Backend`], never RocksDB. [`RocksBackend`] is the real one;
-//! [`MemoryBackend`] keeps the trait honest and makes tests fast.
+//! sees only [`Backend`], never RocksDB. `RocksBackend` (the default
+//! `rocksdb` feature) is the real one; [`MemoryBackend`] keeps the trait
+//! honest and makes tests fast. Without the feature this crate, and every
+//! crate that needs only the trait, builds with no C++ compiler.
 
 mod hooked;
 mod memory;
+#[cfg(feature = "rocksdb")]
 mod rocks;
 
 pub use hooked::{BackendHooks, Hooked};
 pub use memory::MemoryBackend;
+#[cfg(feature = "rocksdb")]
 pub use rocks::RocksBackend;
 
 use crate::error::Result;

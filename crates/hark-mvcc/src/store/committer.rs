@@ -2,9 +2,33 @@
 //! order at new revisions, writes each group in one backend write with one
 //! sync, then publishes the changes and answers the callers.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use crossbeam_channel::{Receiver, Sender};
+use parking_lot::Mutex;
+
 use super::compactor::Compaction;
-use super::open::load_state;
-use super::*;
+use super::image::StoreImage;
+use super::load::load_state;
+use super::shared::{COMPACTION_BATCH, Job, JobDone, Shared, Work};
+use crate::alarm::{Alarm, AlarmAction, AlarmKind, AlarmRequest, AlarmResponse};
+use crate::backend::{Backend, Table, WriteBatch};
+use crate::error::{Error, Result};
+use crate::kv::{CommittedRevision, EventKind, KeyValue};
+use crate::layout::{
+    self, META_CURRENT_REV, META_FINISHED_COMPACT, META_LOG_POSITION, META_SCHEDULED_COMPACT,
+    encode_counter,
+};
+use crate::records::{RecordChange, RecordsRequest, RecordsResponse};
+use crate::request::{
+    CompactRequest, CompactResponse, LeaseGrantResponse, RequestOp, TxnRequest, WriteRequest,
+    WriteResponse,
+};
+use crate::revision::Revision;
+use crate::txn_writer::TxnWriter;
 
 /// What applying one request produced, to act on once the group is durable.
 pub(super) enum Outcome {
@@ -109,7 +133,7 @@ impl Committer {
         done(result.err().map(Err));
     }
 
-    pub(super) fn replace_contents(&mut self, source: &Store, position: Vec<u8>) -> Result<()> {
+    pub(super) fn replace_contents(&mut self, source: &Shared, position: Vec<u8>) -> Result<()> {
         let shared = self.shared.clone();
         // No physical compaction runs meanwhile, and none planned before runs after.
         let _compacting = shared.compacting.lock();
@@ -121,7 +145,8 @@ impl Committer {
         for table in Table::ALL {
             clear_table(backend, table)?;
         }
-        source.read_image(&mut |image| {
+        source.backend.read_snapshot(&mut |view| {
+            let image = StoreImage { view };
             let mut batch = WriteBatch::default();
             let mut failed = None;
             image.for_each_row(&mut |k, v| {
@@ -138,27 +163,22 @@ impl Committer {
                 return Err(e);
             }
             for (id, ttl) in image.leases()? {
-                batch.put(
-                    Table::Meta,
-                    lease_table::record_key(id),
-                    ttl.to_be_bytes().to_vec(),
-                );
+                batch.put(Table::Meta, layout::lease_key(id), layout::lease_value(ttl));
             }
             for a in image.alarms()? {
-                batch.put(Table::Meta, alarm::record_key(a), Vec::new());
+                batch.put(Table::Meta, layout::alarm_key(a), Vec::new());
             }
             for (bucket, key, value) in image.records()? {
                 batch.put(
                     Table::Meta,
-                    records::record_key(&bucket, &key),
+                    layout::record_key(&bucket, &key),
                     value.to_vec(),
                 );
             }
-            let meta = |v: i64| v.to_be_bytes().to_vec();
             batch.put(
                 Table::Meta,
                 META_CURRENT_REV.to_vec(),
-                meta(image.revision()?),
+                encode_counter(image.revision()?),
             );
             let (scheduled, finished) = (
                 image.scheduled_compact_revision()?,
@@ -168,9 +188,13 @@ impl Committer {
                 batch.put(
                     Table::Meta,
                     META_SCHEDULED_COMPACT.to_vec(),
-                    meta(scheduled),
+                    encode_counter(scheduled),
                 );
-                batch.put(Table::Meta, META_FINISHED_COMPACT.to_vec(), meta(finished));
+                batch.put(
+                    Table::Meta,
+                    META_FINISHED_COMPACT.to_vec(),
+                    encode_counter(finished),
+                );
             }
             batch.put(Table::Meta, META_LOG_POSITION.to_vec(), position.clone());
             backend.write(batch, true)
@@ -263,7 +287,7 @@ impl Committer {
         batch.put(
             Table::Meta,
             META_CURRENT_REV.to_vec(),
-            self.applied_rev.to_be_bytes().to_vec(),
+            encode_counter(self.applied_rev),
         );
         // Under a replicated log, the log's fsync is the durability point and a
         // restart re-applies what follows the recorded position: no second sync.
@@ -327,8 +351,8 @@ impl Committer {
             leases.grant(g.id, g.ttl);
             batch.put(
                 Table::Meta,
-                lease_table::record_key(g.id),
-                g.ttl.to_be_bytes().to_vec(),
+                layout::lease_key(g.id),
+                layout::lease_value(g.ttl),
             );
             let resp = LeaseGrantResponse {
                 header_revision: self.applied_rev,
@@ -414,7 +438,7 @@ impl Committer {
                 };
                 if alarms.insert(raised) {
                     tracing::warn!(member = req.member_id, alarm = kind.name(), "alarm raised");
-                    batch.put(Table::Meta, alarm::record_key(raised), Vec::new());
+                    batch.put(Table::Meta, layout::alarm_key(raised), Vec::new());
                 }
                 vec![raised]
             }
@@ -423,7 +447,7 @@ impl Committer {
                 for a in &cleared {
                     tracing::info!(member = a.member_id, alarm = a.kind.name(), "alarm cleared");
                     alarms.remove(a);
-                    batch.delete(Table::Meta, alarm::record_key(*a));
+                    batch.delete(Table::Meta, layout::alarm_key(*a));
                 }
                 cleared
             }
@@ -454,13 +478,13 @@ impl Committer {
                     RecordChange::Put { bucket, key, value } => {
                         batch.put(
                             Table::Meta,
-                            records::record_key(&bucket, &key),
+                            layout::record_key(&bucket, &key),
                             value.to_vec(),
                         );
                         table.put(bucket, key, value);
                     }
                     RecordChange::Delete { bucket, key } => {
-                        batch.delete(Table::Meta, records::record_key(&bucket, &key));
+                        batch.delete(Table::Meta, layout::record_key(&bucket, &key));
                         table.delete(&bucket, &key);
                     }
                 }
@@ -491,7 +515,7 @@ impl Committer {
         batch.put(
             Table::Meta,
             META_SCHEDULED_COMPACT.to_vec(),
-            request.revision.to_be_bytes().to_vec(),
+            encode_counter(request.revision),
         );
         Outcome::Compact {
             request,
@@ -558,19 +582,19 @@ impl Committer {
 
 /// Whether a txn holds a put in either branch, at any depth (etcd's quota
 /// counts a txn's larger branch, so a put anywhere makes it cost space).
-pub(super) fn txn_has_put(t: &crate::request::TxnRequest) -> bool {
+pub(super) fn txn_has_put(t: &TxnRequest) -> bool {
     t.success.iter().chain(&t.failure).any(|op| match op {
-        crate::request::RequestOp::Put(_) => true,
-        crate::request::RequestOp::Txn(inner) => txn_has_put(inner),
+        RequestOp::Put(_) => true,
+        RequestOp::Txn(inner) => txn_has_put(inner),
         _ => false,
     })
 }
 
 /// Whether a txn only reads, in both branches and at any depth.
-pub(super) fn txn_is_read_only(t: &crate::request::TxnRequest) -> bool {
+pub(super) fn txn_is_read_only(t: &TxnRequest) -> bool {
     t.success.iter().chain(&t.failure).all(|op| match op {
-        crate::request::RequestOp::Range(_) => true,
-        crate::request::RequestOp::Txn(inner) => txn_is_read_only(inner),
+        RequestOp::Range(_) => true,
+        RequestOp::Txn(inner) => txn_is_read_only(inner),
         _ => false,
     })
 }

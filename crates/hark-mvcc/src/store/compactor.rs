@@ -1,7 +1,17 @@
 //! The compactor thread: deletes compacted rows in batches, off the
 //! committer's path.
 
-use super::*;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use crossbeam_channel::Receiver;
+
+use super::shared::{COMPACTION_BATCH, JobDone, Shared};
+use crate::backend::{Table, WriteBatch};
+use crate::error::Result;
+use crate::layout::{META_FINISHED_COMPACT, encode_counter, parse_rev_key, rev_key};
+use crate::request::{CompactResponse, WriteResponse};
+use crate::revision::Revision;
 
 /// A compaction whose index part is done, waiting for its physical part.
 pub(super) struct Compaction {
@@ -40,7 +50,7 @@ impl Shared {
         at: i64,
         keep: &std::collections::HashSet<Revision>,
     ) -> Result<()> {
-        let end = Revision::new(at + 1, 0).to_bytes(false);
+        let end = rev_key(Revision::new(at + 1, 0), false);
         let mut from = Vec::new();
         loop {
             let mut batch = WriteBatch::default();
@@ -51,7 +61,7 @@ impl Shared {
                         next = Some(k.to_vec());
                         return false;
                     }
-                    if let Some((rev, _)) = Revision::from_bytes(k)
+                    if let Some((rev, _)) = parse_rev_key(k)
                         && !keep.contains(&rev)
                     {
                         batch.delete(Table::Kv, k.to_vec());
@@ -70,7 +80,7 @@ impl Shared {
         done.put(
             Table::Meta,
             META_FINISHED_COMPACT.to_vec(),
-            at.to_be_bytes().to_vec(),
+            encode_counter(at),
         );
         self.backend.write(done, true)?;
         self.measure_sizes(true);

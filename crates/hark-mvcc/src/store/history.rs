@@ -1,7 +1,20 @@
 //! History reads for the watch engine: every revision's changes in order,
 //! in bounded chunks, or one key's changes through the key index.
 
-use super::*;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+use bytes::Bytes;
+
+use super::Store;
+use super::shared::Shared;
+use crate::backend::Table;
+use crate::error::{Error, Result};
+use crate::key_index::KeyRange;
+use crate::kv::{CommittedRevision, Event, EventKind, KeyValue};
+use crate::layout::{decode_row, rev_key};
+use crate::read_plan::{load_kv, missing_value};
+use crate::revision::Revision;
 
 /// A piece of history: the changed revisions read, and the first revision not
 /// covered by the read.
@@ -60,8 +73,8 @@ impl Store {
         let mut bytes = 0usize;
         let mut next = current + 1;
         let mut failure = None;
-        let start = Revision::new(from.max(1), 0).to_bytes(false);
-        let end = Revision::new(current + 1, 0).to_bytes(false);
+        let start = rev_key(Revision::new(from.max(1), 0), false);
+        let end = rev_key(Revision::new(current + 1, 0), false);
         shared
             .backend
             .scan(Table::Kv, &start, Some(&end), &mut |k, v| {

@@ -1,6 +1,14 @@
 //! `StoreImage`: a consistent view of the whole store, for snapshots.
 
-use super::*;
+use bytes::Bytes;
+
+use crate::alarm::Alarm;
+use crate::backend::{BackendView, Table};
+use crate::error::{Error, Result};
+use crate::layout::{
+    self, META_CURRENT_REV, META_FINISHED_COMPACT, META_LOG_POSITION, META_SCHEDULED_COMPACT,
+    decode_counter, decode_row, tombstone_row_value,
+};
 
 /// A consistent image of a whole store, for snapshots: the raw `kv` rows (in
 /// etcd's encoding: revision bytes → `mvccpb.KeyValue`), the leases, the
@@ -11,11 +19,7 @@ pub struct StoreImage<'a> {
 
 impl StoreImage<'_> {
     fn meta_i64(&self, key: &[u8]) -> Result<i64> {
-        Ok(self
-            .view
-            .get(Table::Meta, key)?
-            .and_then(|v| v.try_into().ok().map(i64::from_be_bytes))
-            .unwrap_or(0))
+        Ok(decode_counter(self.view.get(Table::Meta, key)?))
     }
 
     /// The replicated log's position recorded with the image's newest changes.
@@ -65,9 +69,9 @@ impl StoreImage<'_> {
     /// Every lease as `(id, granted TTL)`, by id.
     pub fn leases(&self) -> Result<Vec<(i64, i64)>> {
         let mut out = Vec::new();
-        let (from, to) = lease_table::record_range();
+        let (from, to) = layout::lease_range();
         self.view.scan(Table::Meta, &from, Some(&to), &mut |k, v| {
-            out.extend(lease_table::decode_record(k, v));
+            out.extend(layout::decode_lease(k, v));
             true
         })?;
         out.sort_unstable();
@@ -77,9 +81,9 @@ impl StoreImage<'_> {
     /// Every record as `(bucket, key, value)`, by bucket then key.
     pub fn records(&self) -> Result<Vec<(String, Bytes, Bytes)>> {
         let mut out = Vec::new();
-        let (from, to) = records::record_range();
+        let (from, to) = layout::record_range();
         self.view.scan(Table::Meta, &from, Some(&to), &mut |k, v| {
-            if let Some((bucket, key)) = records::decode_record_key(k) {
+            if let Some((bucket, key)) = layout::decode_record_key(k) {
                 out.push((bucket, key, Bytes::copy_from_slice(v)));
             }
             true
@@ -90,9 +94,9 @@ impl StoreImage<'_> {
     /// The raised alarms.
     pub fn alarms(&self) -> Result<Vec<Alarm>> {
         let mut out = Vec::new();
-        let (from, to) = alarm::record_range();
+        let (from, to) = layout::alarm_range();
         self.view.scan(Table::Meta, &from, Some(&to), &mut |k, _| {
-            out.extend(alarm::decode_record(k));
+            out.extend(layout::decode_alarm(k));
             true
         })?;
         Ok(out)

@@ -2,206 +2,50 @@
 //! thread (the apply seam), which batches concurrent requests into one backend
 //! write with one sync (group commit), then publishes what changed.
 //!
-//! Rooms: `open.rs` (open and recovery), `committer.rs` (the apply seam),
-//! `compactor.rs`, `history.rs` (history reads for watchers), `image.rs`
-//! (whole-store views for snapshots). This file holds the shared state and
-//! the public API.
+//! Rooms: `shared.rs` (the state readers, the committer and the compactor
+//! share; the committer's jobs), `open.rs` (opening a store), `load.rs`
+//! (rebuilding the in-memory state from the backend, on open and install),
+//! `committer.rs` (the apply seam), `compactor.rs`, `history.rs` (history
+//! reads for watchers), `image.rs` (whole-store views for snapshots),
+//! `maintenance.rs` (sizes, defragmentation, hashes). This file holds the
+//! store's handle and its read and write API.
 
 mod committer;
 mod compactor;
-mod history;
-mod image;
+pub(crate) mod history;
+pub(crate) mod image;
+mod load;
+pub(crate) mod maintenance;
 mod open;
+pub(crate) mod shared;
 
-pub use history::HistoryChunk;
-pub use image::StoreImage;
-
-use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use crossbeam_channel::{Receiver, Sender};
-use parking_lot::{Mutex, RwLock};
+use crossbeam_channel::Sender;
+use parking_lot::Mutex;
 
-use crate::alarm::{self, Alarm, AlarmAction, AlarmKind, AlarmRequest, AlarmResponse, AlarmSet};
-use crate::apply::{TxnWriter, decode_kv, finish_range, load_kv, missing_value, plan_range};
-use crate::backend::{Backend, BackendView, MemoryBackend, RocksBackend, Table, WriteBatch};
+use crate::alarm::{Alarm, AlarmRequest, AlarmResponse};
+use crate::backend::Table;
 use crate::error::{Error, Result};
-use crate::feed::{self, DEFAULT_FEED_BYTES, Feed, FeedSender};
-use crate::key_index::{KeyRange, TreeIndex};
-use crate::kv::{CommittedRevision, Event, EventKind, KeyValue};
-use crate::lease_table::{self, LeaseTable};
-use crate::records::{self, RecordChange, RecordTable, RecordsRequest, RecordsResponse};
+use crate::feed::{self, DEFAULT_FEED_BYTES, Feed};
+use crate::layout::META_LOG_POSITION;
+use crate::read_plan::{finish_range, plan_range};
 use crate::request::{
     CompactRequest, CompactResponse, DeleteRangeRequest, DeleteRangeResponse, LeaseGrantRequest,
     LeaseGrantResponse, LeaseRevokeRequest, LeaseRevokeResponse, PutRequest, PutResponse,
     RangeRequest, RangeResponse, TxnRequest, TxnResponse, WriteRequest, WriteResponse,
 };
-use crate::revision::Revision;
 use crate::validate;
-
-pub(crate) const META_CURRENT_REV: &[u8] = b"current_rev";
-pub(crate) const META_SCHEDULED_COMPACT: &[u8] = b"scheduled_compact_rev";
-pub(crate) const META_FINISHED_COMPACT: &[u8] = b"finished_compact_rev";
-/// Revisions deleted per backend write during physical compaction.
-const COMPACTION_BATCH: usize = 10_000;
-/// How stale the backend's measured size may be. Measuring lists the data
-/// dir, so it is not done for every write that checks the quota.
-const SIZE_REFRESH: Duration = Duration::from_millis(100);
-
-/// How a store commits and what it accepts.
-#[derive(Debug, Clone)]
-pub struct StoreOptions {
-    /// Sync each commit group to stable storage before acknowledging it (default).
-    /// `false` is for benchmarks: a crash may lose acknowledged writes.
-    pub sync: bool,
-    /// Most compares, and most ops per branch, in one txn (etcd's `--max-txn-ops`).
-    pub max_txn_ops: usize,
-    /// Most requests the committer applies in one backend write.
-    pub max_group: usize,
-    /// Apply a submission on the submitting thread when nothing else is
-    /// queued, instead of handing it to the committer thread and back. For a
-    /// single submitter that can afford a backend write on its own thread:
-    /// a replicated log's apply into an unsynced store (measured on a Hark
-    /// member: one thread hand-off fewer per log entry). Snapshot installs
-    /// always run on the committer thread.
-    pub commit_on_caller: bool,
-}
-
-impl Default for StoreOptions {
-    fn default() -> Self {
-        StoreOptions {
-            sync: true,
-            max_txn_ops: 128,
-            max_group: 1024,
-            commit_on_caller: false,
-        }
-    }
-}
-
-/// Called once with the outcome of a write, on the committer thread (or the
-/// submitting one, with [`StoreOptions::commit_on_caller`]): keep it short.
-pub type Done = Box<dyn FnOnce(Result<WriteResponse>) + Send + 'static>;
-
-/// What the committer takes: requests applied together (never split across
-/// backend writes), each with its callback.
-struct Job {
-    parts: Vec<(Work, JobDone)>,
-    /// A replicated log's position of these requests, recorded in the same
-    /// backend write as their changes (see [`Store::apply_logged`]).
-    position: Option<Vec<u8>>,
-}
-
-impl Job {
-    fn is_install(&self) -> bool {
-        matches!(self.parts.first(), Some((Work::Install(_), _)))
-    }
-}
-
-enum Work {
-    Request(WriteRequest),
-    /// A logged request that failed validation: its position is still recorded.
-    Refused(Error),
-    /// Nothing to apply: a logged entry that does not change the store, or a barrier.
-    Nothing,
-    /// Replace everything with another store's contents (see [`Store::install`]).
-    Install(Store),
-}
-
-/// Called with `None` for [`Work::Nothing`].
-type JobDone = Box<dyn FnOnce(Option<Result<WriteResponse>>) + Send + 'static>;
-
-/// The callback of one request of [`Store::apply_logged`]; `None` for an
-/// entry without a request.
-pub type LoggedDone = JobDone;
+use committer::Committer;
+use shared::{Done, Job, JobDone, LoggedDone, PrevKvInterest, Shared, Work};
 
 /// Requests [`Store::apply`] lets wait for the committer before refusing
 /// more with [`Error::TooManyRequests`] (etcd's limit on proposals its apply
 /// has not caught up with is 5000 entries).
 pub const MAX_QUEUED_REQUESTS: usize = 5000;
-
-/// Meta key of the replicated log's position applied last (opaque to the store).
-pub(crate) const META_LOG_POSITION: &[u8] = b"log_position";
-
-/// State shared by readers, the committer and the compactor.
-struct Shared {
-    backend: Box<dyn Backend>,
-    index: RwLock<TreeIndex>,
-    /// Changed only by the committer, under the index write lock.
-    leases: Mutex<LeaseTable>,
-    /// Newest durable revision; readers never look past it.
-    committed_rev: AtomicI64,
-    /// Reads below this revision fail with `Compacted`.
-    compact_rev: AtomicI64,
-    /// Holders of [`PrevKvInterest`]: while any, published events carry the
-    /// keys' previous values.
-    prev_kv_interest: AtomicUsize,
-    /// Guards publishing, so a subscriber learns exactly where its stream starts.
-    subscribers: Mutex<Vec<FeedSender>>,
-    /// A backend write failed: the in-memory state is ahead of the disk, so no more
-    /// writes are taken (reopen to recover from what is durable).
-    failed: AtomicBool,
-    /// Raised alarms; changed only by the committer.
-    alarms: Mutex<AlarmSet>,
-    /// Records of the layers above; changed only by the committer.
-    records: RwLock<RecordTable>,
-    /// Bumped after every applied records change (and install).
-    records_generation: AtomicU64,
-    /// Whether a NOSPACE / CORRUPT alarm is raised (for readers, without the lock).
-    nospace: AtomicBool,
-    corrupt: AtomicBool,
-    sizes: SizeCache,
-    /// Jobs submitted and not yet taken by the committer.
-    queued_jobs: AtomicUsize,
-    /// Requests the committer has taken (etcd's proposals committed/applied).
-    proposals: AtomicU64,
-    /// One space reclamation at a time.
-    reclaiming: Mutex<()>,
-    /// Held while physical compaction deletes rows (an install waits for it).
-    compacting: Mutex<()>,
-    /// Bumped by every install: compactions planned before it are void.
-    generation: AtomicU64,
-    options: StoreOptions,
-}
-
-/// Keeps published events carrying previous values (see
-/// [`Store::want_prev_kvs`]); dropping it withdraws the wish.
-/// Holds the store weakly: it never keeps a closed store's backend open.
-pub struct PrevKvInterest(std::sync::Weak<Shared>);
-
-impl Drop for PrevKvInterest {
-    fn drop(&mut self) {
-        if let Some(shared) = self.0.upgrade() {
-            shared.prev_kv_interest.fetch_sub(1, Ordering::AcqRel);
-        }
-    }
-}
-
-/// The backend's measured sizes, refreshed at most every [`SIZE_REFRESH`].
-#[derive(Default)]
-struct SizeCache {
-    total: AtomicU64,
-    in_use: AtomicU64,
-    measured_at: Mutex<Option<Instant>>,
-}
-
-/// etcd's `HashKV` answer: a CRC-32C over the key-value history up to
-/// `revision`, comparable between members holding the same history.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KvHash {
-    /// The CRC-32C.
-    pub hash: u32,
-    /// The store's current revision when the hash was taken (etcd's `header.revision`).
-    pub current_revision: i64,
-    /// The revision hashed up to (etcd's `hash_revision`).
-    pub hash_revision: i64,
-    /// The compacted revision the hash was taken under.
-    pub compact_revision: i64,
-}
 
 /// A revisioned key-value store with etcd's semantics. Cheap to clone; the last
 /// clone dropped stops the background threads and closes the backend.
@@ -228,7 +72,7 @@ struct StoreInner {
     /// The write side, shared by the committer thread and (with
     /// `commit_on_caller`) submitting threads. Let go of before the threads
     /// are joined: the compactor stops once the committer is dropped.
-    committer: Option<Arc<Mutex<committer::Committer>>>,
+    committer: Option<Arc<Mutex<Committer>>>,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -255,40 +99,6 @@ impl Store {
     pub fn compacted_revision(&self) -> i64 {
         self.shared().compact_rev.load(Ordering::Acquire)
     }
-
-    /// Bytes the backend occupies (etcd's `dbSize`), measured at most
-    /// 100 ms ago (measuring lists the data dir).
-    pub fn db_size(&self) -> u64 {
-        self.shared().measure_sizes(false);
-        self.shared().sizes.total.load(Ordering::Relaxed)
-    }
-
-    /// Bytes of live data in the backend (etcd's `dbSizeInUse`): what
-    /// [`Store::defragment`] would shrink [`Store::db_size`] towards.
-    pub fn db_size_in_use(&self) -> u64 {
-        self.shared().measure_sizes(false);
-        self.shared().sizes.in_use.load(Ordering::Relaxed)
-    }
-
-    /// Reclaims the space that deleted and compacted revisions still hold
-    /// (etcd's defragmentation). Blocks the caller until done; reads, writes
-    /// and watches go on meanwhile. Concurrent calls run one after the other.
-    pub fn defragment(&self) -> Result<()> {
-        let shared = self.shared();
-        let _one = shared.reclaiming.lock();
-        let started = Instant::now();
-        let before = shared.backend.size_bytes();
-        shared.backend.reclaim_space()?;
-        shared.measure_sizes(true);
-        tracing::info!(
-            before,
-            after = shared.sizes.total.load(Ordering::Relaxed),
-            took = ?started.elapsed(),
-            "defragmented"
-        );
-        Ok(())
-    }
-
     /// The raised alarms, by member then kind.
     pub fn alarms(&self) -> Vec<Alarm> {
         self.shared().alarms.lock().list(None)
@@ -322,101 +132,6 @@ impl Store {
             WriteResponse::Alarm(r) => Ok(r),
             other => unreachable!("alarm answered with {other:?}"),
         }
-    }
-
-    /// etcd's `HashKV`: a CRC-32C (Castagnoli) over the name `key`, then the
-    /// backend key and value of each stored revision up to `revision` (0: the
-    /// current one). Rows at or below the compacted revision count only if
-    /// they are what `kvindex.Keep(revision)` names, so a store whose
-    /// compaction has not yet removed them hashes the same as one where it
-    /// has. Rows are etcd's own encoding, so the hash equals etcd 3.5.16+'s
-    /// for the same history (etcd's cache of hashes taken at compactions is
-    /// not kept: hashing below the compacted revision fails).
-    pub fn hash_kv(&self, revision: i64) -> Result<KvHash> {
-        let shared = self.shared();
-        // The index lock is held until the backend view exists: a compaction
-        // accepted meanwhile deletes rows only after it has the index, so the
-        // view still holds every row the compaction revision read here names.
-        let mut index = Some(shared.index.read());
-        let current = shared.committed_rev.load(Ordering::Acquire);
-        let compacted = shared.compact_rev.load(Ordering::Acquire);
-        // etcd allows hashing at exactly the compacted revision.
-        if revision > 0 && revision < compacted {
-            return Err(Error::Compacted);
-        }
-        if revision > current {
-            return Err(Error::FutureRevision);
-        }
-        let at = if revision > 0 { revision } else { current };
-        // Only rows at or below the compaction are filtered by it.
-        let keep = match &index {
-            Some(index) if compacted > 0 => index.keep(at),
-            _ => Default::default(),
-        };
-        let upper = Revision::new(at + 1, 0).to_bytes(false);
-        let lower = Revision::new(compacted + 1, 0);
-        let mut hash = crc32c::crc32c(b"key");
-        shared.backend.read_snapshot(&mut |view| {
-            index.take();
-            view.scan(Table::Kv, &[], Some(&upper), &mut |k, v| {
-                let Some((rev, tombstone)) = Revision::from_bytes(k) else {
-                    return true;
-                };
-                let compacted_away = rev < lower && !keep.is_empty() && !keep.contains(&rev);
-                // etcd 3.5.16+: a tombstone at the compacted revision is not
-                // counted (some members keep it, some do not).
-                let edge_tombstone = tombstone && rev.main == compacted && compacted > 0;
-                if compacted_away || edge_tombstone {
-                    return true;
-                }
-                hash = crc32c::crc32c_append(hash, k);
-                hash = hash_row_value(hash, tombstone, v);
-                true
-            })
-        })?;
-        Ok(KvHash {
-            hash,
-            current_revision: current,
-            hash_revision: at,
-            compact_revision: compacted,
-        })
-    }
-
-    /// etcd's `Hash`: a CRC-32C over every table's name and rows, read from
-    /// one consistent view, with the revision that view holds. Stable across
-    /// restarts: opening a store writes nothing, and the raft log position is
-    /// left out (etcd ignores its consistent index and term the same way: a
-    /// restarted member's new term appends entries that change no key).
-    pub fn hash(&self) -> Result<(u32, i64)> {
-        let mut hash = 0u32;
-        let mut revision = 0;
-        self.shared().backend.read_snapshot(&mut |view| {
-            hash = 0;
-            revision = StoreImage { view }.revision()?;
-            for table in Table::ALL {
-                hash = crc32c::crc32c_append(hash, table.name().as_bytes());
-                view.scan(table, &[], None, &mut |k, v| {
-                    if table == Table::Meta && k == META_LOG_POSITION {
-                        return true;
-                    }
-                    hash = crc32c::crc32c_append(hash, k);
-                    let tombstone = table == Table::Kv
-                        && Revision::from_bytes(k).is_some_and(|(_, tombstone)| tombstone);
-                    hash = hash_row_value(hash, tombstone, v);
-                    true
-                })?;
-            }
-            Ok(())
-        })?;
-        Ok((hash, revision))
-    }
-
-    /// Calls `read` with a consistent image of the whole store (see
-    /// [`StoreImage`]), taken without blocking writers.
-    pub fn read_image(&self, read: &mut dyn FnMut(&StoreImage<'_>) -> Result<()>) -> Result<()> {
-        self.shared()
-            .backend
-            .read_snapshot(&mut |view| read(&StoreImage { view }))
     }
 
     /// Number of keys the index holds (live keys and retained tombstones).
@@ -477,7 +192,7 @@ impl Store {
     /// Submits a change; `done` is called once it is durable (or failed). Never
     /// blocks on the committer: this is the entry point for async callers and for a
     /// replicated log feeding committed entries. (With
-    /// [`StoreOptions::commit_on_caller`] the change may be applied on this
+    /// [`StoreOptions::commit_on_caller`](crate::StoreOptions::commit_on_caller) the change may be applied on this
     /// thread before `apply` returns.)
     pub fn apply(&self, req: WriteRequest, done: Done) {
         if let Err(e) = validate::check_write(&req, self.shared().options.max_txn_ops) {
@@ -550,10 +265,14 @@ impl Store {
         position: Vec<u8>,
         done: impl FnOnce(Result<()>) + Send + 'static,
     ) {
+        let image = source.inner.shared.clone();
         self.submit(Job {
             parts: vec![(
-                Work::Install(source),
+                Work::Install(image),
                 Box::new(move |r| {
+                    // The source's threads end on the committer's thread,
+                    // once its image has been copied.
+                    drop(source);
                     done(match r {
                         Some(Err(e)) => Err(e),
                         _ => Ok(()),
@@ -783,63 +502,5 @@ impl Store {
         let (tx, rx) = feed::feed(max_bytes);
         subs.push(tx);
         (shared.committed_rev.load(Ordering::Acquire), rx)
-    }
-}
-
-/// Decodes a `kv` row: its revision, whether it is a tombstone, and the
-/// key-value. A tombstone stores only its key (as etcd's do); its
-/// `mod_revision` is the row's revision.
-pub(crate) fn decode_row(key: &[u8], value: &[u8]) -> Option<(Revision, bool, KeyValue)> {
-    let (rev, tombstone) = Revision::from_bytes(key)?;
-    let mut kv = decode_kv(value).ok()?;
-    if tombstone {
-        kv.mod_revision = rev.main;
-    }
-    Some((rev, tombstone, kv))
-}
-
-/// Adds a `kv` row's value to a hash in etcd's form: a tombstone an older
-/// Hark stored with its mod_revision counts as the key alone, as etcd's do.
-fn hash_row_value(hash: u32, tombstone: bool, value: &[u8]) -> u32 {
-    if tombstone && let Ok(kv) = decode_kv(value) {
-        return crc32c::crc32c_append(hash, &tombstone_row_value(kv.key));
-    }
-    crc32c::crc32c_append(hash, value)
-}
-
-/// The stored value of a tombstone, as etcd writes it: a `KeyValue` holding
-/// only the key.
-pub(crate) fn tombstone_row_value(key: Bytes) -> Vec<u8> {
-    prost::Message::encode_to_vec(&KeyValue {
-        key,
-        ..Default::default()
-    })
-}
-
-impl Shared {
-    /// Re-measures the backend's sizes if the last measure is stale (or `now`).
-    fn measure_sizes(&self, now: bool) {
-        let Some(mut at) = self.sizes.measured_at.try_lock() else {
-            return; // another thread is measuring
-        };
-        if !now && at.is_some_and(|t| t.elapsed() < SIZE_REFRESH) {
-            return;
-        }
-        let total = self.backend.size_bytes();
-        let in_use = self.backend.size_in_use_bytes().min(total);
-        self.sizes.total.store(total, Ordering::Relaxed);
-        self.sizes.in_use.store(in_use, Ordering::Relaxed);
-        *at = Some(Instant::now());
-        metrics::gauge!("etcd_mvcc_db_total_size_in_bytes").set(total as f64);
-        metrics::gauge!("etcd_debugging_mvcc_db_total_size_in_bytes").set(total as f64);
-        metrics::gauge!("etcd_mvcc_db_total_size_in_use_in_bytes").set(in_use as f64);
-    }
-
-    fn record_gauges(&self) {
-        metrics::gauge!("etcd_debugging_mvcc_current_revision")
-            .set(self.committed_rev.load(Ordering::Relaxed) as f64);
-        metrics::gauge!("etcd_debugging_mvcc_compact_revision")
-            .set(self.compact_rev.load(Ordering::Relaxed) as f64);
-        metrics::gauge!("etcd_debugging_mvcc_keys_total").set(self.index.read().len() as f64);
     }
 }

@@ -2,9 +2,24 @@
 //! the backend, an interrupted compaction finished, the committer and
 //! compactor threads started.
 
+#[cfg(feature = "rocksdb")]
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize};
+
+use parking_lot::{Mutex, RwLock};
+
 use super::committer::Committer;
 use super::compactor::{Compaction, run_compactor};
-use super::*;
+use super::load::{Loaded, load_state};
+use super::shared::{Job, Shared, SizeCache, StoreOptions};
+use super::{BackendClosed, Store, StoreInner};
+use crate::alarm::AlarmKind;
+#[cfg(feature = "rocksdb")]
+use crate::backend::RocksBackend;
+use crate::backend::{Backend, MemoryBackend, Table};
+use crate::error::{Error, Result};
+use crate::layout::META_RESTORING;
 
 impl Store {
     /// A probe that turns true once every clone of this store is gone and
@@ -33,6 +48,7 @@ impl Store {
     /// assert_eq!(store.current_revision(), 2);
     /// assert_eq!(store.range(&RangeRequest::key("k")).unwrap().kvs[0].value, "v");
     /// ```
+    #[cfg(feature = "rocksdb")]
     pub fn open(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
         Store::with_backend(Box::new(RocksBackend::open(path)?), options)
     }
@@ -56,10 +72,7 @@ impl Store {
     /// Opens a store over any backend: rebuilds the key index from it and finishes
     /// a compaction that a crash interrupted.
     pub fn with_backend(backend: Box<dyn Backend>, options: StoreOptions) -> Result<Store> {
-        if backend
-            .get(Table::Meta, crate::restore::META_RESTORING)?
-            .is_some()
-        {
+        if backend.get(Table::Meta, META_RESTORING)?.is_some() {
             return Err(Error::Backend(
                 "this data dir holds a restore that did not finish; delete it and restore again"
                     .into(),
@@ -131,106 +144,4 @@ impl Store {
             }),
         })
     }
-}
-
-/// The in-memory state rebuilt from a backend's rows and records.
-pub(super) struct Loaded {
-    pub(super) index: TreeIndex,
-    pub(super) leases: LeaseTable,
-    pub(super) alarms: AlarmSet,
-    pub(super) records: RecordTable,
-    pub(super) current: i64,
-    pub(super) scheduled: i64,
-    pub(super) finished: i64,
-}
-
-/// Rebuilds the key index, the lease table and the alarms from `backend`
-/// (on open, and after a snapshot is installed in place).
-pub(super) fn load_state(backend: &dyn Backend) -> Result<Loaded> {
-    let meta = |key: &[u8]| -> Result<i64> {
-        Ok(backend
-            .get(Table::Meta, key)?
-            .and_then(|v| v.try_into().ok().map(i64::from_be_bytes))
-            .unwrap_or(0))
-    };
-    let scheduled = meta(META_SCHEDULED_COMPACT)?;
-    let finished = meta(META_FINISHED_COMPACT)?;
-    let mut current = meta(META_CURRENT_REV)?.max(1);
-    let mut index = TreeIndex::default();
-    let mut key_lease: HashMap<Bytes, i64> = HashMap::new();
-    let mut bad = None;
-    backend.scan(Table::Kv, &[], None, &mut |k, v| {
-        let Some((rev, tombstone, kv)) = decode_row(k, v) else {
-            bad = Some(k.to_vec());
-            return false;
-        };
-        current = current.max(rev.main);
-        // Rows come in revision order, so the last one of a key is its current state.
-        if tombstone || kv.lease == 0 {
-            key_lease.remove(&kv.key);
-        } else {
-            key_lease.insert(kv.key.clone(), kv.lease);
-        }
-        if tombstone {
-            index.tombstone(kv.key, rev);
-        } else {
-            index.put(kv.key, rev, kv.create_revision, kv.version);
-        }
-        true
-    })?;
-    if let Some(k) = bad {
-        return Err(Error::Backend(format!(
-            "corrupt key-value entry at key {k:?}"
-        )));
-    }
-    let mut leases = LeaseTable::default();
-    let (from, to) = lease_table::record_range();
-    backend.scan(Table::Meta, &from, Some(&to), &mut |k, v| {
-        match lease_table::decode_record(k, v) {
-            Some((id, ttl)) => leases.grant(id, ttl),
-            None => bad = Some(k.to_vec()),
-        }
-        bad.is_none()
-    })?;
-    if let Some(k) = bad {
-        return Err(Error::Backend(format!("corrupt lease record at key {k:?}")));
-    }
-    let mut alarms = AlarmSet::default();
-    let (from, to) = alarm::record_range();
-    backend.scan(Table::Meta, &from, Some(&to), &mut |k, _| {
-        match alarm::decode_record(k) {
-            Some(a) => {
-                alarms.insert(a);
-            }
-            None => bad = Some(k.to_vec()),
-        }
-        bad.is_none()
-    })?;
-    if let Some(k) = bad {
-        return Err(Error::Backend(format!("corrupt alarm record at key {k:?}")));
-    }
-    let mut records = RecordTable::default();
-    let (from, to) = records::record_range();
-    backend.scan(Table::Meta, &from, Some(&to), &mut |k, v| {
-        match records::decode_record_key(k) {
-            Some((bucket, key)) => records.put(bucket, key, Bytes::copy_from_slice(v)),
-            None => bad = Some(k.to_vec()),
-        }
-        bad.is_none()
-    })?;
-    if let Some(k) = bad {
-        return Err(Error::Backend(format!("corrupt record at key {k:?}")));
-    }
-    for (key, lease) in &key_lease {
-        leases.attach(key, *lease);
-    }
-    Ok(Loaded {
-        index,
-        leases,
-        alarms,
-        records,
-        current,
-        scheduled,
-        finished,
-    })
 }

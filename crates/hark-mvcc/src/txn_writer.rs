@@ -1,6 +1,7 @@
-//! Reads and the execution of write transactions against the key index plus the
-//! backend. Used by readers (at a committed revision) and by the committer (at the
-//! revision being written, seeing its own not-yet-durable changes).
+//! The execution of a write transaction against the key index plus the
+//! backend, at the revision being written: compares, then puts, deletes and
+//! reads that see the transaction's own earlier changes, into the commit
+//! group's batch.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -10,160 +11,17 @@ use prost::Message;
 
 use crate::backend::{Backend, Table, WriteBatch};
 use crate::error::{Error, Result};
-use crate::key_index::{IndexEntry, KeyRange, TreeIndex};
+use crate::key_index::{KeyRange, TreeIndex};
 use crate::kv::{Event, EventKind, KeyValue};
-use crate::lease_table::{self, LeaseTable};
+use crate::layout::{self, rev_key, tombstone_row_value};
+use crate::lease_table::LeaseTable;
+use crate::read_plan::{finish_range, load_kv, missing_value, plan_range};
 use crate::request::{
     Compare, CompareResult, CompareTarget, DeleteRangeRequest, DeleteRangeResponse,
     LeaseRevokeResponse, PutRequest, PutResponse, RangeRequest, RangeResponse, RequestOp,
-    ResponseOp, SortOrder, SortTarget, TxnRequest, TxnResponse,
+    ResponseOp, TxnRequest, TxnResponse,
 };
 use crate::revision::Revision;
-
-/// Loads the value stored at a revision.
-pub(crate) fn load_kv(
-    backend: &dyn Backend,
-    overlay: &HashMap<Revision, KeyValue>,
-    rev: Revision,
-) -> Result<Option<KeyValue>> {
-    if let Some(kv) = overlay.get(&rev) {
-        return Ok(Some(kv.clone()));
-    }
-    match backend.get(Table::Kv, &rev.to_bytes(false))? {
-        Some(bytes) => Ok(Some(decode_kv(&bytes)?)),
-        None => Ok(None),
-    }
-}
-
-/// The index points at a revision the backend does not hold.
-pub(crate) fn missing_value(rev: Revision) -> Error {
-    Error::Backend(format!(
-        "missing value at revision {}_{}",
-        rev.main, rev.sub
-    ))
-}
-
-pub(crate) fn decode_kv(bytes: &[u8]) -> Result<KeyValue> {
-    KeyValue::decode(bytes).map_err(|e| Error::Backend(format!("corrupt stored key-value: {e}")))
-}
-
-/// The keys a range selects, before their values are loaded.
-pub(crate) struct RangePlan {
-    entries: Vec<(Bytes, IndexEntry)>,
-    count: i64,
-    /// More entries matched than `limit` (etcd's `more`), known before loading
-    /// only when no value sort is needed.
-    more: bool,
-}
-
-/// etcd's default ordering rules: a non-key target with no order sorts ascending;
-/// key ascending is the natural order and needs no sort.
-fn effective_order(req: &RangeRequest) -> SortOrder {
-    match (req.sort_target, req.sort_order) {
-        (SortTarget::Key, SortOrder::Ascend) => SortOrder::None,
-        (t, SortOrder::None) if t != SortTarget::Key => SortOrder::Ascend,
-        (_, o) => o,
-    }
-}
-
-fn passes_filters(req: &RangeRequest, e: &IndexEntry) -> bool {
-    let m = e.rev.main;
-    let c = e.create_revision;
-    (req.min_mod_revision == 0 || m >= req.min_mod_revision)
-        && (req.max_mod_revision == 0 || m <= req.max_mod_revision)
-        && (req.min_create_revision == 0 || c >= req.min_create_revision)
-        && (req.max_create_revision == 0 || c <= req.max_create_revision)
-}
-
-/// Picks the keys of `req` at main revision `at` from the index.
-pub(crate) fn plan_range(index: &TreeIndex, req: &RangeRequest, at: i64) -> RangePlan {
-    let range = KeyRange::new(&req.key, &req.range_end);
-    let order = effective_order(req);
-    let limit = usize::try_from(req.limit).ok().filter(|&l| l > 0);
-    // Without a sort, keys arrive in order and only the first `limit + 1` matter.
-    let keep_at_most = match (order, limit) {
-        (SortOrder::None, Some(l)) => l + 1,
-        _ => usize::MAX,
-    };
-    let mut count = 0i64;
-    let mut entries = Vec::new();
-    index.visit(range, at, |k, e| {
-        count += 1;
-        if !req.count_only && entries.len() < keep_at_most && passes_filters(req, &e) {
-            entries.push((k.clone(), e));
-        }
-    });
-    let mut more = false;
-    if req.sort_target != SortTarget::Value || order == SortOrder::None {
-        sort_entries(&mut entries, req.sort_target, order);
-        if let Some(l) = limit
-            && entries.len() > l
-        {
-            entries.truncate(l);
-            more = true;
-        }
-    }
-    RangePlan {
-        entries,
-        count,
-        more,
-    }
-}
-
-fn sort_entries(entries: &mut [(Bytes, IndexEntry)], target: SortTarget, order: SortOrder) {
-    let key_fn = |(k, e): &(Bytes, IndexEntry)| -> (i64, Bytes) {
-        match target {
-            SortTarget::Key | SortTarget::Value => (0, k.clone()),
-            SortTarget::Version => (e.version, Bytes::new()),
-            SortTarget::Create => (e.create_revision, Bytes::new()),
-            SortTarget::Mod => (e.rev.main, Bytes::new()),
-        }
-    };
-    match order {
-        SortOrder::None => {}
-        SortOrder::Ascend => entries.sort_by_cached_key(key_fn),
-        SortOrder::Descend => {
-            entries.sort_by_cached_key(key_fn);
-            entries.reverse();
-        }
-    }
-}
-
-/// Loads the planned values and finishes sorting, limiting and trimming.
-pub(crate) fn finish_range(
-    plan: RangePlan,
-    req: &RangeRequest,
-    mut load: impl FnMut(Revision) -> Result<KeyValue>,
-) -> Result<RangeResponse> {
-    let mut kvs = Vec::with_capacity(plan.entries.len());
-    for (_, e) in &plan.entries {
-        kvs.push(load(e.rev)?);
-    }
-    let mut more = plan.more;
-    if req.sort_target == SortTarget::Value && effective_order(req) != SortOrder::None {
-        kvs.sort_by(|a, b| a.value.cmp(&b.value));
-        if effective_order(req) == SortOrder::Descend {
-            kvs.reverse();
-        }
-        if let Some(l) = usize::try_from(req.limit).ok().filter(|&l| l > 0)
-            && kvs.len() > l
-        {
-            kvs.truncate(l);
-            more = true;
-        }
-    }
-    if req.keys_only {
-        for kv in &mut kvs {
-            kv.value = Bytes::new();
-        }
-    }
-    Ok(RangeResponse {
-        header_revision: 0,
-        kvs,
-        more,
-        count: plan.count,
-    })
-}
 
 /// A write transaction being applied at main revision `base_rev + 1`.
 pub(crate) struct TxnWriter<'a> {
@@ -367,7 +225,7 @@ impl TxnWriter<'_> {
             },
         };
         self.batch
-            .put(Table::Kv, rev.to_bytes(false), kv.encode_to_vec());
+            .put(Table::Kv, rev_key(rev, false), kv.encode_to_vec());
         self.leases.attach(&kv.key, kv.lease);
         self.overlay.insert(rev, kv.clone());
         self.events.push(Event {
@@ -388,7 +246,7 @@ impl TxnWriter<'_> {
     /// Forgets lease `id` and deletes its keys, all at this transaction's revision.
     pub(crate) fn revoke_lease(&mut self, id: i64) -> Result<LeaseRevokeResponse> {
         let keys = self.leases.remove(id).ok_or(Error::LeaseNotFound)?;
-        self.batch.delete(Table::Meta, lease_table::record_key(id));
+        self.batch.delete(Table::Meta, layout::lease_key(id));
         for key in keys {
             self.delete_range(&DeleteRangeRequest::new(key, Bytes::new()))?;
         }
@@ -421,8 +279,8 @@ impl TxnWriter<'_> {
             };
             self.batch.put(
                 Table::Kv,
-                rev.to_bytes(true),
-                crate::store::tombstone_row_value(key.clone()),
+                rev_key(rev, true),
+                tombstone_row_value(key.clone()),
             );
             self.events.push(Event {
                 kind: EventKind::Delete,

@@ -1,0 +1,156 @@
+//! Maintenance: the backend's sizes, defragmentation, etcd's two hashes and
+//! whole-store images for snapshots.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use super::Store;
+use super::image::StoreImage;
+use crate::backend::Table;
+use crate::error::{Error, Result};
+use crate::layout::{META_LOG_POSITION, hash_row_value, parse_rev_key, rev_key};
+use crate::revision::Revision;
+
+/// etcd's `HashKV` answer: a CRC-32C over the key-value history up to
+/// `revision`, comparable between members holding the same history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KvHash {
+    /// The CRC-32C.
+    pub hash: u32,
+    /// The store's current revision when the hash was taken (etcd's `header.revision`).
+    pub current_revision: i64,
+    /// The revision hashed up to (etcd's `hash_revision`).
+    pub hash_revision: i64,
+    /// The compacted revision the hash was taken under.
+    pub compact_revision: i64,
+}
+
+impl Store {
+    /// Bytes the backend occupies (etcd's `dbSize`), measured at most
+    /// 100 ms ago (measuring lists the data dir).
+    pub fn db_size(&self) -> u64 {
+        self.shared().measure_sizes(false);
+        self.shared().sizes.total.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of live data in the backend (etcd's `dbSizeInUse`): what
+    /// [`Store::defragment`] would shrink [`Store::db_size`] towards.
+    pub fn db_size_in_use(&self) -> u64 {
+        self.shared().measure_sizes(false);
+        self.shared().sizes.in_use.load(Ordering::Relaxed)
+    }
+
+    /// Reclaims the space that deleted and compacted revisions still hold
+    /// (etcd's defragmentation). Blocks the caller until done; reads, writes
+    /// and watches go on meanwhile. Concurrent calls run one after the other.
+    pub fn defragment(&self) -> Result<()> {
+        let shared = self.shared();
+        let _one = shared.reclaiming.lock();
+        let started = Instant::now();
+        let before = shared.backend.size_bytes();
+        shared.backend.reclaim_space()?;
+        shared.measure_sizes(true);
+        tracing::info!(
+            before,
+            after = shared.sizes.total.load(Ordering::Relaxed),
+            took = ?started.elapsed(),
+            "defragmented"
+        );
+        Ok(())
+    }
+
+    /// etcd's `HashKV`: a CRC-32C (Castagnoli) over the name `key`, then the
+    /// backend key and value of each stored revision up to `revision` (0: the
+    /// current one). Rows at or below the compacted revision count only if
+    /// they are what `kvindex.Keep(revision)` names, so a store whose
+    /// compaction has not yet removed them hashes the same as one where it
+    /// has. Rows are etcd's own encoding, so the hash equals etcd 3.5.16+'s
+    /// for the same history (etcd's cache of hashes taken at compactions is
+    /// not kept: hashing below the compacted revision fails).
+    pub fn hash_kv(&self, revision: i64) -> Result<KvHash> {
+        let shared = self.shared();
+        // The index lock is held until the backend view exists: a compaction
+        // accepted meanwhile deletes rows only after it has the index, so the
+        // view still holds every row the compaction revision read here names.
+        let mut index = Some(shared.index.read());
+        let current = shared.committed_rev.load(Ordering::Acquire);
+        let compacted = shared.compact_rev.load(Ordering::Acquire);
+        // etcd allows hashing at exactly the compacted revision.
+        if revision > 0 && revision < compacted {
+            return Err(Error::Compacted);
+        }
+        if revision > current {
+            return Err(Error::FutureRevision);
+        }
+        let at = if revision > 0 { revision } else { current };
+        // Only rows at or below the compaction are filtered by it.
+        let keep = match &index {
+            Some(index) if compacted > 0 => index.keep(at),
+            _ => Default::default(),
+        };
+        let upper = rev_key(Revision::new(at + 1, 0), false);
+        let lower = Revision::new(compacted + 1, 0);
+        let mut hash = crc32c::crc32c(b"key");
+        shared.backend.read_snapshot(&mut |view| {
+            index.take();
+            view.scan(Table::Kv, &[], Some(&upper), &mut |k, v| {
+                let Some((rev, tombstone)) = parse_rev_key(k) else {
+                    return true;
+                };
+                let compacted_away = rev < lower && !keep.is_empty() && !keep.contains(&rev);
+                // etcd 3.5.16+: a tombstone at the compacted revision is not
+                // counted (some members keep it, some do not).
+                let edge_tombstone = tombstone && rev.main == compacted && compacted > 0;
+                if compacted_away || edge_tombstone {
+                    return true;
+                }
+                hash = crc32c::crc32c_append(hash, k);
+                hash = hash_row_value(hash, tombstone, v);
+                true
+            })
+        })?;
+        Ok(KvHash {
+            hash,
+            current_revision: current,
+            hash_revision: at,
+            compact_revision: compacted,
+        })
+    }
+
+    /// etcd's `Hash`: a CRC-32C over every table's name and rows, read from
+    /// one consistent view, with the revision that view holds. Stable across
+    /// restarts: opening a store writes nothing, and the raft log position is
+    /// left out (etcd ignores its consistent index and term the same way: a
+    /// restarted member's new term appends entries that change no key).
+    pub fn hash(&self) -> Result<(u32, i64)> {
+        let mut hash = 0u32;
+        let mut revision = 0;
+        self.shared().backend.read_snapshot(&mut |view| {
+            hash = 0;
+            revision = StoreImage { view }.revision()?;
+            for table in Table::ALL {
+                hash = crc32c::crc32c_append(hash, table.name().as_bytes());
+                view.scan(table, &[], None, &mut |k, v| {
+                    if table == Table::Meta && k == META_LOG_POSITION {
+                        return true;
+                    }
+                    hash = crc32c::crc32c_append(hash, k);
+                    let tombstone = table == Table::Kv
+                        && parse_rev_key(k).is_some_and(|(_, tombstone)| tombstone);
+                    hash = hash_row_value(hash, tombstone, v);
+                    true
+                })?;
+            }
+            Ok(())
+        })?;
+        Ok((hash, revision))
+    }
+
+    /// Calls `read` with a consistent image of the whole store (see
+    /// [`StoreImage`]), taken without blocking writers.
+    pub fn read_image(&self, read: &mut dyn FnMut(&StoreImage<'_>) -> Result<()>) -> Result<()> {
+        self.shared()
+            .backend
+            .read_snapshot(&mut |view| read(&StoreImage { view }))
+    }
+}

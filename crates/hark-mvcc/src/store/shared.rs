@@ -1,0 +1,180 @@
+//! What readers, the committer and the compactor share: the in-memory state
+//! beside the backend, the store's options, and the jobs the committer takes.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use parking_lot::{Mutex, RwLock};
+
+use crate::alarm::AlarmSet;
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::feed::FeedSender;
+use crate::key_index::TreeIndex;
+use crate::lease_table::LeaseTable;
+use crate::records::RecordTable;
+use crate::request::WriteRequest;
+use crate::request::WriteResponse;
+
+/// Revisions deleted per backend write during physical compaction.
+pub(super) const COMPACTION_BATCH: usize = 10_000;
+/// How stale the backend's measured size may be. Measuring lists the data
+/// dir, so it is not done for every write that checks the quota.
+const SIZE_REFRESH: Duration = Duration::from_millis(100);
+
+/// How a store commits and what it accepts.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// Sync each commit group to stable storage before acknowledging it (default).
+    /// `false` is for benchmarks: a crash may lose acknowledged writes.
+    pub sync: bool,
+    /// Most compares, and most ops per branch, in one txn (etcd's `--max-txn-ops`).
+    pub max_txn_ops: usize,
+    /// Most requests the committer applies in one backend write.
+    pub max_group: usize,
+    /// Apply a submission on the submitting thread when nothing else is
+    /// queued, instead of handing it to the committer thread and back. For a
+    /// single submitter that can afford a backend write on its own thread:
+    /// a replicated log's apply into an unsynced store (measured on a Hark
+    /// member: one thread hand-off fewer per log entry). Snapshot installs
+    /// always run on the committer thread.
+    pub commit_on_caller: bool,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            sync: true,
+            max_txn_ops: 128,
+            max_group: 1024,
+            commit_on_caller: false,
+        }
+    }
+}
+
+/// Called once with the outcome of a write, on the committer thread (or the
+/// submitting one, with [`StoreOptions::commit_on_caller`]): keep it short.
+pub type Done = Box<dyn FnOnce(Result<WriteResponse>) + Send + 'static>;
+
+/// What the committer takes: requests applied together (never split across
+/// backend writes), each with its callback.
+pub(super) struct Job {
+    pub(super) parts: Vec<(Work, JobDone)>,
+    /// A replicated log's position of these requests, recorded in the same
+    /// backend write as their changes (see [`Store::apply_logged`](crate::Store::apply_logged)).
+    pub(super) position: Option<Vec<u8>>,
+}
+
+impl Job {
+    pub(super) fn is_install(&self) -> bool {
+        matches!(self.parts.first(), Some((Work::Install(_), _)))
+    }
+}
+
+pub(super) enum Work {
+    Request(WriteRequest),
+    /// A logged request that failed validation: its position is still recorded.
+    Refused(Error),
+    /// Nothing to apply: a logged entry that does not change the store, or a barrier.
+    Nothing,
+    /// Replace everything with another store's contents (see [`Store::install`](crate::Store::install)).
+    Install(Arc<Shared>),
+}
+
+/// The callback of one request of [`Store::apply_logged`](crate::Store::apply_logged); `None` for an
+/// entry without a request.
+pub type LoggedDone = Box<dyn FnOnce(Option<Result<WriteResponse>>) + Send + 'static>;
+
+/// A job's callback: called with `None` for [`Work::Nothing`].
+pub(super) type JobDone = LoggedDone;
+
+/// State shared by readers, the committer and the compactor.
+pub(super) struct Shared {
+    pub(super) backend: Box<dyn Backend>,
+    pub(super) index: RwLock<TreeIndex>,
+    /// Changed only by the committer, under the index write lock.
+    pub(super) leases: Mutex<LeaseTable>,
+    /// Newest durable revision; readers never look past it.
+    pub(super) committed_rev: AtomicI64,
+    /// Reads below this revision fail with `Compacted`.
+    pub(super) compact_rev: AtomicI64,
+    /// Holders of [`PrevKvInterest`]: while any, published events carry the
+    /// keys' previous values.
+    pub(super) prev_kv_interest: AtomicUsize,
+    /// Guards publishing, so a subscriber learns exactly where its stream starts.
+    pub(super) subscribers: Mutex<Vec<FeedSender>>,
+    /// A backend write failed: the in-memory state is ahead of the disk, so no more
+    /// writes are taken (reopen to recover from what is durable).
+    pub(super) failed: AtomicBool,
+    /// Raised alarms; changed only by the committer.
+    pub(super) alarms: Mutex<AlarmSet>,
+    /// Records of the layers above; changed only by the committer.
+    pub(super) records: RwLock<RecordTable>,
+    /// Bumped after every applied records change (and install).
+    pub(super) records_generation: AtomicU64,
+    /// Whether a NOSPACE / CORRUPT alarm is raised (for readers, without the lock).
+    pub(super) nospace: AtomicBool,
+    pub(super) corrupt: AtomicBool,
+    pub(super) sizes: SizeCache,
+    /// Jobs submitted and not yet taken by the committer.
+    pub(super) queued_jobs: AtomicUsize,
+    /// Requests the committer has taken (etcd's proposals committed/applied).
+    pub(super) proposals: AtomicU64,
+    /// One space reclamation at a time.
+    pub(super) reclaiming: Mutex<()>,
+    /// Held while physical compaction deletes rows (an install waits for it).
+    pub(super) compacting: Mutex<()>,
+    /// Bumped by every install: compactions planned before it are void.
+    pub(super) generation: AtomicU64,
+    pub(super) options: StoreOptions,
+}
+
+/// Keeps published events carrying previous values (see
+/// [`Store::want_prev_kvs`](crate::Store::want_prev_kvs)); dropping it withdraws the wish.
+/// Holds the store weakly: it never keeps a closed store's backend open.
+pub struct PrevKvInterest(pub(super) std::sync::Weak<Shared>);
+
+impl Drop for PrevKvInterest {
+    fn drop(&mut self) {
+        if let Some(shared) = self.0.upgrade() {
+            shared.prev_kv_interest.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+/// The backend's measured sizes, refreshed at most every [`SIZE_REFRESH`].
+#[derive(Default)]
+pub(super) struct SizeCache {
+    pub(super) total: AtomicU64,
+    pub(super) in_use: AtomicU64,
+    pub(super) measured_at: Mutex<Option<Instant>>,
+}
+
+impl Shared {
+    /// Re-measures the backend's sizes if the last measure is stale (or `now`).
+    pub(super) fn measure_sizes(&self, now: bool) {
+        let Some(mut at) = self.sizes.measured_at.try_lock() else {
+            return; // another thread is measuring
+        };
+        if !now && at.is_some_and(|t| t.elapsed() < SIZE_REFRESH) {
+            return;
+        }
+        let total = self.backend.size_bytes();
+        let in_use = self.backend.size_in_use_bytes().min(total);
+        self.sizes.total.store(total, Ordering::Relaxed);
+        self.sizes.in_use.store(in_use, Ordering::Relaxed);
+        *at = Some(Instant::now());
+        metrics::gauge!("etcd_mvcc_db_total_size_in_bytes").set(total as f64);
+        metrics::gauge!("etcd_debugging_mvcc_db_total_size_in_bytes").set(total as f64);
+        metrics::gauge!("etcd_mvcc_db_total_size_in_use_in_bytes").set(in_use as f64);
+    }
+
+    pub(super) fn record_gauges(&self) {
+        metrics::gauge!("etcd_debugging_mvcc_current_revision")
+            .set(self.committed_rev.load(Ordering::Relaxed) as f64);
+        metrics::gauge!("etcd_debugging_mvcc_compact_revision")
+            .set(self.compact_rev.load(Ordering::Relaxed) as f64);
+        metrics::gauge!("etcd_debugging_mvcc_keys_total").set(self.index.read().len() as f64);
+    }
+}
