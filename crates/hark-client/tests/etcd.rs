@@ -8,7 +8,7 @@ use hark_client::{Cache, Client, Compare, CompareOp, Op, Txn, WatchError, WatchO
 
 mod common;
 
-use common::etcd::{free_port, ready, start as start_etcd};
+use common::etcd::{binary, free_port, launch, ready, start as start_etcd};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_works_against_etcd() {
@@ -92,4 +92,21 @@ async fn calls_fail_over_to_a_live_endpoint() {
         c.put(format!("f/{i}"), "v").await.unwrap();
     }
     assert_eq!(c.get_prefix("f/").await.unwrap().count, 20);
+}
+
+/// The test etcd's start-up sees a port taken by someone else at once,
+/// instead of waiting a minute for an etcd that exited (how
+/// `on_etcd::blocking_query` once failed with "server did not come up"):
+/// ports are picked free, then let go, and a parallel test can take one.
+#[test]
+fn an_etcd_whose_port_is_taken_is_seen_to_exit() {
+    let Some(bin) = binary() else {
+        return assert!(start_etcd().is_none());
+    };
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let Err(log) = launch(&bin, port, free_port()) else {
+        panic!("etcd started on a port another listener holds");
+    };
+    assert!(log.contains("address already in use"), "{log}");
 }

@@ -36,8 +36,17 @@ impl Drop for Etcd {
     }
 }
 
-/// Starts etcd (not yet serving: see [`ready`]); `None` when the binary is
-/// missing and not required.
+/// How many times [`start`] picks new ports when etcd could not bind its own.
+const START_TRIES: usize = 5;
+
+/// Starts etcd and waits until it listens on its client port; `None` when
+/// the binary is missing and not required.
+///
+/// Ports are picked free and then let go, so another test's server (tests
+/// run in parallel) can take one before etcd binds it. etcd then exits at
+/// once ("address already in use"); waiting for it to answer would wait out
+/// the whole deadline. So an etcd that exits is started again on new ports,
+/// and one that fails for another reason fails the test with its log.
 pub fn start() -> Option<Etcd> {
     let Some(bin) = find_on_path("etcd-3.5") else {
         assert_ne!(
@@ -48,10 +57,29 @@ pub fn start() -> Option<Etcd> {
         eprintln!("etcd-3.5 not on PATH: skipped");
         return None;
     };
+    for _ in 0..START_TRIES {
+        let (client, peer) = (free_port(), free_port());
+        if client == peer {
+            continue;
+        }
+        match launch(&bin, client, peer) {
+            Ok(etcd) => return Some(etcd),
+            Err(log) => {
+                assert!(log.contains("address already in use"), "etcd exited: {log}");
+                eprintln!("etcd lost a port to another test; starting it on new ones");
+            }
+        }
+    }
+    panic!("etcd could not bind free ports in {START_TRIES} tries");
+}
+
+/// Starts etcd on `client` and `peer` and waits until it listens; its log
+/// when it exited instead.
+pub fn launch(bin: &std::path::Path, client: u16, peer: u16) -> Result<Etcd, String> {
     let dir = tempfile::tempdir().unwrap();
-    let (client, peer) = (free_port(), free_port());
     let endpoint = format!("http://127.0.0.1:{client}");
     let peer_url = format!("http://127.0.0.1:{peer}");
+    let log = dir.path().join("etcd.log");
     let child = Command::new(bin)
         .args([
             format!("--data-dir={}", dir.path().join("etcd").display()),
@@ -64,14 +92,46 @@ pub fn start() -> Option<Etcd> {
             "--unsafe-no-fsync".into(),
         ])
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
-    Some(Etcd {
+    let mut etcd = Etcd {
         child,
         endpoint,
         _dir: dir,
-    })
+    };
+    match listening(&mut etcd, client) {
+        Ok(()) => Ok(etcd),
+        Err(()) => Err(std::fs::read_to_string(&log).unwrap_or_default()),
+    }
+}
+
+/// Waits (at most a minute) until `etcd` accepts connections on `port` and
+/// is still running a moment later (what answered could be another test's
+/// server on a port etcd failed to bind); `Err` when it exited.
+fn listening(etcd: &mut Etcd, port: u16) -> Result<(), ()> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut answered = 0;
+    loop {
+        if etcd.child.try_wait().unwrap().is_some() {
+            return Err(());
+        }
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            answered += 1;
+            // etcd binds both ports within its first moments; one that
+            // failed to has exited by the third answer, 0.5 s on.
+            if answered == 3 {
+                return Ok(());
+            }
+        }
+        assert!(Instant::now() < deadline, "etcd did not listen in a minute");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// The etcd binary, if on PATH.
+pub fn binary() -> Option<PathBuf> {
+    find_on_path("etcd-3.5")
 }
 
 /// Waits (at most a minute) until the server behind `c` answers.
