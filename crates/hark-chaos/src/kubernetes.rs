@@ -14,6 +14,8 @@ use crate::workload::{Clock, PREFIX, REQUEST_TIMEOUT, connect};
 
 /// The register keys, listed as Kubernetes lists a resource.
 pub const LIST_PREFIX: &str = "/chaos/r";
+/// The range end of [`LIST_PREFIX`]: its last byte raised by one.
+const LIST_END: &str = "/chaos/s";
 const PAGE: i64 = 10;
 
 /// The key Kubernetes' compactors agree through (under the prefix, so the
@@ -59,7 +61,7 @@ pub async fn list_client(
 type Listed = (i64, usize, Vec<(String, String, i64)>);
 
 async fn list(c: &mut etcd_client::Client) -> Result<Listed, etcd_client::Error> {
-    let end = prefix_end(LIST_PREFIX);
+    let end = LIST_END.as_bytes().to_vec();
     let mut kvs = Vec::new();
     let mut revision = 0;
     let mut pages = 0;
@@ -90,12 +92,6 @@ async fn list(c: &mut etcd_client::Client) -> Result<Listed, etcd_client::Error>
             _ => return Ok((revision, pages, kvs)),
         }
     }
-}
-
-fn prefix_end(prefix: &str) -> Vec<u8> {
-    let mut end = prefix.as_bytes().to_vec();
-    *end.last_mut().expect("a non-empty prefix") += 1;
-    end
 }
 
 /// Kubernetes' compaction loop: every `every`, claim the interval by

@@ -63,24 +63,4 @@ struct ReadmeDoctests;
 
 /// etcd's "end of the key space" rule: the smallest key greater than every key
 /// starting with `prefix` (`"\0"`, meaning every key, for an empty prefix).
-pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return end;
-        }
-    }
-    vec![0]
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn prefix_end_follows_etcd() {
-        assert_eq!(super::prefix_end(b"a/"), b"a0");
-        assert_eq!(super::prefix_end(b"a\xff"), b"b");
-        assert_eq!(super::prefix_end(b"\xff\xff"), b"\0");
-        assert_eq!(super::prefix_end(b""), b"\0");
-    }
-}
+pub use hark_proto::keys::prefix_end;

@@ -11,7 +11,8 @@
 //! `ResponseHeader`.
 //!
 //! [`go_duration`] parses Go's duration syntax, which etcd's flags and
-//! clients use alongside these messages.
+//! clients use alongside these messages; [`keys`] has etcd's prefix rule
+//! for range ends.
 //!
 //! The Rust code is generated ahead of time and committed under
 //! `src/generated/`: this crate has no build script and building it needs
@@ -25,6 +26,7 @@
 //! omitted, unknown fields ignored.
 
 pub mod go_duration;
+pub mod keys;
 
 /// Key-values and watch events (`mvccpb`).
 #[allow(clippy::all, clippy::pedantic, missing_docs)]

@@ -58,14 +58,7 @@ impl FromRequestParts<Kv> for Client {
 /// The first key after every key starting with `prefix` (etcd's prefix
 /// range end); `\0` (every key) for the empty prefix.
 pub(super) fn prefix_end(prefix: &[u8]) -> Bytes {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return Bytes::from(end);
-        }
-    }
-    Bytes::from_static(b"\0")
+    Bytes::from(hark_proto::keys::prefix_end(prefix))
 }
 
 /// The start of a prefix range: `\0` for the empty prefix (etcd refuses an
@@ -508,13 +501,6 @@ async fn write(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_prefix_ends_after_its_last_key() {
-        assert_eq!(&prefix_end(b"a/")[..], b"a0");
-        assert_eq!(&prefix_end(b"a\xff")[..], b"b");
-        assert_eq!(&prefix_end(b"")[..], b"\0");
-    }
 
     #[test]
     fn keys_are_cut_after_the_first_separator_past_the_prefix() {
