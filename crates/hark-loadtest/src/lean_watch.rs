@@ -223,14 +223,21 @@ fn bulk_runtime() -> &'static tokio::runtime::Runtime {
             .worker_threads(2)
             .thread_name("lean-watch")
             .enable_all()
-            // SAFETY: a syscall on the calling thread; raising niceness needs
-            // no privilege (Linux keeps it per thread).
-            .on_thread_start(|| unsafe {
-                libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 19);
-            })
+            .on_thread_start(lowest_priority)
             .build()
             .expect("start the watch streams' runtime")
     })
+}
+
+/// Puts the calling thread at niceness 19 (Linux keeps niceness per thread;
+/// elsewhere the streams run at the default priority).
+fn lowest_priority() {
+    // SAFETY: a syscall on the calling thread; raising niceness needs no
+    // privilege.
+    #[cfg(target_os = "linux")]
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 19);
+    }
 }
 
 async fn check_stream(

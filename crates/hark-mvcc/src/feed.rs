@@ -106,11 +106,6 @@ impl Feed {
     pub fn queued_bytes(&self) -> usize {
         self.budget.queued_bytes.load(Ordering::Acquire)
     }
-
-    /// The budget this feed was opened with.
-    pub fn limit_bytes(&self) -> usize {
-        self.budget.limit
-    }
 }
 
 impl Drop for Feed {
