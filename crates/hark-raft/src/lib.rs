@@ -17,6 +17,11 @@
 //! * `transfer` moves the leadership to another voter (etcd's MoveLeader),
 //!   which openraft 0.9 lacks, by letting the leader's lease run out.
 //!
+//! `replica/` holds the member in rooms (start-up, proposing, forwarding,
+//! reads, membership, transfer, admission); they import from its `mod.rs`
+//! and from the leaf rooms at the crate root (`admission`, `transfer`,
+//! `network`, `types`), which never import the replica back.
+//!
 //! Consensus itself is openraft's; this crate only adapts it.
 
 mod admission;

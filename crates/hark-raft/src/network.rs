@@ -374,3 +374,51 @@ impl RaftNetwork<TypeConfig> for Connection {
         self.send(Method::Vote, encode(&rpc), &option).await
     }
 }
+
+/// Whether a peer call failed before the request could leave: tonic keeps
+/// the transport error under the status, and a failed connection is a
+/// `ConnectError` there.
+pub(crate) fn never_sent(status: &tonic::Status) -> bool {
+    let mut cause = std::error::Error::source(status);
+    while let Some(e) = cause {
+        if e.is::<tonic::ConnectError>() {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
+}
+
+/// Whether a peer refused a call before doing anything (see
+/// [`crate::admission`]).
+pub(crate) fn refused(status: &tonic::Status) -> bool {
+    matches!(
+        status.code(),
+        tonic::Code::PermissionDenied | tonic::Code::FailedPrecondition
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::never_sent;
+
+    #[tokio::test]
+    async fn a_refused_connection_is_never_sent_and_a_servers_answer_is_not() {
+        // A port nothing listens on: the call fails while connecting.
+        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", free.local_addr().unwrap());
+        drop(free);
+        let channel = tonic::transport::Endpoint::from_shared(url)
+            .unwrap()
+            .connect_lazy();
+        let mut client = hark_proto::harkpeerpb::peer_client::PeerClient::new(channel);
+        let refused = client
+            .members(hark_proto::harkpeerpb::Envelope::default())
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::Unavailable);
+        assert!(never_sent(&refused), "{refused:?}");
+        let unavailable = tonic::Status::unavailable("etcdserver: no leader: connect");
+        assert!(!never_sent(&unavailable));
+    }
+}

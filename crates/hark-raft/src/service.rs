@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use hark_proto::harkpeerpb::Envelope;
-use hark_proto::harkpeerpb::peer_server::Peer;
+use hark_proto::harkpeerpb::peer_server::{Peer, PeerServer};
 use openraft::raft::{AppendEntriesRequest, InstallSnapshotRequest, VoteRequest};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -107,5 +107,16 @@ impl Peer for PeerService {
         let step: TransferStep = unpack(req)?;
         self.replica.clone().take_transfer_step(step);
         pack(&Ok::<(), ()>(()))
+    }
+}
+
+impl Replica {
+    /// The gRPC service to serve on the peer URLs.
+    pub fn peer_service(self: &Arc<Self>) -> PeerServer<PeerService> {
+        PeerServer::new(PeerService {
+            replica: self.clone(),
+        })
+        .max_decoding_message_size(usize::MAX)
+        .max_encoding_message_size(usize::MAX)
     }
 }

@@ -13,15 +13,8 @@
 //! Whatever happens, the leader resumes heartbeats and appends at the end;
 //! held elections resume by themselves.
 
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
-
-use crate::network::Method;
-use crate::replica::{Replica, ReplicaError, millis};
 
 /// A step of a leader transfer, sent by the leader to another voter.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -39,16 +32,16 @@ pub enum TransferStep {
 /// and until when this member holds its elections.
 pub(crate) struct TransferState {
     /// One transfer at a time.
-    serial: tokio::sync::Mutex<()>,
-    running: tokio::sync::watch::Sender<bool>,
+    pub(crate) serial: tokio::sync::Mutex<()>,
+    pub(crate) running: tokio::sync::watch::Sender<bool>,
     /// Held (shared) by each append and read-index round from the check that
     /// no transfer runs until raft has it; a transfer takes it alone to
     /// start, so none of them slips in after the transfer began.
-    gate: tokio::sync::RwLock<()>,
-    held_until: parking_lot::Mutex<Option<Instant>>,
+    pub(crate) gate: tokio::sync::RwLock<()>,
+    pub(crate) held_until: parking_lot::Mutex<Option<Instant>>,
     /// Bumped by each StandForElection and Cancel: a standing loop whose
     /// number is no longer current stops.
-    standing: std::sync::atomic::AtomicU64,
+    pub(crate) standing: std::sync::atomic::AtomicU64,
 }
 
 impl Default for TransferState {
@@ -59,214 +52,6 @@ impl Default for TransferState {
             gate: tokio::sync::RwLock::new(()),
             held_until: parking_lot::Mutex::new(None),
             standing: std::sync::atomic::AtomicU64::new(0),
-        }
-    }
-}
-
-/// Ends a transfer on the leader however it ends: heartbeats and appends resume.
-struct Running<'a>(&'a Replica);
-
-impl Drop for Running<'_> {
-    fn drop(&mut self) {
-        self.0.raft.runtime_config().heartbeat(true);
-        self.0.transfer.running.send_replace(false);
-    }
-}
-
-impl Replica {
-    /// etcd's MoveLeader: makes voter `target` the leader. Only the leader
-    /// runs it; returns once `target` leads (at once when it already does).
-    pub async fn move_leader(&self, target: u64) -> Result<(), ReplicaError> {
-        let _serial = self.transfer.serial.lock().await;
-        let deadline = Instant::now() + self.request_timeout;
-        if !self.is_leader() {
-            return Err(ReplicaError::NotLeader);
-        }
-        if !self.voters().contains(&target) {
-            return Err(ReplicaError::BadLeaderTransferee);
-        }
-        if target == self.member_id() {
-            return Ok(());
-        }
-        // Appends already past the gate finish first (bounded by their deadline).
-        let Ok(started) = tokio::time::timeout_at(deadline, self.transfer.gate.write()).await
-        else {
-            return Err(ReplicaError::LeaderTransferTimeout);
-        };
-        self.transfer.running.send_replace(true);
-        drop(started);
-        let running = Running(self);
-        let transferred = self.run_transfer(target, deadline).await;
-        drop(running);
-        if transferred.is_err() {
-            // Heartbeats are back: the target must not stand any more.
-            let cancel_by = Instant::now() + Duration::from_millis(500);
-            let _ = self
-                .call_member::<_, (), ()>(
-                    target,
-                    Method::TransferLeader,
-                    &TransferStep::Cancel,
-                    cancel_by,
-                )
-                .await;
-        }
-        transferred
-    }
-
-    async fn run_transfer(&self, target: u64, deadline: Instant) -> Result<(), ReplicaError> {
-        let config = self.raft.config().clone();
-        let lease = Duration::from_millis(config.election_timeout_max);
-        let heartbeat = Duration::from_millis(config.heartbeat_interval);
-
-        // 1. Nothing new is appended from here on; the target catches up,
-        // within an election timeout (as etcd's raft gives a transfer) so
-        // that writes are not held up long for a target that is down.
-        let caught_up_by = deadline.min(Instant::now() + lease);
-        let mut metrics = self.raft.metrics();
-        loop {
-            let m = metrics.borrow_and_update().clone();
-            if m.current_leader != Some(self.member_id()) {
-                return Err(ReplicaError::NotLeader);
-            }
-            let matched = m
-                .replication
-                .as_ref()
-                .and_then(|r| r.get(&target).cloned().flatten())
-                .map(|l| l.index);
-            if matched.is_some() && matched == m.last_log_index {
-                break;
-            }
-            if tokio::time::timeout_at(caught_up_by, metrics.changed())
-                .await
-                .is_err()
-            {
-                return Err(ReplicaError::LeaderTransferTimeout);
-            }
-        }
-
-        // 2. Only the target may stand: the others hold their elections until
-        // well after it won (or gave up).
-        let stand_after = lease + heartbeat + Duration::from_millis(50);
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        let hold = TransferStep::HoldElections {
-            millis: millis(remaining + lease),
-        };
-        // Each step is answered at once by a live member: one that does not
-        // answer soon is not waited for.
-        let step_deadline = || deadline.min(Instant::now() + lease / 2);
-        for voter in self.voters() {
-            if voter != target && voter != self.member_id() {
-                // Best effort: a voter that misses it may stand too, and the
-                // transfer then takes a second round or times out.
-                let _ = self
-                    .call_member::<_, (), ()>(voter, Method::TransferLeader, &hold, step_deadline())
-                    .await;
-            }
-        }
-
-        // 3. and 4. Silence, then the target stands once every lease is over.
-        self.raft.runtime_config().heartbeat(false);
-        let stand = TransferStep::StandForElection {
-            after_millis: millis(stand_after),
-            for_millis: millis(remaining),
-        };
-        match self
-            .call_member::<_, (), ()>(target, Method::TransferLeader, &stand, step_deadline())
-            .await
-        {
-            Ok(Some(Ok(Ok(())))) => {}
-            _ => return Err(ReplicaError::LeaderTransferTimeout),
-        }
-        loop {
-            match metrics.borrow_and_update().current_leader {
-                Some(l) if l == target => return Ok(()),
-                // Someone else won: the transfer did not happen.
-                Some(l) if l != self.member_id() => {
-                    return Err(ReplicaError::LeaderTransferTimeout);
-                }
-                _ => {}
-            }
-            if tokio::time::timeout_at(deadline, metrics.changed())
-                .await
-                .is_err()
-            {
-                return Err(ReplicaError::LeaderTransferTimeout);
-            }
-        }
-    }
-
-    /// A transfer step asked of this member by the leader (runs in the
-    /// background; the leader watches the outcome).
-    pub(crate) fn take_transfer_step(self: Arc<Self>, step: TransferStep) {
-        match step {
-            TransferStep::HoldElections { millis } => {
-                let until = Instant::now() + Duration::from_millis(millis);
-                *self.transfer.held_until.lock() = Some(until);
-                self.raft.runtime_config().elect(false);
-                tokio::spawn(async move {
-                    tokio::time::sleep_until(until).await;
-                    let mut held = self.transfer.held_until.lock();
-                    // The latest hold decides when elections resume.
-                    if held.is_some_and(|u| u <= Instant::now()) {
-                        *held = None;
-                        self.raft.runtime_config().elect(true);
-                    }
-                });
-            }
-            TransferStep::Cancel => {
-                self.transfer.standing.fetch_add(1, Ordering::SeqCst);
-            }
-            TransferStep::StandForElection {
-                after_millis,
-                for_millis,
-            } => {
-                let turn = self.transfer.standing.fetch_add(1, Ordering::SeqCst) + 1;
-                let term = self.term();
-                tokio::spawn(async move {
-                    let start = Instant::now() + Duration::from_millis(after_millis);
-                    let give_up = Instant::now() + Duration::from_millis(for_millis);
-                    let round = Duration::from_millis(self.raft.config().election_timeout_max);
-                    tokio::time::sleep_until(start).await;
-                    // Stands until it leads, the transfer is called off, or
-                    // another member won a later term.
-                    let over = |r: &Replica| {
-                        r.is_leader()
-                            || r.transfer.standing.load(Ordering::SeqCst) != turn
-                            || (r.status().leader.is_some() && r.term() > term)
-                    };
-                    while Instant::now() < give_up && !over(&self) {
-                        if self.raft.trigger().elect().await.is_err() {
-                            return;
-                        }
-                        let _ = self
-                            .raft
-                            .wait(Some(round))
-                            .metrics(|m| m.current_leader == Some(m.id), "won the election")
-                            .await;
-                    }
-                });
-            }
-        }
-    }
-
-    /// Waits while this member (as the leader) transfers its leadership:
-    /// appends and read-index rounds would renew the followers' lease on it.
-    /// The guard returned is held until raft has the append or round.
-    pub(crate) async fn until_no_transfer(
-        &self,
-        deadline: Instant,
-    ) -> tokio::sync::RwLockReadGuard<'_, ()> {
-        loop {
-            // Every batch passes here: no timer nor subscription when idle.
-            if *self.transfer.running.borrow() {
-                let mut running = self.transfer.running.subscribe();
-                let _ = tokio::time::timeout_at(deadline, running.wait_for(|r| !*r)).await;
-            }
-            let pass = self.transfer.gate.read().await;
-            // A transfer that outlasts the deadline no longer holds anyone up.
-            if !*self.transfer.running.borrow() || Instant::now() >= deadline {
-                return pass;
-            }
         }
     }
 }

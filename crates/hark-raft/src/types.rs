@@ -1,6 +1,7 @@
 //! The types openraft is instantiated with, and how they are encoded.
 
 use std::fmt;
+use std::time::Duration;
 
 use hark_mvcc::WriteRequest;
 use serde::{Deserialize, Serialize};
@@ -122,4 +123,23 @@ pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
 
 pub fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, postcard::Error> {
     postcard::from_bytes(bytes)
+}
+
+/// What became of a proposal sent towards the leader's log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum Proposed {
+    /// In the leader's log and committed.
+    Appended,
+    /// Certainly in no log (no leader, a follower asked, never sent).
+    NotAppended,
+    /// Maybe appended (lost reply, leadership lost after appending).
+    Unknown,
+    /// This member is stopping.
+    Stopped,
+}
+
+/// A duration in whole milliseconds, at least 1 (openraft's settings and
+/// transfer steps count milliseconds).
+pub(crate) fn millis(d: Duration) -> u64 {
+    d.as_millis().max(1) as u64
 }

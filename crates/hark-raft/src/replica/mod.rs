@@ -1,0 +1,258 @@
+//! `Replica`: one member's replicated log in front of its store. Writes are
+//! proposed (forwarded to the leader when this member is a follower) and
+//! answered from this member's own apply; linearizable reads wait for the
+//! leader's read index; membership changes run on the leader.
+//!
+//! Rooms: `start.rs` (opening the log, identity, starting raft and the
+//! member's tasks), `propose.rs` (writes: batching proposals into log
+//! entries, a follower's proposals forwarded to the leader), `forward.rs`
+//! (calls to the leader: the layers' forwarded requests, any peer method),
+//! `read.rs` (linearizable reads through the leader's read index),
+//! `membership.rs` (members and their changes), `transfer.rs` (leader
+//! transfer), `admit.rs` (which callers the peer port lets in). This file
+//! holds the member's handle, its configuration, errors and status.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use crate::admission::Vouches;
+use crate::network::{PeerChannels, PeerHealth};
+use crate::state_machine::Pending;
+use crate::transfer::TransferState;
+use crate::types::{MemberInfo, Proposal, Proposed, Raft};
+
+mod admit;
+mod forward;
+mod membership;
+mod propose;
+mod read;
+mod start;
+mod transfer;
+
+pub use membership::MembershipChange;
+
+type ProposalQueue = mpsc::Sender<(Proposal, oneshot::Sender<Proposed>)>;
+
+/// What the leader does with requests forwarded to it by
+/// [`Replica::forward_to_leader`] (set by the layer above the log).
+pub trait ForwardHandler: Send + Sync + 'static {
+    fn handle(
+        &self,
+        request: Vec<u8>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Vec<u8>> + Send>>;
+}
+
+/// How a member is started.
+#[derive(Debug, Clone)]
+pub struct ReplicaConfig {
+    /// This member's id for a new cluster (from its peer URLs and the token).
+    /// Once the log exists, the id recorded in it is used instead.
+    pub member_id: u64,
+    /// The cluster id of a new cluster (from its initial members).
+    pub cluster_id: u64,
+    /// Joining an existing cluster (`--initial-cluster-state existing`):
+    /// this member's peer URLs, and the peer URLs of members to ask for the
+    /// id MemberAdd gave it.
+    pub join: Option<Join>,
+    /// `--initial-cluster-token`: part of every member id.
+    pub cluster_token: String,
+    /// Members of a new cluster (`--initial-cluster` with
+    /// `--initial-cluster-state new`): the log starts with this membership.
+    /// Empty to join an existing cluster. Ignored when the log exists.
+    pub initial_members: BTreeMap<u64, MemberInfo>,
+    pub heartbeat_interval: Duration,
+    pub election_timeout: Duration,
+    /// Applied entries between snapshots (etcd's `--snapshot-count`).
+    pub snapshot_count: u64,
+    /// How long a write or a linearizable read may wait for the cluster.
+    pub request_timeout: Duration,
+    /// Sync the log before reporting appends durable; `false` only for
+    /// `--unsafe-no-fsync` (tests and benchmarks).
+    pub fsync: bool,
+    /// The local address connections to peers leave from (`None`: the
+    /// system's choice).
+    pub peer_source: Option<std::net::IpAddr>,
+    /// How `https://` peer URLs are dialled (the server's peer TLS).
+    pub peer_tls: Option<crate::network::PeerTls>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Join {
+    pub own_peer_urls: Vec<String>,
+    pub cluster_peer_urls: Vec<String>,
+}
+
+/// Why a replicated request failed; the messages are etcd's.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum ReplicaError {
+    #[error("etcdserver: request timed out")]
+    Timeout,
+    #[error("etcdserver: no leader")]
+    NoLeader,
+    #[error("etcdserver: not leader")]
+    NotLeader,
+    #[error("etcdserver: bad leader transferee")]
+    BadLeaderTransferee,
+    #[error("etcdserver: request timed out, leader transfer took too long")]
+    LeaderTransferTimeout,
+    #[error("etcdserver: server stopped")]
+    Stopped,
+    #[error(transparent)]
+    Store(#[from] hark_mvcc::Error),
+    #[error(transparent)]
+    Membership(#[from] MembershipError),
+}
+
+/// A membership change refused; the messages are etcd's.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MembershipError {
+    #[error("etcdserver: member not found")]
+    MemberNotFound,
+    #[error("etcdserver: Peer URLs already exists")]
+    PeerUrlsExist,
+    #[error("etcdserver: member ID already exist")]
+    IdExists,
+    #[error("etcdserver: can only promote a learner member")]
+    NotLearner,
+    #[error("etcdserver: can only promote a learner member which is in sync with leader")]
+    LearnerNotReady,
+    #[error("etcdserver: re-configuration failed due to not enough started members")]
+    NotEnoughStarted,
+    /// A voter added while another is unreachable, or removed while the
+    /// rest would not be a quorum of reachable members (etcd's
+    /// `ErrUnhealthy`).
+    #[error("etcdserver: unhealthy cluster")]
+    Unhealthy,
+    #[error("etcdserver: too many learner members in cluster")]
+    TooManyLearners,
+    #[error("etcdserver: not leader")]
+    NotLeader,
+    /// Another membership change is still being committed (retried).
+    #[error("etcdserver: a membership change is in progress")]
+    InProgress,
+    #[error("etcdserver: request timed out")]
+    TimedOut,
+    #[error("etcdserver: {0}")]
+    Failed(String),
+}
+
+/// One member as the cluster sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub id: u64,
+    pub info: MemberInfo,
+    pub is_learner: bool,
+}
+
+/// What `Status` reports of the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicaStatus {
+    pub leader: Option<u64>,
+    pub term: u64,
+    /// Newest entry in this member's log.
+    pub last_log_index: u64,
+    pub applied_index: u64,
+    pub is_learner: bool,
+}
+
+pub struct Replica {
+    pub(crate) raft: Raft,
+    member_id: u64,
+    cluster_id: u64,
+    token: String,
+    pending: Arc<Pending>,
+    next_seq: AtomicU64,
+    pub(crate) channels: PeerChannels,
+    pub(crate) request_timeout: Duration,
+    proposals: ProposalQueue,
+    election_timeout: Duration,
+    forward_handler: parking_lot::RwLock<Option<Arc<dyn ForwardHandler>>>,
+    pub(crate) transfer: TransferState,
+    /// Since when each peer has answered this member's raft calls.
+    health: PeerHealth,
+    /// True once openraft's tasks have let go of the log (see `shutdown`).
+    log_closed: Box<dyn Fn() -> bool + Send + Sync>,
+    /// Other members' word on callers this member does not know.
+    pub(crate) vouches: Vouches,
+}
+
+impl Replica {
+    /// `--election-timeout`.
+    pub fn election_timeout(&self) -> Duration {
+        self.election_timeout
+    }
+
+    pub fn member_id(&self) -> u64 {
+        self.member_id
+    }
+
+    pub fn cluster_id(&self) -> u64 {
+        self.cluster_id
+    }
+
+    /// Whether this member has a working leader: another member it follows,
+    /// or itself with a quorum heard from within an election timeout (an
+    /// openraft 0.9 leader cut off from the others does not step down).
+    pub fn has_leader(&self) -> bool {
+        let m = self.raft.metrics().borrow().clone();
+        match m.current_leader {
+            None => false,
+            Some(l) if l == self.member_id => m
+                .millis_since_quorum_ack
+                .is_some_and(|ms| u128::from(ms) <= self.election_timeout.as_millis()),
+            Some(_) => true,
+        }
+    }
+
+    /// Whether this member is the leader now.
+    pub fn is_leader(&self) -> bool {
+        self.raft.metrics().borrow().current_leader == Some(self.member_id)
+    }
+
+    /// The current raft term (cheaper than [`Replica::status`]).
+    pub fn term(&self) -> u64 {
+        self.raft.metrics().borrow().current_term
+    }
+
+    pub fn status(&self) -> ReplicaStatus {
+        let m = self.raft.metrics().borrow().clone();
+        let is_learner = !m
+            .membership_config
+            .membership()
+            .voter_ids()
+            .any(|v| v == self.member_id);
+        ReplicaStatus {
+            leader: m.current_leader,
+            term: m.current_term,
+            last_log_index: m.last_log_index.unwrap_or(0),
+            applied_index: m.last_applied.map_or(0, |l| l.index),
+            is_learner,
+        }
+    }
+
+    /// Waits (up to `timeout`) until this member knows a leader.
+    pub async fn wait_leader(&self, timeout: Duration) -> Option<u64> {
+        self.wait_for_leader(Instant::now() + timeout).await.ok()
+    }
+
+    /// Stops taking part in the cluster. Returns once the log is closed:
+    /// openraft's state machine and replication tasks end after its core
+    /// does, and the same data dir may be opened again right after.
+    pub async fn shutdown(&self) {
+        let _ = self.raft.shutdown().await;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !(self.log_closed)() {
+            if Instant::now() >= deadline {
+                tracing::warn!("raft tasks still hold the log; it closes when they end");
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! Writes: each is proposed to the leader's log in a batch with the others
+//! queued meanwhile (one log entry, one fsync, many writes), then answered
+//! from this member's own apply of its entry. A follower sends its batches
+//! to the leader.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use hark_mvcc::{WriteRequest, WriteResponse};
+use openraft::error::RaftError;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use super::{Replica, ReplicaError};
+use crate::network::{Method, never_sent, refused};
+use crate::state_machine::Pending;
+use crate::types::{Batch, Command, Proposal, Proposed};
+
+/// Drops the waiter for a proposal's apply when its writer is done.
+struct Forget<'a>(&'a Pending, u64);
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.0.forget(self.1);
+    }
+}
+
+/// Most proposals in one log entry, and roughly most bytes.
+const BATCH_PROPOSALS: usize = 512;
+
+const BATCH_BYTES: usize = 2 << 20;
+
+/// Proposals waiting for the proposer. When it is full, writers wait to
+/// queue (backpressure up to the gRPC handlers), nothing is dropped.
+pub(super) const PROPOSAL_QUEUE: usize = 8192;
+
+/// Gathers the proposals queued while the batch before was on its way into
+/// one log entry: a log fsync then serves many writes. One batch at a time
+/// per member (two or three in flight made smaller batches, more fsyncs and
+/// fewer writes per second, measured again with the inline sync of a cluster
+/// of one: 6.3 writes per entry instead of 8.4, no faster). Before giving
+/// up on an empty queue it yields twice, so handlers whose requests have
+/// just arrived can join the batch (8.4 writes per entry instead of 7.5).
+pub(super) async fn run_proposer(
+    replica: std::sync::Weak<Replica>,
+    mut queue: mpsc::Receiver<(Proposal, oneshot::Sender<Proposed>)>,
+) {
+    while let Some(first) = queue.recv().await {
+        let mut weight = first.0.weight();
+        let mut batch = vec![first];
+        let mut yields = 0;
+        while batch.len() < BATCH_PROPOSALS && weight < BATCH_BYTES {
+            match queue.try_recv() {
+                Ok(next) => {
+                    weight += next.0.weight();
+                    batch.push(next);
+                }
+                Err(_) if yields < 2 => {
+                    yields += 1;
+                    tokio::task::yield_now().await;
+                }
+                Err(_) => break,
+            }
+        }
+        let Some(replica) = replica.upgrade() else {
+            return;
+        };
+        let (proposals, answers): (Vec<Proposal>, Vec<_>) = batch.into_iter().unzip();
+        let outcomes = replica.propose_batch(Batch { proposals }).await;
+        drop(replica);
+        for (answer, outcome) in answers.into_iter().zip(outcomes) {
+            let _ = answer.send(outcome);
+        }
+    }
+}
+
+impl Replica {
+    /// Proposes `req` and answers with this member's own apply of it, once the
+    /// cluster committed it; `Timeout` after the request timeout, whatever
+    /// held it up.
+    pub async fn write(&self, req: WriteRequest) -> Result<WriteResponse, ReplicaError> {
+        let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+        // etcd refuses proposals once its apply is 5000 entries behind; this
+        // member refuses past as many writes of its own waiting to apply.
+        let Some(mut applied) = self.pending.register(seq, hark_mvcc::MAX_QUEUED_REQUESTS) else {
+            return Err(ReplicaError::Store(hark_mvcc::Error::TooManyRequests));
+        };
+        // However this ends (an answer, an error, the caller gone), nobody
+        // waits for `seq` any more.
+        let _forget = Forget(&self.pending, seq);
+        let proposal = Proposal {
+            origin: self.member_id,
+            seq,
+            command: Command::Write(req),
+        };
+        let deadline = Instant::now() + self.request_timeout;
+        let timed_out = |_| ReplicaError::Timeout;
+        // The answer is this member's own apply, which may come before the
+        // batch's outcome (openraft answers the batch after its whole apply).
+        loop {
+            let (tx, rx) = oneshot::channel();
+            match tokio::time::timeout_at(deadline, self.proposals.send((proposal.clone(), tx)))
+                .await
+            {
+                Err(_) => return Err(ReplicaError::Timeout),
+                Ok(Err(_)) => return Err(ReplicaError::Stopped),
+                Ok(Ok(())) => {}
+            }
+            let outcome = tokio::select! {
+                biased;
+                // Applied here already: the batch's own answer comes later.
+                result = &mut applied => {
+                    return match result {
+                        Ok(result) => result.map_err(ReplicaError::Store),
+                        Err(_) => Err(ReplicaError::Stopped),
+                    };
+                }
+                outcome = tokio::time::timeout_at(deadline, rx) => {
+                    outcome.map_err(timed_out)?.unwrap_or(Proposed::Stopped)
+                }
+            };
+            match outcome {
+                Proposed::Appended | Proposed::Unknown => break,
+                // Certainly not in any log: safe to propose again.
+                Proposed::NotAppended if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                Proposed::NotAppended => return Err(ReplicaError::Timeout),
+                Proposed::Stopped => return Err(ReplicaError::Stopped),
+            }
+        }
+        match tokio::time::timeout_at(deadline, applied).await {
+            Ok(Ok(result)) => result.map_err(ReplicaError::Store),
+            Ok(Err(_)) => Err(ReplicaError::Stopped),
+            Err(_) => Err(ReplicaError::Timeout),
+        }
+    }
+
+    /// Gets one batch of proposals into the leader's log (this member's own
+    /// raft when it leads, else the leader's over the peer protocol).
+    pub(super) async fn propose_batch(&self, batch: Batch) -> Vec<Proposed> {
+        let n = batch.proposals.len();
+        let deadline = Instant::now() + self.request_timeout;
+        let leader = match self.wait_for_leader(deadline).await {
+            Ok(l) => l,
+            Err(ReplicaError::Stopped) => return vec![Proposed::Stopped; n],
+            Err(_) => return vec![Proposed::NotAppended; n],
+        };
+        if leader == self.member_id {
+            return vec![self.append_here(batch, deadline).await; n];
+        }
+        let sent = match self
+            .call_member::<_, Vec<Proposed>, ()>(leader, Method::Propose, &batch, deadline)
+            .await
+        {
+            Ok(sent) => sent,
+            Err(_) => return vec![Proposed::NotAppended; n],
+        };
+        match sent {
+            Some(Ok(Ok(outcomes))) if outcomes.len() == n => outcomes,
+            // The leader's address is unknown, or the call never left.
+            None => vec![Proposed::NotAppended; n],
+            Some(Err(status)) if never_sent(&status) => vec![Proposed::NotAppended; n],
+            // Refused before any work: this member is not (or not yet)
+            // among the leader's members.
+            Some(Err(status)) if refused(&status) => vec![Proposed::NotAppended; n],
+            // Lost in transit: it may have been appended.
+            Some(Ok(_)) | Some(Err(_)) => vec![Proposed::Unknown; n],
+        }
+    }
+
+    /// A follower's batch, on the leader: its proposals join this member's
+    /// own queue, so they share log entries (and fsyncs) with the others.
+    pub(crate) async fn propose_forwarded(&self, batch: Batch) -> Vec<Proposed> {
+        if !self.is_leader() {
+            return vec![Proposed::NotAppended; batch.proposals.len()];
+        }
+        let mut answers = Vec::with_capacity(batch.proposals.len());
+        for proposal in batch.proposals {
+            let (tx, rx) = oneshot::channel();
+            if self.proposals.send((proposal, tx)).await.is_err() {
+                answers.push(None);
+            } else {
+                answers.push(Some(rx));
+            }
+        }
+        let mut outcomes = Vec::with_capacity(answers.len());
+        for answer in answers {
+            outcomes.push(match answer {
+                Some(rx) => rx.await.unwrap_or(Proposed::Stopped),
+                None => Proposed::Stopped,
+            });
+        }
+        outcomes
+    }
+
+    /// The leader's half of proposing: one log entry for the whole batch.
+    pub(crate) async fn append_here(&self, batch: Batch, deadline: Instant) -> Proposed {
+        let _no_transfer = self.until_no_transfer(deadline).await;
+        if !self.is_leader() {
+            return Proposed::NotAppended;
+        }
+        match tokio::time::timeout_at(deadline, self.raft.client_write(batch)).await {
+            Ok(Ok(_)) => Proposed::Appended,
+            // Raft stopped, or it was appended and then lost leadership: the
+            // entry may still commit under the next leader.
+            Ok(Err(RaftError::APIError(_))) | Ok(Err(RaftError::Fatal(_))) | Err(_) => {
+                Proposed::Unknown
+            }
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! Linearizable reads: the leader's read index, reached (from a follower,
+//! through a peer call) and then applied here before the read runs.
+
+use std::time::Duration;
+
+use openraft::error::{CheckIsLeaderError, RaftError};
+use tokio::time::Instant;
+
+use super::{Replica, ReplicaError};
+use crate::network::Method;
+use crate::types::MemberInfo;
+
+impl Replica {
+    /// The leader's read index, once a quorum confirmed its leadership (for
+    /// its own reads and those its followers ask for).
+    pub(crate) async fn read_index_here(
+        &self,
+        deadline: Instant,
+    ) -> Result<u64, RaftError<u64, CheckIsLeaderError<u64, MemberInfo>>> {
+        let _no_transfer = self.until_no_transfer(deadline).await;
+        let (read, _applied) = self.raft.get_read_log_id().await?;
+        Ok(read.map_or(0, |l| l.index))
+    }
+
+    /// Returns once this member has applied every write acknowledged before
+    /// the call (a linearizable read may then be served from its store).
+    pub async fn read_barrier(&self) -> Result<(), ReplicaError> {
+        if hark_mvcc::chaos::mutation("read-without-read-index") {
+            return Ok(());
+        }
+        let deadline = Instant::now() + self.request_timeout;
+        loop {
+            let leader = self.wait_for_leader(deadline).await?;
+            let index = if leader == self.member_id {
+                match self.read_index_here(deadline).await {
+                    Ok(index) => Some(index),
+                    Err(RaftError::Fatal(_)) => return Err(ReplicaError::Stopped),
+                    Err(RaftError::APIError(_)) => None,
+                }
+            } else {
+                let asked = self
+                    .call_member::<_, u64, RaftError<u64, CheckIsLeaderError<u64, MemberInfo>>>(
+                        leader,
+                        Method::ReadIndex,
+                        &(),
+                        deadline,
+                    )
+                    .await?;
+                match asked {
+                    Some(Ok(Ok(index))) => Some(index),
+                    _ => None,
+                }
+            };
+            if let Some(index) = index {
+                let remaining = deadline.saturating_duration_since(Instant::now());
+                return match self
+                    .raft
+                    .wait(Some(remaining))
+                    .applied_index_at_least(Some(index), "read index")
+                    .await
+                {
+                    Ok(_) => Ok(()),
+                    Err(openraft::metrics::WaitError::Timeout(..)) => Err(ReplicaError::Timeout),
+                    Err(openraft::metrics::WaitError::ShuttingDown) => Err(ReplicaError::Stopped),
+                };
+            }
+            if Instant::now() >= deadline {
+                return Err(ReplicaError::Timeout);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}

@@ -1,0 +1,322 @@
+//! Starting a member: its log opened, its identity learned (from the log,
+//! from the cluster it joins, or from its configuration), an install a
+//! crash interrupted finished, raft started, and the member's own tasks.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use hark_mvcc::Store;
+use openraft::SnapshotPolicy;
+use openraft::storage::{RaftSnapshotBuilder, RaftStateMachine};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::propose::{PROPOSAL_QUEUE, run_proposer};
+use super::{Join, Replica, ReplicaConfig};
+use crate::admission::{Caller, Vouches};
+use crate::log_store::{Alone, LogStore, PurgeFloor};
+use crate::network::{Method, Network, PeerChannels, PeerHealth, call};
+use crate::state_machine::{Pending, StateMachine, decode_position, finish_interrupted_install};
+use crate::transfer::TransferState;
+use crate::types::{MemberInfo, Raft, millis};
+
+impl Replica {
+    /// Opens the log in `dir/log` (snapshots in `dir/snapshots`), feeds its
+    /// committed entries to `store` (from the store's recorded position on),
+    /// and joins or starts the cluster.
+    pub async fn start(
+        config: ReplicaConfig,
+        store: Store,
+        dir: &Path,
+    ) -> Result<Arc<Replica>, String> {
+        let raft_config = openraft::Config {
+            cluster_name: config.cluster_token.clone(),
+            heartbeat_interval: millis(config.heartbeat_interval),
+            election_timeout_min: millis(config.election_timeout),
+            // openraft's followers refuse votes for election_timeout_max after
+            // the last heartbeat (its leader lease), so the first candidate after
+            // a leader dies is refused and the second round elects: a narrow
+            // window keeps that second round early (about 2.2 election timeouts).
+            election_timeout_max: millis(config.election_timeout) * 6 / 5 + 1,
+            snapshot_policy: SnapshotPolicy::LogsSinceLast(config.snapshot_count.max(1)),
+            max_in_snapshot_log_to_keep: config.snapshot_count.min(5000),
+            // Entries are batches of proposals already: fewer per append.
+            max_payload_entries: 64,
+            ..Default::default()
+        }
+        .validate()
+        .map_err(|e| format!("raft configuration: {e}"))?;
+        let purge_floor = PurgeFloor::default();
+        let alone = Alone::default();
+        let log = LogStore::open(
+            &dir.join("log"),
+            config.fsync,
+            purge_floor.clone(),
+            alone.clone(),
+        )?;
+        let channels = PeerChannels::new(config.peer_source, config.peer_tls.clone());
+        if log.identity()?.is_none() && store.log_position().map_err(|e| e.to_string())?.is_some() {
+            return Err(format!(
+                "the store in this data dir applied raft entries but its log ({}) is missing; \
+                 restore the member from a snapshot or remove and re-add it",
+                dir.join("log").display()
+            ));
+        }
+        let (member_id, cluster_id) = match (log.identity()?, &config.join) {
+            (Some(ids), _) => ids,
+            (None, Some(join)) => discover_identity(&channels, join).await?,
+            (None, None) => (config.member_id, config.cluster_id),
+        };
+        log.save_identity((member_id, cluster_id))?;
+        let config = ReplicaConfig {
+            member_id,
+            cluster_id,
+            ..config
+        };
+        let (unfinished, snapshots) = (store.clone(), dir.join("snapshots"));
+        tokio::task::spawn_blocking(move || finish_interrupted_install(&unfinished, &snapshots))
+            .await
+            .map_err(|e| e.to_string())??;
+        let applied = match store.log_position().map_err(|e| e.to_string())? {
+            Some(p) => Some(
+                decode_position(&p)
+                    .map_err(|e| format!("the store's recorded log position is unreadable: {e}"))?
+                    .0,
+            ),
+            None => None,
+        };
+        let pending = Arc::new(Pending::default());
+        let mut state_machine = StateMachine::new(
+            store,
+            config.member_id,
+            pending.clone(),
+            dir.join("snapshots"),
+            purge_floor,
+        )?;
+        // Killed after a snapshot install reached the store but before its
+        // meta was written: the store is past the whole log and no snapshot
+        // says so. A snapshot of the store now makes the state whole again.
+        if let Some(applied) = applied
+            && log.behind(applied.index)?
+        {
+            tracing::warn!(
+                applied = applied.index,
+                "the store is ahead of the raft log: snapshotting it before starting"
+            );
+            state_machine
+                .get_snapshot_builder()
+                .await
+                .build_snapshot()
+                .await
+                .map_err(|e| format!("snapshotting the store: {e}"))?;
+        }
+        let log_closed = Box::new(log.closed_probe());
+        let health = PeerHealth::default();
+        let network = Network {
+            channels: channels.clone(),
+            heartbeat: config.heartbeat_interval,
+            health: health.clone(),
+            caller: Caller {
+                member_id: config.member_id,
+                cluster_id: config.cluster_id,
+            },
+        };
+        let raft = Raft::new(
+            config.member_id,
+            Arc::new(raft_config),
+            network,
+            log,
+            state_machine,
+        )
+        .await
+        .map_err(|e| format!("starting raft: {e}"))?;
+        let initialized = raft
+            .is_initialized()
+            .await
+            .map_err(|e| format!("reading raft state: {e}"))?;
+        if !initialized && !config.initial_members.is_empty() {
+            // Every member of a new cluster writes the same first entry (the
+            // initial membership at index 0), so they agree from the start.
+            raft.initialize(config.initial_members.clone())
+                .await
+                .map_err(|e| format!("initializing the cluster: {e}"))?;
+        }
+        let (proposals, queue) = mpsc::channel(PROPOSAL_QUEUE);
+        let replica = Arc::new(Replica {
+            raft,
+            member_id: config.member_id,
+            cluster_id: config.cluster_id,
+            token: config.cluster_token,
+            pending,
+            // Unique across restarts, so an old entry replayed from the log
+            // never answers a new request.
+            next_seq: AtomicU64::new(
+                SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(1, |d| d.as_nanos() as u64),
+            ),
+            channels,
+            request_timeout: config.request_timeout,
+            proposals,
+            election_timeout: config.election_timeout,
+            health,
+            log_closed,
+            forward_handler: parking_lot::RwLock::new(None),
+            transfer: TransferState::default(),
+            vouches: Vouches::default(),
+        });
+        tokio::spawn(run_proposer(Arc::downgrade(&replica), queue));
+        tokio::spawn(track_alone(
+            replica.raft.server_metrics(),
+            config.member_id,
+            alone,
+        ));
+        if replica.voters() == [config.member_id] {
+            // Alone: no one to wait for, elect at once instead of after a timeout.
+            let _ = replica.raft.trigger().elect().await;
+        }
+        Ok(replica)
+    }
+}
+
+/// Keeps `alone` true exactly while this member is the cluster's only member
+/// (one voter, no learners); ends when raft stops.
+async fn track_alone(
+    // The server metrics change with leadership and membership only, not
+    // with every entry.
+    mut metrics: tokio::sync::watch::Receiver<
+        openraft::metrics::RaftServerMetrics<u64, MemberInfo>,
+    >,
+    member_id: u64,
+    alone: Alone,
+) {
+    loop {
+        let only_me = {
+            let m = metrics.borrow_and_update();
+            let config = m.membership_config.membership();
+            config.nodes().count() == 1 && config.voter_ids().eq([member_id])
+        };
+        alone.set(only_me);
+        if metrics.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Asks the members at `join.cluster_peer_urls` for the cluster id and which
+/// member has this member's peer URLs (MemberAdd gave it an id before it started).
+async fn discover_identity(channels: &PeerChannels, join: &Join) -> Result<(u64, u64), String> {
+    let own: BTreeSet<&String> = join.own_peer_urls.iter().collect();
+    // A member that has not applied the MemberAdd yet does not list us:
+    // ask every member, for a while.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let mut errors = Vec::new();
+        for url in join.cluster_peer_urls.iter().filter(|u| !own.contains(u)) {
+            let node = MemberInfo {
+                peer_urls: vec![url.clone()],
+                ..Default::default()
+            };
+            let mut client = channels.client(&node)?;
+            match call::<_, (u64, Vec<(u64, MemberInfo, bool)>), ()>(
+                &mut client,
+                Method::Members,
+                &(),
+                Some(Duration::from_secs(5)),
+                // This member does not know its id yet: `Members` is open.
+                None,
+            )
+            .await
+            {
+                Ok(Ok((cluster_id, members))) => {
+                    let found = members
+                        .into_iter()
+                        .find(|(_, info, _)| info.peer_urls.iter().collect::<BTreeSet<_>>() == own);
+                    match found {
+                        Some((id, _, _)) => return Ok((id, cluster_id)),
+                        None => errors.push(format!(
+                            "{url} has no member with peer URLs {:?} (add it with MemberAdd first)",
+                            join.own_peer_urls
+                        )),
+                    }
+                }
+                Ok(Err(())) => errors.push(format!("{url}: refused")),
+                Err(status) => errors.push(format!("{url}: {}", status.message())),
+            }
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "cannot learn this member's id from the existing cluster: {}",
+                errors.join("; ")
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[tokio::test]
+    pub(super) async fn alone_follows_the_membership() {
+        use std::collections::{BTreeMap, BTreeSet};
+
+        use openraft::metrics::RaftServerMetrics;
+        use openraft::{Membership, ServerState, StoredMembership, Vote};
+
+        use crate::log_store::Alone;
+        use crate::types::MemberInfo;
+
+        fn metrics(voters: &[u64], learners: &[u64]) -> RaftServerMetrics<u64, MemberInfo> {
+            let nodes: BTreeMap<u64, MemberInfo> = voters
+                .iter()
+                .chain(learners)
+                .map(|id| (*id, MemberInfo::default()))
+                .collect();
+            let config = vec![voters.iter().copied().collect::<BTreeSet<u64>>()];
+            RaftServerMetrics {
+                id: 1,
+                vote: Vote::default(),
+                state: ServerState::Leader,
+                current_leader: Some(1),
+                membership_config: std::sync::Arc::new(StoredMembership::new(
+                    None,
+                    Membership::new(config, nodes),
+                )),
+            }
+        }
+
+        let (tx, rx) = tokio::sync::watch::channel(metrics(&[1], &[]));
+        let alone = Alone::default();
+        let task = tokio::spawn(super::track_alone(rx, 1, alone.clone()));
+        let until = |want: bool| {
+            let alone = alone.clone();
+            async move {
+                tokio::time::timeout(std::time::Duration::from_secs(5), async {
+                    while alone.get() != want {
+                        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                    }
+                })
+                .await
+                .expect("alone follows the membership")
+            }
+        };
+        // Each step flips the flag, so each wait sees the new membership.
+        until(true).await;
+        tx.send(metrics(&[1], &[2])).unwrap();
+        until(false).await;
+        tx.send(metrics(&[1], &[])).unwrap();
+        until(true).await;
+        tx.send(metrics(&[1, 2, 3], &[])).unwrap();
+        until(false).await;
+        tx.send(metrics(&[1], &[])).unwrap();
+        until(true).await;
+        // Another member alone is not this one.
+        tx.send(metrics(&[2], &[])).unwrap();
+        until(false).await;
+        drop(tx);
+        task.await.unwrap();
+    }
+}
