@@ -6,9 +6,10 @@ use std::io::BufRead;
 use clap::Subcommand;
 use hark_client::{Client, PermissionType, pb};
 
+use crate::ctx::Ctx;
+use crate::exit::{EXIT_BAD_ARGS, EXIT_ERROR, Exit, Outcome};
 use crate::json::{self, Obj};
 use crate::print::Format;
-use crate::{Ctx, EXIT_BAD_ARGS, Exit, Outcome};
 
 /// etcdctl prints auth answers in simple and json only (and `role get` in
 /// fields too): the other formats are refused before anything is sent.
@@ -135,7 +136,7 @@ fn read_password(name: &str, interactive: bool) -> Result<String, Exit> {
         stdin
             .lock()
             .read_line(&mut s)
-            .map_err(|e| Exit::new(crate::EXIT_ERROR, e.to_string()))?;
+            .map_err(|e| Exit::new(EXIT_ERROR, e.to_string()))?;
         Ok(s.trim_end_matches(['\n', '\r']).to_string())
     };
     if !interactive {
@@ -144,14 +145,11 @@ fn read_password(name: &str, interactive: bool) -> Result<String, Exit> {
     eprint!("Password of {name}: ");
     let first = line()?;
     if first.is_empty() {
-        return Err(Exit::new(crate::EXIT_ERROR, "empty password"));
+        return Err(Exit::new(EXIT_ERROR, "empty password"));
     }
     eprint!("Type password of {name} again for confirmation: ");
     if line()? != first {
-        return Err(Exit::new(
-            crate::EXIT_ERROR,
-            "given passwords are different",
-        ));
+        return Err(Exit::new(EXIT_ERROR, "given passwords are different"));
     }
     Ok(first)
 }

@@ -4,9 +4,10 @@
 use clap::Subcommand;
 use hark_client::pb;
 
+use crate::ctx::Ctx;
+use crate::exit::{EXIT_BAD_ARGS, EXIT_ERROR, Exit, Outcome, go_parse_error};
 use crate::json::{self, Obj};
 use crate::print::{Format, fields_header, go_quote, print_table, unsupported};
-use crate::{Ctx, EXIT_BAD_ARGS, EXIT_ERROR, Exit, Outcome};
 
 #[derive(Subcommand)]
 pub enum MemberCommand {
@@ -116,7 +117,7 @@ fn member_id(args: &[String]) -> Result<u64, Exit> {
             EXIT_BAD_ARGS,
             format!(
                 "bad member ID arg ({}), expecting ID in Hex",
-                crate::go_parse_error("ParseUint", arg, &e)
+                go_parse_error("ParseUint", arg, &e)
             ),
         )
     })
@@ -132,7 +133,7 @@ pub async fn move_leader(ctx: &Ctx, args: &[String]) -> Outcome {
         ));
     };
     let target = u64::from_str_radix(arg, 16)
-        .map_err(|e| Exit::new(EXIT_BAD_ARGS, crate::go_parse_error("ParseUint", arg, &e)))?;
+        .map_err(|e| Exit::new(EXIT_BAD_ARGS, go_parse_error("ParseUint", arg, &e)))?;
     let deadline = tokio::time::Instant::now() + ctx.command_timeout;
     let mut leader = None;
     for ep in &ctx.endpoints {

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use hark_client::{KeyValue, WatchUpdate, pb};
 
+use crate::exit::{EXIT_BAD_ARGS, EXIT_BAD_FEATURE, Exit};
 use crate::json::{self, Obj};
-use crate::{EXIT_BAD_ARGS, EXIT_BAD_FEATURE, Exit, GetArgs};
+use crate::kv::GetArgs;
 
 #[derive(Debug, Clone, Copy)]
 pub enum Format {

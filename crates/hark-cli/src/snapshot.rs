@@ -8,7 +8,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::{Ctx, EXIT_BAD_ARGS, EXIT_ERROR, EXIT_INTERRUPTED, Exit, Outcome};
+use crate::ctx::Ctx;
+use crate::exit::{EXIT_BAD_ARGS, EXIT_ERROR, EXIT_INTERRUPTED, Exit, Outcome};
 
 #[derive(Subcommand)]
 pub enum SnapshotCommand {

@@ -12,10 +12,11 @@ use std::sync::OnceLock;
 use clap::{Parser, Subcommand};
 use hark_client::{Compare, CompareOp, Op, Txn};
 
-use crate::{
-    Ctx, DelArgs, EXIT_BAD_ARGS, EXIT_INVALID_INPUT, Exit, GetArgs, Outcome, PutArgs, del_request,
-    get_request, put_request,
-};
+use clap::Args;
+
+use crate::ctx::Ctx;
+use crate::exit::{EXIT_BAD_ARGS, EXIT_INVALID_INPUT, Exit, Outcome};
+use crate::kv::{DelArgs, GetArgs, PutArgs, del_request, get_request, put_request};
 
 pub async fn run(ctx: &Ctx, args: Vec<String>, interactive: bool) -> Outcome {
     if !args.is_empty() {
@@ -256,4 +257,12 @@ mod tests {
         assert!(parse_compare(r#"value("k") == "v""#).is_err());
         assert!(parse_compare("bogus").is_err());
     }
+}
+
+#[derive(Args)]
+pub(crate) struct TxnArgs {
+    pub(crate) args: Vec<String>,
+    /// Input from stdin interactively
+    #[arg(short, long)]
+    pub(crate) interactive: bool,
 }

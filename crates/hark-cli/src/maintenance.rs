@@ -1,0 +1,66 @@
+//! `defrag` and `alarm list | disarm`.
+
+use clap::Subcommand;
+use hark_client::pb;
+
+use crate::ctx::Ctx;
+use crate::exit::{EXIT_ERROR, Exit, Outcome};
+
+#[derive(Subcommand)]
+pub(crate) enum AlarmCommand {
+    /// Lists all alarms
+    List,
+    /// Disarms all alarms
+    Disarm,
+}
+
+/// etcdctl's `defrag`: each endpoint in turn, a line for each.
+pub(crate) async fn defrag(ctx: &Ctx) -> Outcome {
+    let mut failed = false;
+    for ep in &ctx.endpoints {
+        let result = match ctx.connect(&[ep]).await {
+            Ok(c) => c.defragment().await.map_err(Exit::from),
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(_) => println!("Finished defragmenting etcd member[{ep}]"),
+            Err(e) => {
+                failed = true;
+                eprintln!(
+                    "Failed to defragment etcd member[{ep}] ({})",
+                    e.message.unwrap_or_default()
+                );
+            }
+        }
+    }
+    if failed {
+        return Err(Exit::silent(EXIT_ERROR));
+    }
+    Ok(())
+}
+
+/// etcdctl's `alarm list` and `alarm disarm` (which lists, then disarms each
+/// alarm of each member, as clientv3 does).
+pub(crate) async fn alarm(ctx: &Ctx, command: AlarmCommand) -> Outcome {
+    use pb::alarm_request::AlarmAction;
+    let c = ctx.client().await?;
+    let listed = ctx
+        .timed(c.alarm(AlarmAction::Get, 0, pb::AlarmType::None))
+        .await?;
+    let header = listed.header;
+    let shown = match command {
+        AlarmCommand::List => listed.alarms,
+        AlarmCommand::Disarm => {
+            let mut cleared = Vec::new();
+            for a in listed.alarms {
+                let kind = pb::AlarmType::try_from(a.alarm).unwrap_or(pb::AlarmType::None);
+                let r = ctx
+                    .timed(c.alarm(AlarmAction::Deactivate, a.member_id, kind))
+                    .await?;
+                cleared.extend(r.alarms);
+            }
+            cleared
+        }
+    };
+    ctx.format.alarms(&header, &shown)
+}
