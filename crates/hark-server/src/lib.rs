@@ -1,39 +1,23 @@
 //! `hark-server`: Hark's etcd v3 API over gRPC (tonic) and its HTTP endpoints.
 //!
 //! One [`Node`] holds the store, the watch engine and the lessor; the gRPC
-//! services (the private modules `kv`, `watch`, `lease` and `maintenance`)
-//! translate between etcd's wire types and those layers and never touch
-//! storage themselves. Every write goes through `hark_mvcc::Store::apply`, the
+//! services (`grpc/`) translate between etcd's wire types and those layers
+//! and never touch storage themselves; `transport/` is what lies under
+//! them (TLS, the HTTP/2 front, metrics), `ops/` the probes, metrics and
+//! auto-compaction, and `server.rs` wires it all. Every write goes through `hark_mvcc::Store::apply`, the
 //! one apply path.
 //!
 //! [`start`] binds the listeners and serves until [`RunningServer::shutdown`];
 //! the `hark` binary wraps it with etcd's flags ([`Config`]).
 
-mod access;
-mod auth;
-mod authority;
-mod boundary;
 mod cluster_leases;
-mod compactor;
 pub mod config;
-mod errors;
-mod grpc_metrics;
-mod http;
-mod kv;
-mod lease;
-mod maintenance;
+mod grpc;
 mod node;
-mod oversize;
-mod pacing;
-mod quota;
+mod ops;
 mod server;
-mod server_metrics;
 mod shutdown;
-mod tls;
-mod traffic;
-mod watch;
-mod watch_frame;
-mod wire_edits;
+mod transport;
 
 pub use config::{Config, LogFormat};
 pub use node::Node;

@@ -74,7 +74,7 @@ impl Node {
         self.replica
             .read_barrier()
             .await
-            .map_err(crate::errors::replica_status)
+            .map_err(crate::grpc::errors::replica_status)
     }
 }
 

@@ -20,19 +20,19 @@ use tokio_stream::StreamExt;
 use tonic::service::Routes;
 use tonic::transport::Server;
 
-use crate::auth::AuthService;
-use crate::authority::AuthorityFix;
 use crate::cluster_leases::{LeaseForwards, ReplicatedLeases, follow_leadership};
 use crate::config::{ClusterPlan, ClusterState, Config, socket_addrs};
-use crate::kv::KvService;
-use crate::lease::LeaseService;
-use crate::maintenance::{ClusterService, MaintenanceService};
+use crate::grpc::auth::AuthService;
+use crate::grpc::kv::KvService;
+use crate::grpc::lease::LeaseService;
+use crate::grpc::maintenance::{ClusterService, MaintenanceService};
+use crate::grpc::watch::WatchService;
 use crate::node::{Node, NodeHandle};
-use crate::pacing::{AcceptPace, Sliced};
+use crate::ops::{auto_compaction, probes};
 use crate::shutdown::shutting_down;
-use crate::traffic::Counted;
-use crate::watch::WatchService;
-use crate::{compactor, http};
+use crate::transport::authority::AuthorityFix;
+use crate::transport::pacing::{AcceptPace, Sliced};
+use crate::transport::traffic::Counted;
 
 /// gRPC's allowance on top of `--max-request-bytes` for framing, as etcd's.
 const GRPC_OVERHEAD_BYTES: usize = 512 * 1024;
@@ -177,8 +177,8 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     });
 
     // The recorder first, so that the series registered next are kept.
-    let _ = http::prometheus();
-    crate::server_metrics::register(&node);
+    let _ = probes::prometheus();
+    crate::ops::metrics::register(&node);
 
     let limit = config.max_request_bytes + GRPC_OVERHEAD_BYTES;
     let handle = NodeHandle::new(&node);
@@ -202,10 +202,10 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     // by certificate (etcd ignores the CN for gateway requests).
     let grpc = grpc
         .into_axum_router()
-        .layer(crate::wire_edits::WireEditsLayer)
+        .layer(crate::transport::wire_edits::WireEditsLayer)
         // Outermost, to count what goes over the wire (after the rewrite of
         // oversized-message statuses above).
-        .layer(crate::grpc_metrics::GrpcMetricsLayer::new());
+        .layer(crate::transport::grpc_metrics::GrpcMetricsLayer::new());
     // The HTTP dialects call these same gRPC routes in process.
     let in_process = hark_http::in_process(Routes::from(grpc.clone()));
     let gateway = hark_http::routes(
@@ -224,7 +224,12 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
             // Parked queries are capped per client address, which only this
             // crate's connections (plain or TLS) know.
             client_address: |extensions| {
-                Some(extensions.get::<crate::tls::ConnInfo>()?.remote?.ip())
+                Some(
+                    extensions
+                        .get::<crate::transport::tls::ConnInfo>()?
+                        .remote?
+                        .ip(),
+                )
             },
             ..Default::default()
         },
@@ -237,7 +242,11 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         );
     }
     let http_routes = hark_http::cors::Cors::parse(&config.cors)
-        .apply(gateway.merge(consul_kv).merge(http::routes(handle.clone())))
+        .apply(
+            gateway
+                .merge(consul_kv)
+                .merge(probes::routes(handle.clone())),
+        )
         // The web console: static pages that call the gateway above.
         .merge(hark_console::routes());
     // etcd's --listen-client-http-urls moves the HTTP endpoints off the
@@ -248,7 +257,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         Routes::from(grpc)
     };
     let client_http_routes = Routes::from(http_routes);
-    let metrics_routes = Routes::from(http::routes(handle.clone()));
+    let metrics_routes = Routes::from(probes::routes(handle.clone()));
 
     for tls in tls.iter().chain(&peer_tls) {
         tls.watch_files(node.shutdown.clone());
@@ -313,7 +322,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         node.client_urls.clone(),
         node.shutdown.clone(),
     );
-    compactor::spawn(node.clone(), retention);
+    auto_compaction::spawn(node.clone(), retention);
     tracing::info!(
         name = %config.name,
         data_dir = %data_dir.display(),
@@ -338,7 +347,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
 async fn start_replica(
     config: &Config,
     plan: &ClusterPlan,
-    peer_tls: Option<&Arc<crate::tls::TlsServer>>,
+    peer_tls: Option<&Arc<crate::transport::tls::TlsServer>>,
     store: &Store,
     data_dir: &std::path::Path,
 ) -> Result<Arc<Replica>, String> {
@@ -435,7 +444,7 @@ fn publish(
 /// Serves the peer protocol on one `--listen-peer-urls` listener.
 fn serve_peers(
     listener: TcpListener,
-    tls: Option<Arc<crate::tls::TlsServer>>,
+    tls: Option<Arc<crate::transport::tls::TlsServer>>,
     replica: &Arc<Replica>,
     mut shutdown: watch::Receiver<bool>,
 ) -> JoinHandle<()> {
@@ -445,10 +454,10 @@ fn serve_peers(
         let result = Server::builder()
             .initial_connection_window_size(CONNECTION_WINDOW)
             .initial_stream_window_size(STREAM_WINDOW)
-            .max_frame_size(crate::authority::MAX_FRAME_SIZE)
-            .http2_max_header_list_size(crate::authority::MAX_HEADER_LIST_SIZE)
+            .max_frame_size(crate::transport::authority::MAX_FRAME_SIZE)
+            .http2_max_header_list_size(crate::transport::authority::MAX_HEADER_LIST_SIZE)
             .http2_max_local_error_reset_streams(Some(MAX_LOCAL_ERROR_RESETS))
-            .layer(crate::boundary::IdentityBoundaryLayer)
+            .layer(crate::transport::boundary::IdentityBoundaryLayer)
             .add_service(service)
             .serve_with_incoming_shutdown(incoming, async move {
                 shutting_down(&mut shutdown).await;
@@ -517,12 +526,12 @@ fn listen_urls(urls: &[String]) -> impl Iterator<Item = &String> {
 fn client_tls(
     config: &Config,
     data_dir: &std::path::Path,
-) -> Result<Option<Arc<crate::tls::TlsServer>>, String> {
+) -> Result<Option<Arc<crate::transport::tls::TlsServer>>, String> {
     let urls: Vec<&String> = listen_urls(&config.listen_client_urls)
         .chain(listen_urls(&config.listen_client_http_urls))
         .chain(listen_urls(&config.listen_metrics_urls))
         .collect();
-    let settings = crate::tls::TlsSettings {
+    let settings = crate::transport::tls::TlsSettings {
         cert_file: config.cert_file.clone(),
         key_file: config.key_file.clone(),
         trusted_ca_file: config.trusted_ca_file.clone(),
@@ -545,7 +554,7 @@ fn client_tls(
         return Err("https:// client URLs need --cert-file and --key-file (or --auto-tls)".into());
     }
     let auto_dir = data_dir.join("fixtures").join("client");
-    crate::tls::TlsServer::new(settings, &auto_dir, &url_hosts(&urls)).map(Some)
+    crate::transport::tls::TlsServer::new(settings, &auto_dir, &url_hosts(&urls)).map(Some)
 }
 
 /// The peer links' TLS (etcd's `--peer-*` flags), for https:// peer URLs:
@@ -553,8 +562,8 @@ fn client_tls(
 fn peer_tls(
     config: &Config,
     data_dir: &std::path::Path,
-) -> Result<Option<Arc<crate::tls::TlsServer>>, String> {
-    let settings = crate::tls::TlsSettings {
+) -> Result<Option<Arc<crate::transport::tls::TlsServer>>, String> {
+    let settings = crate::transport::tls::TlsSettings {
         cert_file: config.peer_cert_file.clone(),
         key_file: config.peer_key_file.clone(),
         trusted_ca_file: config.peer_trusted_ca_file.clone(),
@@ -587,7 +596,7 @@ fn peer_tls(
         tracing::warn!("peer TLS flags are set but no peer URL is https://: peers talk plain HTTP");
     }
     let auto_dir = data_dir.join("fixtures").join("peer");
-    crate::tls::TlsServer::new(settings, &auto_dir, &url_hosts(&listen)).map(Some)
+    crate::transport::tls::TlsServer::new(settings, &auto_dir, &url_hosts(&listen)).map(Some)
 }
 
 /// The hosts of `urls` (the names a self-signed certificate is made for).
@@ -605,7 +614,7 @@ async fn bind_all(urls: &[String]) -> Result<Vec<TcpListener>, String> {
     let mut listeners = Vec::new();
     for url in listen_urls(urls) {
         let addr = socket_addrs(url)?[0];
-        let listener = listen(addr, crate::pacing::LISTEN_BACKLOG)
+        let listener = listen(addr, crate::transport::pacing::LISTEN_BACKLOG)
             .map_err(|e| format!("cannot listen on {url}: {e}"))?;
         listeners.push(listener);
     }
@@ -644,7 +653,7 @@ enum Traffic {
 /// SETTINGS_MAX_CONCURRENT_STREAMS (`--max-concurrent-streams`).
 fn serve(
     listener: TcpListener,
-    tls: Option<Arc<crate::tls::TlsServer>>,
+    tls: Option<Arc<crate::transport::tls::TlsServer>>,
     routes: Routes,
     mut shutdown: watch::Receiver<bool>,
     (traffic, max_streams): (Traffic, u32),
@@ -661,12 +670,12 @@ fn serve(
             .accept_http1(true)
             .initial_connection_window_size(CONNECTION_WINDOW)
             .initial_stream_window_size(STREAM_WINDOW)
-            .max_frame_size(crate::authority::MAX_FRAME_SIZE)
-            .http2_max_header_list_size(crate::authority::MAX_HEADER_LIST_SIZE)
+            .max_frame_size(crate::transport::authority::MAX_FRAME_SIZE)
+            .http2_max_header_list_size(crate::transport::authority::MAX_HEADER_LIST_SIZE)
             .http2_max_local_error_reset_streams(Some(MAX_LOCAL_ERROR_RESETS))
             .max_concurrent_streams(max_streams)
             // Every route of every listener behind one identity boundary.
-            .layer(crate::boundary::IdentityBoundaryLayer)
+            .layer(crate::transport::boundary::IdentityBoundaryLayer)
             .add_routes(routes)
             .serve_with_incoming_shutdown(incoming, async move {
                 shutting_down(&mut shutdown).await;
@@ -679,16 +688,16 @@ fn serve(
 }
 
 /// A listener's connections: plain, or TLS once their handshake is done.
-/// Handshakes run in tasks of their own under [`crate::tls::HANDSHAKE_TIMEOUT`],
+/// Handshakes run in tasks of their own under [`crate::transport::tls::HANDSHAKE_TIMEOUT`],
 /// so a client that stalls one holds up nobody else; at most the handshakes
 /// begun within one timeout are in flight. Finished connections wait in a
 /// queue of 64 for the server to take them: when it is full, handshake
 /// tasks wait, the accept loop does not.
 fn connections(
     listener: TcpListener,
-    tls: Option<Arc<crate::tls::TlsServer>>,
-) -> std::pin::Pin<Box<dyn tokio_stream::Stream<Item = crate::tls::Conn> + Send>> {
-    use crate::tls::{Conn, HANDSHAKE_TIMEOUT};
+    tls: Option<Arc<crate::transport::tls::TlsServer>>,
+) -> std::pin::Pin<Box<dyn tokio_stream::Stream<Item = crate::transport::tls::Conn> + Send>> {
+    use crate::transport::tls::{Conn, HANDSHAKE_TIMEOUT};
     let Some(tls) = tls else {
         return Box::pin(accepted(listener).map(Conn::Plain));
     };

@@ -18,7 +18,7 @@ use crate::node::NodeHandle;
 pub fn prometheus() -> Option<PrometheusHandle> {
     static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
     HANDLE
-        .get_or_init(|| match crate::server_metrics::configure(PrometheusBuilder::new())
+        .get_or_init(|| match crate::ops::metrics::configure(PrometheusBuilder::new())
             .install_recorder()
         {
             Ok(handle) => Some(handle),
@@ -39,7 +39,7 @@ pub fn routes(node: NodeHandle) -> Router {
                 let node = node.clone();
                 move || {
                     if let Ok(node) = node.get() {
-                        crate::server_metrics::refresh(&node);
+                        crate::ops::metrics::refresh(&node);
                     }
                     let body = metrics.as_ref().map(|h| h.render()).unwrap_or_default();
                     async move { ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body) }
@@ -100,7 +100,9 @@ async fn watch_streams(
     headers: axum::http::HeaderMap,
 ) -> axum::response::Response {
     let metadata = tonic::metadata::MetadataMap::from_headers(headers);
-    if let Err(s) = crate::access::require(&handle, &metadata, crate::access::Needs::Admin) {
+    if let Err(s) =
+        crate::grpc::access::require(&handle, &metadata, crate::grpc::access::Needs::Admin)
+    {
         let status = match s.code() {
             tonic::Code::PermissionDenied => StatusCode::FORBIDDEN,
             tonic::Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,

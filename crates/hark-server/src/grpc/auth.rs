@@ -11,8 +11,8 @@ use hark_proto::etcdserverpb::{self as pb, ResponseHeader, auth_server::Auth};
 use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status};
 
-use crate::access::auth_status;
-use crate::errors::replica_status;
+use crate::grpc::access::auth_status;
+use crate::grpc::errors::replica_status;
 use crate::node::{Node, NodeHandle};
 
 /// Tries of a change that keeps losing races before giving up.

@@ -10,9 +10,9 @@ use prost::Message;
 use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status};
 
-use crate::access::auth_status;
+use crate::grpc::access::auth_status;
 
-use crate::errors::{mvcc_status, replica_status, request_too_large};
+use crate::grpc::errors::{mvcc_status, replica_status, request_too_large};
 use crate::node::{Node, NodeHandle};
 
 pub struct KvService {
@@ -130,7 +130,7 @@ async fn write(
 ) -> Result<mvcc::WriteResponse, Status> {
     let caller = node.caller(metadata)?;
     let req = node.authorize_write(&caller, req)?;
-    crate::quota::check(node, &req).await?;
+    crate::grpc::quota::check(node, &req).await?;
     node.apply(req).await.map_err(replica_status)
 }
 

@@ -100,11 +100,11 @@ const GAUGES: [(&str, &str); 17] = [
 
 const COUNTERS: [(&str, &str); 11] = [
     (
-        crate::traffic::RECEIVED,
+        crate::transport::traffic::RECEIVED,
         "The total number of bytes received from grpc clients.",
     ),
     (
-        crate::traffic::SENT,
+        crate::transport::traffic::SENT,
         "The total number of bytes sent to grpc clients.",
     ),
     (

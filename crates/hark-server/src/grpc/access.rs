@@ -28,13 +28,13 @@ pub fn token(metadata: &MetadataMap) -> Option<&str> {
 const CLIENT_CN: &str = "hark-internal-client-cn";
 
 /// Sets [`CLIENT_CN`] on a gRPC request from its connection's verified
-/// certificate (mutual TLS), and only from there ([`crate::wire_edits`]
+/// certificate (mutual TLS), and only from there ([`crate::transport::wire_edits`]
 /// calls it on every request).
 pub fn set_client_identity<B>(request: &mut http::Request<B>) {
     request.headers_mut().remove(CLIENT_CN);
     let cn = request
         .extensions()
-        .get::<crate::tls::ConnInfo>()
+        .get::<crate::transport::tls::ConnInfo>()
         .and_then(|info| info.common_name.as_deref());
     if let Some(cn) = cn
         && let Ok(value) = http::HeaderValue::from_str(cn)
@@ -116,7 +116,7 @@ impl Node {
     pub fn check_write(&self, caller: &Caller, write: &WriteRequest) -> Result<(), Status> {
         self.store
             .validate(write)
-            .map_err(crate::errors::mvcc_status)?;
+            .map_err(crate::grpc::errors::mvcc_status)?;
         caller
             .write(write, &|id| self.lease_keys(id))
             .map_err(auth_status)

@@ -19,10 +19,10 @@ use tonic::codegen::{Body, BoxFuture, Context, Poll, Service, StdError, http};
 use tonic::server::{Grpc, NamedService, StreamingService};
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::errors::stopped;
+use crate::grpc::errors::stopped;
+use crate::grpc::oversize::stream_receive_error;
+use crate::grpc::watch_frame::{WatchCodec, WatchFrame};
 use crate::node::{Node, NodeHandle};
-use crate::oversize::stream_receive_error;
-use crate::watch_frame::{WatchCodec, WatchFrame};
 
 const SERVICE: &str = "etcdserverpb.Watch";
 const METHOD_PATH: &str = "/etcdserverpb.Watch/Watch";
@@ -96,7 +96,7 @@ impl StreamingService<pb::WatchRequest> for WatchMethod {
         // come in process, with no address of their own.
         let client = request
             .extensions()
-            .get::<crate::tls::ConnInfo>()
+            .get::<crate::transport::tls::ConnInfo>()
             .and_then(|info| info.remote)
             .map_or_else(|| "HTTP gateway".to_owned(), |a| a.to_string());
         Box::pin(async move {

@@ -11,8 +11,8 @@ use hark_raft::{MemberInfo, MembershipChange, Replica};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
-use crate::access::{Needs, require};
-use crate::errors::{mvcc_status, replica_status};
+use crate::grpc::access::{Needs, require};
+use crate::grpc::errors::{mvcc_status, replica_status};
 use crate::node::NodeHandle;
 
 pub struct MaintenanceService {

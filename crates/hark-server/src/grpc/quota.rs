@@ -7,7 +7,7 @@
 use hark_mvcc::{AlarmAction, AlarmKind, AlarmRequest, RequestOp, TxnRequest, WriteRequest};
 use tonic::Status;
 
-use crate::errors::{no_space, replica_status};
+use crate::grpc::errors::{no_space, replica_status};
 use crate::node::Node;
 
 /// etcd's per-key overhead estimate in a put's cost.

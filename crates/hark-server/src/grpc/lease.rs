@@ -9,11 +9,11 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::access::{Needs, auth_status};
 use crate::cluster_leases::{keep_alive, time_to_live};
-use crate::errors::{lease_status, request_too_large, stopped};
+use crate::grpc::access::{Needs, auth_status};
+use crate::grpc::errors::{lease_status, request_too_large, stopped};
+use crate::grpc::oversize::stream_receive_error;
 use crate::node::NodeHandle;
-use crate::oversize::stream_receive_error;
 
 pub struct LeaseService {
     node: NodeHandle,
@@ -38,7 +38,7 @@ impl LeaseService {
             ttl: req.ttl,
         });
         node.check_write(&node.caller(&metadata)?, &grant)?;
-        crate::quota::check(&node, &grant).await?;
+        crate::grpc::quota::check(&node, &grant).await?;
         let (tx, rx) = oneshot::channel();
         node.lessor.grant(
             req.id,

@@ -9,7 +9,7 @@ use tonic::{Code, Status};
 
 /// Rewrites tonic's oversized-message status (a trailers-only response,
 /// so the status is in the headers) into grpc-go's; leaves any other
-/// response alone ([`crate::wire_edits`] calls it on every response).
+/// response alone ([`crate::transport::wire_edits`] calls it on every response).
 pub fn as_grpc_go(headers: &mut HeaderMap) {
     let Some(status) = Status::from_header_map(headers) else {
         return;

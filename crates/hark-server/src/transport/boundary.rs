@@ -2,7 +2,7 @@
 //! client, client-HTTP, metrics or peer port, gRPC or HTTP/1 or HTTP/2, any
 //! route — loses every header Hark uses internally (`hark-internal-*`)
 //! before anything routes it. Only code behind this layer sets them (the
-//! client certificate's name, from the connection: [`crate::wire_edits`]),
+//! client certificate's name, from the connection: [`crate::transport::wire_edits`]),
 //! so a client can never name itself, and a route added later cannot forget
 //! the check: it is on the listener, not on the routes.
 

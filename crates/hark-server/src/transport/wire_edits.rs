@@ -1,8 +1,8 @@
 //! The two edits every gRPC call gets on its way in and out, as one plain
 //! tower layer: the request's client-certificate name is set from the
-//! connection only ([`crate::access::set_client_identity`]), and tonic's
+//! connection only ([`crate::grpc::access::set_client_identity`]), and tonic's
 //! oversized-message status is rewritten into grpc-go's
-//! ([`crate::oversize::as_grpc_go`]).
+//! ([`crate::grpc::oversize::as_grpc_go`]).
 //!
 //! A layer of its own rather than axum's `map_request`/`map_response`:
 //! those box and later drop a future per call, which showed in the
@@ -46,7 +46,7 @@ where
     }
 
     fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
-        crate::access::set_client_identity(&mut request);
+        crate::grpc::access::set_client_identity(&mut request);
         EditedResponse {
             inner: self.inner.call(request),
         }
@@ -69,7 +69,7 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut response = ready!(self.project().inner.poll(cx))?;
-        crate::oversize::as_grpc_go(response.headers_mut());
+        crate::grpc::oversize::as_grpc_go(response.headers_mut());
         Poll::Ready(Ok(response))
     }
 }

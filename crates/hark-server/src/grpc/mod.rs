@@ -1,0 +1,14 @@
+//! The gRPC services (etcd's KV, Watch, Lease, Cluster, Maintenance and
+//! Auth) over the layers below, with what they share: the caller's access
+//! check, etcd's status codes and messages, oversize receives, the quota.
+
+pub(crate) mod access;
+pub(crate) mod auth;
+pub(crate) mod errors;
+pub(crate) mod kv;
+pub(crate) mod lease;
+pub(crate) mod maintenance;
+pub(crate) mod oversize;
+pub(crate) mod quota;
+pub(crate) mod watch;
+pub(crate) mod watch_frame;

@@ -1,0 +1,7 @@
+//! What operators look at and what runs on its own: the HTTP probes
+//! (`/health`, `/readyz`, `/livez`, `/metrics`, `/debug`), the Prometheus
+//! metrics the server publishes, and auto-compaction.
+
+pub(crate) mod auto_compaction;
+pub(crate) mod metrics;
+pub(crate) mod probes;
