@@ -1,4 +1,4 @@
-//! `put`, `get`, `del` and `compaction`: their flags and arguments as
+//! `put`, `get` and `del`: their flags and arguments as
 //! requests, as etcdctl reads them.
 
 use std::io::Read;
@@ -7,8 +7,7 @@ use bytes::Bytes;
 use clap::Args;
 use hark_client::pb;
 
-use crate::ctx::Ctx;
-use crate::exit::{EXIT_BAD_ARGS, EXIT_BAD_FEATURE, EXIT_ERROR, Exit, Outcome, go_parse_error};
+use crate::exit::{EXIT_BAD_ARGS, EXIT_BAD_FEATURE, Exit, go_parse_error};
 
 #[derive(Args, Clone)]
 pub struct PutArgs {
@@ -77,14 +76,6 @@ pub struct DelArgs {
     /// delete range of keys
     #[arg(long)]
     pub(crate) range: bool,
-}
-
-#[derive(Args)]
-pub(crate) struct CompactionArgs {
-    pub(crate) args: Vec<String>,
-    /// 'true' to wait for compaction to physically remove all old revisions
-    #[arg(long)]
-    pub(crate) physical: bool,
 }
 
 pub(crate) fn parse_lease(s: &str) -> Result<i64, std::num::ParseIntError> {
@@ -271,24 +262,4 @@ pub fn del_request(a: &DelArgs) -> Result<pb::DeleteRangeRequest, Exit> {
         range_end,
         prev_kv: a.prev_kv,
     })
-}
-
-/// `compaction <revision>`.
-pub(crate) async fn compaction(ctx: &Ctx, a: CompactionArgs) -> Outcome {
-    if a.args.len() != 1 {
-        return Err(Exit::new(
-            EXIT_BAD_ARGS,
-            "compaction command needs 1 argument",
-        ));
-    }
-    let rev: i64 = a.args[0].parse().map_err(|_| {
-        Exit::new(
-            EXIT_ERROR,
-            format!("strconv.ParseInt: parsing {:?}: invalid syntax", a.args[0]),
-        )
-    })?;
-    let c = ctx.client().await?;
-    ctx.timed(c.compact(rev, a.physical)).await?;
-    println!("compacted revision {rev}");
-    Ok(())
 }

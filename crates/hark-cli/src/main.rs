@@ -24,9 +24,9 @@ use clap::{Parser, Subcommand};
 use ctx::Ctx;
 use endpoint::EndpointCommand;
 use exit::{EXIT_BAD_ARGS, EXIT_BAD_CONNECTION, EXIT_ERROR, Exit, Outcome};
-use kv::{CompactionArgs, DelArgs, GetArgs, PutArgs, del_request, get_request, put_request};
+use kv::{DelArgs, GetArgs, PutArgs, del_request, get_request, put_request};
 use lease::LeaseCommand;
-use maintenance::AlarmCommand;
+use maintenance::{AlarmCommand, CompactionArgs};
 use print::Format;
 use txn::TxnArgs;
 use watch::WatchArgs;
@@ -235,7 +235,7 @@ async fn run(cli: Cli) -> Outcome {
             let resp = ctx.timed(c.delete_range(req)).await?;
             ctx.format.del(&resp)
         }
-        Command::Compaction(a) => kv::compaction(&ctx, a).await,
+        Command::Compaction(a) => maintenance::compaction(&ctx, a).await,
         Command::Txn(a) => txn::run(&ctx, a.args, a.interactive).await,
         Command::Watch(a) => watch::watch(&ctx, a).await,
         Command::Lease(l) => lease::lease(&ctx, l).await,

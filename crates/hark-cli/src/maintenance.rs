@@ -1,10 +1,10 @@
-//! `defrag` and `alarm list | disarm`.
+//! `compaction`, `defrag` and `alarm list | disarm`.
 
-use clap::Subcommand;
+use clap::{Args, Subcommand};
 use hark_client::pb;
 
 use crate::ctx::Ctx;
-use crate::exit::{EXIT_ERROR, Exit, Outcome};
+use crate::exit::{EXIT_BAD_ARGS, EXIT_ERROR, Exit, Outcome};
 
 #[derive(Subcommand)]
 pub(crate) enum AlarmCommand {
@@ -63,4 +63,32 @@ pub(crate) async fn alarm(ctx: &Ctx, command: AlarmCommand) -> Outcome {
         }
     };
     ctx.format.alarms(&header, &shown)
+}
+
+#[derive(Args)]
+pub(crate) struct CompactionArgs {
+    pub(crate) args: Vec<String>,
+    /// 'true' to wait for compaction to physically remove all old revisions
+    #[arg(long)]
+    pub(crate) physical: bool,
+}
+
+/// `compaction <revision>`.
+pub(crate) async fn compaction(ctx: &Ctx, a: CompactionArgs) -> Outcome {
+    if a.args.len() != 1 {
+        return Err(Exit::new(
+            EXIT_BAD_ARGS,
+            "compaction command needs 1 argument",
+        ));
+    }
+    let rev: i64 = a.args[0].parse().map_err(|_| {
+        Exit::new(
+            EXIT_ERROR,
+            format!("strconv.ParseInt: parsing {:?}: invalid syntax", a.args[0]),
+        )
+    })?;
+    let c = ctx.client().await?;
+    ctx.timed(c.compact(rev, a.physical)).await?;
+    println!("compacted revision {rev}");
+    Ok(())
 }
