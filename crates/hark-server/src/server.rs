@@ -226,7 +226,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
             client_address: |extensions| {
                 Some(
                     extensions
-                        .get::<crate::transport::tls::ConnInfo>()?
+                        .get::<crate::transport::conn::ConnInfo>()?
                         .remote?
                         .ip(),
                 )
@@ -696,8 +696,9 @@ fn serve(
 fn connections(
     listener: TcpListener,
     tls: Option<Arc<crate::transport::tls::TlsServer>>,
-) -> std::pin::Pin<Box<dyn tokio_stream::Stream<Item = crate::transport::tls::Conn> + Send>> {
-    use crate::transport::tls::{Conn, HANDSHAKE_TIMEOUT};
+) -> std::pin::Pin<Box<dyn tokio_stream::Stream<Item = crate::transport::conn::Conn> + Send>> {
+    use crate::transport::conn::Conn;
+    use crate::transport::tls::HANDSHAKE_TIMEOUT;
     let Some(tls) = tls else {
         return Box::pin(accepted(listener).map(Conn::Plain));
     };

@@ -34,7 +34,7 @@ pub fn set_client_identity<B>(request: &mut http::Request<B>) {
     request.headers_mut().remove(CLIENT_CN);
     let cn = request
         .extensions()
-        .get::<crate::transport::tls::ConnInfo>()
+        .get::<crate::transport::conn::ConnInfo>()
         .and_then(|info| info.common_name.as_deref());
     if let Some(cn) = cn
         && let Ok(value) = http::HeaderValue::from_str(cn)

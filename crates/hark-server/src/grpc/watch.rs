@@ -96,7 +96,7 @@ impl StreamingService<pb::WatchRequest> for WatchMethod {
         // come in process, with no address of their own.
         let client = request
             .extensions()
-            .get::<crate::transport::tls::ConnInfo>()
+            .get::<crate::transport::conn::ConnInfo>()
             .and_then(|info| info.remote)
             .map_or_else(|| "HTTP gateway".to_owned(), |a| a.to_string());
         Box::pin(async move {

@@ -5,6 +5,7 @@
 
 pub(crate) mod authority;
 pub(crate) mod boundary;
+pub(crate) mod conn;
 pub(crate) mod grpc_metrics;
 pub(crate) mod pacing;
 pub(crate) mod tls;

@@ -1,0 +1,206 @@
+//! rustls configs built from a listener family's settings: identity,
+//! trusted roots, CRLs, versions and cipher suites; the server's and, for
+//! peer links, the dialer's.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::ServerCertVerifier;
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, CertificateRevocationListDer, PrivateKeyDer};
+use rustls::server::WebPkiClientVerifier;
+use rustls::{
+    ClientConfig, RootCertStore, ServerConfig, SupportedCipherSuite, SupportedProtocolVersion,
+};
+
+fn read(path: &Path, what: &str) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("cannot read {what} {}: {e}", path.display()))
+}
+
+use super::settings::TlsSettings;
+use super::verify::{AllowedCn, Unverified};
+
+/// etcd's `--tls-min-version` / `--tls-max-version` values rustls has.
+fn version(name: &str) -> Result<&'static SupportedProtocolVersion, String> {
+    match name {
+        "TLS1.2" => Ok(&rustls::version::TLS12),
+        "TLS1.3" => Ok(&rustls::version::TLS13),
+        "TLS1.0" | "TLS1.1" => Err(format!(
+            "{name} is not supported: it is broken, and rustls has only TLS1.2 and TLS1.3"
+        )),
+        other => Err(format!(
+            "unknown TLS version {other:?} (use TLS1.2 or TLS1.3)"
+        )),
+    }
+}
+
+/// A cipher suite by its IANA (Go) name, e.g. `TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256`.
+fn cipher_suite(provider: &CryptoProvider, name: &str) -> Result<SupportedCipherSuite, String> {
+    provider
+        .cipher_suites
+        .iter()
+        .copied()
+        .find(|s| s.suite().as_str() == Some(name))
+        .ok_or_else(|| format!("unsupported cipher suite {name:?}"))
+}
+
+/// The certificate chain and key of `--cert-file` / `--key-file`.
+type Identity = (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);
+
+fn identity(s: &TlsSettings) -> Result<Identity, String> {
+    let (Some(cert_file), Some(key_file)) = (&s.cert_file, &s.key_file) else {
+        return Err(format!(
+            "TLS needs both {} and {} (or {})",
+            s.flag("cert-file"),
+            s.flag("key-file"),
+            s.flag("auto-tls")
+        ));
+    };
+    let certs: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(&read(cert_file, "certificate")?)
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("bad certificate in {}: {e}", cert_file.display()))?;
+    if certs.is_empty() {
+        return Err(format!("no certificate in {}", cert_file.display()));
+    }
+    let key = PrivateKeyDer::from_pem_slice(&read(key_file, "key")?)
+        .map_err(|e| format!("bad private key in {}: {e}", key_file.display()))?;
+    Ok((certs, key))
+}
+
+/// The crypto provider with `--cipher-suites`, and the TLS versions between
+/// `--tls-min-version` and `--tls-max-version`.
+fn protocols(
+    s: &TlsSettings,
+) -> Result<(Arc<CryptoProvider>, Vec<&'static SupportedProtocolVersion>), String> {
+    let mut provider = rustls::crypto::ring::default_provider();
+    if !s.cipher_suites.is_empty() {
+        provider.cipher_suites = s
+            .cipher_suites
+            .iter()
+            .map(|n| cipher_suite(&provider, n.trim()))
+            .collect::<Result<_, _>>()?;
+    }
+    let min = s.min_version.as_deref().map(version).transpose()?;
+    let max = s.max_version.as_deref().map(version).transpose()?;
+    let versions: Vec<&'static SupportedProtocolVersion> =
+        [&rustls::version::TLS12, &rustls::version::TLS13]
+            .into_iter()
+            .filter(|v| min.is_none_or(|m| u16::from(v.version) >= u16::from(m.version)))
+            .filter(|v| max.is_none_or(|m| u16::from(v.version) <= u16::from(m.version)))
+            .collect();
+    if versions.is_empty() {
+        return Err("--tls-min-version is above --tls-max-version".into());
+    }
+    Ok((Arc::new(provider), versions))
+}
+
+fn trusted_roots(ca: &Path) -> Result<Arc<RootCertStore>, String> {
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(&read(ca, "trusted CA")?) {
+        let cert = cert.map_err(|e| format!("bad CA certificate in {}: {e}", ca.display()))?;
+        roots
+            .add(cert)
+            .map_err(|e| format!("bad CA certificate in {}: {e}", ca.display()))?;
+    }
+    Ok(Arc::new(roots))
+}
+
+fn revocations(s: &TlsSettings) -> Result<Vec<CertificateRevocationListDer<'static>>, String> {
+    let Some(crl) = &s.client_crl_file else {
+        return Ok(Vec::new());
+    };
+    CertificateRevocationListDer::pem_slice_iter(&read(crl, "CRL")?)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("bad CRL in {}: {e}", crl.display()))
+}
+
+/// gRPC over h2; the JSON gateway and /metrics also over HTTP/1.1.
+fn alpn() -> Vec<Vec<u8>> {
+    vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+}
+
+pub fn build(s: &TlsSettings) -> Result<ServerConfig, String> {
+    let (certs, key) = identity(s)?;
+    let (provider, versions) = protocols(s)?;
+    let builder = ServerConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&versions)
+        .map_err(|e| format!("TLS versions and cipher suites do not fit: {e}"))?;
+    if s.allowed_cn.is_some() && s.trusted_ca_file.is_none() {
+        return Err("--peer-cert-allowed-cn needs --peer-trusted-ca-file".into());
+    }
+    // As etcd: a trusted CA alone already requires client certificates.
+    let builder = match &s.trusted_ca_file {
+        Some(ca) => {
+            let verifier =
+                WebPkiClientVerifier::builder_with_provider(trusted_roots(ca)?, provider)
+                    .with_crls(revocations(s)?)
+                    .build()
+                    .map_err(|e| format!("cannot verify client certificates: {e}"))?;
+            match &s.allowed_cn {
+                Some(cn) => builder.with_client_cert_verifier(Arc::new(AllowedCn {
+                    inner: verifier,
+                    cn: cn.clone(),
+                })),
+                None => builder.with_client_cert_verifier(verifier),
+            }
+        }
+        None if s.client_cert_auth => {
+            return Err(format!(
+                "{} needs {}",
+                s.flag("client-cert-auth"),
+                s.flag("trusted-ca-file")
+            ));
+        }
+        None => builder.with_no_client_auth(),
+    };
+    let mut config = builder
+        .with_single_cert(certs, key)
+        .map_err(|e| format!("the certificate and key do not fit: {e}"))?;
+    config.alpn_protocols = alpn();
+    Ok(config)
+}
+
+/// The config this member dials its peers with: its certificate as the
+/// client certificate; the peer's verified against the trusted CA (with
+/// the CRL and the allowed CN), or not at all under auto TLS without a CA.
+pub(super) fn dialer(s: &TlsSettings) -> Result<ClientConfig, String> {
+    let (certs, key) = identity(s)?;
+    let (provider, versions) = protocols(s)?;
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&versions)
+        .map_err(|e| format!("TLS versions and cipher suites do not fit: {e}"))?;
+    let verifier: Arc<dyn ServerCertVerifier> = match &s.trusted_ca_file {
+        Some(ca) => {
+            let webpki =
+                WebPkiServerVerifier::builder_with_provider(trusted_roots(ca)?, provider.clone())
+                    .with_crls(revocations(s)?)
+                    .build()
+                    .map_err(|e| format!("cannot verify peer certificates: {e}"))?;
+            match &s.allowed_cn {
+                Some(cn) => Arc::new(AllowedCn {
+                    inner: webpki,
+                    cn: cn.clone(),
+                }),
+                None => webpki,
+            }
+        }
+        None if s.auto_tls => Arc::new(Unverified(provider)),
+        None => {
+            return Err(
+                "peer TLS needs --peer-trusted-ca-file to verify the other members \
+                 (or --peer-auto-tls, which does not verify them)"
+                    .into(),
+            );
+        }
+    };
+    let mut config = builder
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_client_auth_cert(certs, key)
+        .map_err(|e| format!("the certificate and key do not fit: {e}"))?;
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    Ok(config)
+}

@@ -1,0 +1,153 @@
+//! Certificate verifiers: the chain's verdict plus
+//! `--peer-cert-allowed-cn`, and auto TLS's peers, which etcd does not
+//! verify.
+
+use std::sync::Arc;
+
+use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
+use rustls::{DigitallySignedStruct, DistinguishedName, SignatureScheme};
+
+use crate::transport::conn::common_name;
+
+/// A verifier that also requires the certificate's common name to be
+/// `--peer-cert-allowed-cn` (etcd checks it on the verified chain's leaf).
+#[derive(Debug)]
+pub(super) struct AllowedCn<V: ?Sized> {
+    pub(super) inner: Arc<V>,
+    pub(super) cn: String,
+}
+
+impl<V: ?Sized> AllowedCn<V> {
+    fn check(&self, end_entity: &CertificateDer<'_>) -> Result<(), rustls::Error> {
+        match common_name(end_entity) {
+            Some(cn) if cn == self.cn => Ok(()),
+            found => Err(rustls::Error::General(format!(
+                "certificate common name {found:?} is not the allowed {:?}",
+                self.cn
+            ))),
+        }
+    }
+}
+
+/// The signature checks of a verifier that only adds to `inner`'s
+/// certificate check: `inner`'s own.
+macro_rules! delegate_signatures {
+    () => {
+        fn verify_tls12_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, rustls::Error> {
+            self.inner.verify_tls12_signature(message, cert, dss)
+        }
+
+        fn verify_tls13_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, rustls::Error> {
+            self.inner.verify_tls13_signature(message, cert, dss)
+        }
+
+        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+            self.inner.supported_verify_schemes()
+        }
+    };
+}
+
+impl ClientCertVerifier for AllowedCn<dyn ClientCertVerifier> {
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        self.inner.root_hint_subjects()
+    }
+
+    fn verify_client_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        now: UnixTime,
+    ) -> Result<ClientCertVerified, rustls::Error> {
+        let verified = self
+            .inner
+            .verify_client_cert(end_entity, intermediates, now)?;
+        self.check(end_entity)?;
+        Ok(verified)
+    }
+
+    delegate_signatures!();
+}
+
+impl ServerCertVerifier for AllowedCn<WebPkiServerVerifier> {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let verified =
+            self.inner
+                .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)?;
+        self.check(end_entity)?;
+        Ok(verified)
+    }
+
+    delegate_signatures!();
+}
+
+/// `--peer-auto-tls` without a CA: self-signed peers cannot be verified,
+/// so they are not (etcd does the same); the link is still encrypted.
+/// Signatures are still checked, so the handshake proves key possession.
+#[derive(Debug)]
+pub(super) struct Unverified(pub(super) Arc<CryptoProvider>);
+
+impl ServerCertVerifier for Unverified {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
