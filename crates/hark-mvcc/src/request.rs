@@ -444,6 +444,41 @@ impl WriteRequest {
             other => other,
         }
     }
+
+    /// Bytes this write may add to the store, by etcd's estimate (what its
+    /// backend quota checks): a put's key and value plus 256 bytes; a
+    /// txn's costlier branch, nested txns included; 64 bytes for a lease
+    /// grant; nothing for the rest.
+    pub fn quota_cost(&self) -> u64 {
+        match self.unguarded() {
+            WriteRequest::Put(p) => put_cost(p),
+            WriteRequest::Txn(t) => txn_cost(t),
+            WriteRequest::LeaseGrant(_) => LEASE_OVERHEAD,
+            _ => 0,
+        }
+    }
+}
+
+/// etcd's per-key overhead estimate in a put's quota cost.
+const KV_OVERHEAD: u64 = 256;
+/// etcd's estimate of what a lease grant adds.
+const LEASE_OVERHEAD: u64 = 64;
+
+fn put_cost(p: &PutRequest) -> u64 {
+    KV_OVERHEAD + p.key.len() as u64 + p.value.len() as u64
+}
+
+fn txn_cost(t: &TxnRequest) -> u64 {
+    let branch = |ops: &[RequestOp]| -> u64 {
+        ops.iter()
+            .map(|op| match op {
+                RequestOp::Put(p) => put_cost(p),
+                RequestOp::Txn(inner) => txn_cost(inner),
+                _ => 0,
+            })
+            .sum()
+    };
+    branch(&t.success).max(branch(&t.failure))
 }
 
 /// The answer to a [`WriteRequest`], of the same variant (a guarded
@@ -469,7 +504,7 @@ pub enum WriteResponse {
 }
 
 #[cfg(test)]
-mod prefix_tests {
+mod tests {
     use super::*;
 
     #[test]
@@ -481,5 +516,24 @@ mod prefix_tests {
         assert_eq!(prefix_end(b""), "\0");
         assert_eq!(RangeRequest::prefix("jobs/").range_end, "jobs0");
         assert_eq!(DeleteRangeRequest::prefix("").range_end, "\0");
+    }
+
+    #[test]
+    fn quota_costs_follow_etcds_estimates() {
+        let put = PutRequest::new("k", "vv");
+        assert_eq!(WriteRequest::Put(put.clone()).quota_cost(), 256 + 3);
+        let txn = TxnRequest {
+            compare: vec![],
+            success: vec![RequestOp::Put(put.clone()), RequestOp::Put(put.clone())],
+            failure: vec![RequestOp::Txn(TxnRequest {
+                success: vec![RequestOp::Put(PutRequest::new("k", "v".repeat(1000)))],
+                ..Default::default()
+            })],
+        };
+        assert_eq!(WriteRequest::Txn(txn).quota_cost(), 256 + 1 + 1000);
+        let grant = WriteRequest::LeaseGrant(LeaseGrantRequest { id: 1, ttl: 5 });
+        assert_eq!(grant.quota_cost(), 64);
+        let delete = WriteRequest::DeleteRange(DeleteRangeRequest::new("k", ""));
+        assert_eq!(delete.quota_cost(), 0);
     }
 }
