@@ -37,8 +37,8 @@ mod types;
 pub use admission::{CLUSTER_ID_HEADER, MEMBER_ID_HEADER};
 pub use network::{PeerHandshake, PeerStream, PeerTls};
 pub use replica::{
-    ForwardHandler, Join, Member, MembershipChange, MembershipError, Replica, ReplicaConfig,
-    ReplicaError, ReplicaStatus,
+    ForwardHandler, Join, LeadershipWatch, Member, MembershipChange, MembershipError, Replica,
+    ReplicaConfig, ReplicaError, ReplicaStatus,
 };
 pub use service::PeerService;
 pub use transfer::TransferStep;

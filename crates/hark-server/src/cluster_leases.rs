@@ -4,7 +4,6 @@
 //! holds the real expiry times), as in etcd.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use hark_lease::{LeaseError, LeaseLog, Lessor, LogDone, TimeToLive};
 use hark_mvcc::WriteRequest;
@@ -31,16 +30,21 @@ impl LeaseLog for ReplicatedLeases {
     }
 }
 
-/// Keeps the lessor primary exactly while this member leads.
+/// Keeps the lessor primary exactly while this member leads: set again at
+/// each change openraft reports, until the node or raft is gone.
 pub fn follow_leadership(replica: Arc<Replica>, lessor: NodeHandle) {
+    let mut leadership = replica.leadership();
     tokio::spawn(async move {
         loop {
+            let leads = leadership.is_leader();
             let Ok(node) = lessor.get() else {
                 return;
             };
-            node.lessor.set_primary(replica.is_leader());
+            node.lessor.set_primary(leads);
             drop(node);
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            if !leadership.changed().await {
+                return;
+            }
         }
     });
 }

@@ -11,7 +11,7 @@ use hark_proto::etcdserverpb::{
     auth_server::AuthServer, cluster_server::ClusterServer, kv_server::KvServer,
     lease_server::LeaseServer, maintenance_server::MaintenanceServer,
 };
-use hark_raft::{Join, MemberInfo, MembershipChange, Replica, ReplicaConfig, ReplicaError};
+use hark_raft::{Join, MemberInfo, Replica, ReplicaConfig};
 use hark_watch::{WatchConfig, WatchHub};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -410,33 +410,9 @@ fn publish(
     mut shutdown: watch::Receiver<bool>,
 ) {
     tokio::spawn(async move {
-        let id = replica.member_id();
-        loop {
-            let published = replica.read_barrier().await.is_ok()
-                && replica.members().into_iter().any(|m| {
-                    m.id == id && m.info.name == name && m.info.client_urls == client_urls
-                });
-            let wait = if published {
-                Duration::from_secs(5)
-            } else {
-                let change = MembershipChange::Publish {
-                    id,
-                    name: name.clone(),
-                    client_urls: client_urls.clone(),
-                };
-                match replica.change_membership(change).await {
-                    Ok(()) => Duration::ZERO,
-                    Err(ReplicaError::Stopped) => return,
-                    Err(e) => {
-                        tracing::debug!(error = %e, "publishing this member's attributes; retrying");
-                        Duration::from_millis(200)
-                    }
-                }
-            };
-            tokio::select! {
-                _ = tokio::time::sleep(wait) => {}
-                _ = shutting_down(&mut shutdown) => return,
-            }
+        tokio::select! {
+            _ = replica.keep_published(name, client_urls) => {}
+            _ = shutting_down(&mut shutdown) => {}
         }
     });
 }

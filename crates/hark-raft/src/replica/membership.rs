@@ -373,4 +373,37 @@ impl Replica {
     pub fn members(&self) -> Vec<Member> {
         members_of(&self.raft.metrics().borrow())
     }
+
+    /// etcd's publish: makes this member's name and client URLs part of the
+    /// membership (a `Publish` change through the leader), then checks
+    /// every 5 s, after a read barrier, that the log still shows them;
+    /// a change that fails is retried every 200 ms. Returns only when the
+    /// member stops.
+    pub async fn keep_published(&self, name: String, client_urls: Vec<String>) {
+        let id = self.member_id;
+        loop {
+            let published = self.read_barrier().await.is_ok()
+                && self.members().into_iter().any(|m| {
+                    m.id == id && m.info.name == name && m.info.client_urls == client_urls
+                });
+            let wait = if published {
+                Duration::from_secs(5)
+            } else {
+                let change = MembershipChange::Publish {
+                    id,
+                    name: name.clone(),
+                    client_urls: client_urls.clone(),
+                };
+                match self.change_membership(change).await {
+                    Ok(()) => Duration::ZERO,
+                    Err(ReplicaError::Stopped) => return,
+                    Err(e) => {
+                        tracing::debug!(error = %e, "publishing this member's attributes; retrying");
+                        Duration::from_millis(200)
+                    }
+                }
+            };
+            tokio::time::sleep(wait).await;
+        }
+    }
 }

@@ -182,7 +182,36 @@ pub struct Replica {
     pub(crate) vouches: Vouches,
 }
 
+/// Follows this member's leadership as openraft reports it (its server
+/// metrics, which change with leadership and membership only, not with
+/// every entry).
+pub struct LeadershipWatch {
+    metrics: tokio::sync::watch::Receiver<openraft::metrics::RaftServerMetrics<u64, MemberInfo>>,
+    member_id: u64,
+}
+
+impl LeadershipWatch {
+    /// Whether this member leads now (marks the current state seen).
+    pub fn is_leader(&mut self) -> bool {
+        self.metrics.borrow_and_update().current_leader == Some(self.member_id)
+    }
+
+    /// Waits until the leadership may have changed since [`Self::is_leader`]
+    /// was last asked; `false` once raft has stopped.
+    pub async fn changed(&mut self) -> bool {
+        self.metrics.changed().await.is_ok()
+    }
+}
+
 impl Replica {
+    /// A watch on this member's leadership.
+    pub fn leadership(&self) -> LeadershipWatch {
+        LeadershipWatch {
+            metrics: self.raft.server_metrics(),
+            member_id: self.member_id,
+        }
+    }
+
     /// `--election-timeout`.
     pub fn election_timeout(&self) -> Duration {
         self.election_timeout
