@@ -51,6 +51,9 @@ struct Inner {
     /// of its own per commit. A lagging hint only means a restart applies
     /// less at once; openraft commits the rest again.
     unsaved_committed: parking_lot::Mutex<Option<Option<LogId>>>,
+    /// Process exit waits for the database to close (see
+    /// `hark_mvcc::backend::OpenDatabase`); after `db`, so it drops after it.
+    _open: hark_mvcc::backend::OpenDatabase,
 }
 
 impl Drop for Inner {
@@ -219,6 +222,7 @@ impl LogStore {
             alone,
             recent: Default::default(),
             unsaved_committed: Default::default(),
+            _open: hark_mvcc::backend::OpenDatabase::count(),
         });
         Ok(LogStore { inner })
     }

@@ -12,7 +12,7 @@ mod rocks;
 pub use hooked::{BackendHooks, Hooked};
 pub use memory::MemoryBackend;
 #[cfg(feature = "rocksdb")]
-pub use rocks::RocksBackend;
+pub use rocks::{OpenDatabase, RocksBackend};
 
 use crate::error::Result;
 

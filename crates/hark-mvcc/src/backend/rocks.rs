@@ -262,6 +262,8 @@ fn dir_size_except_tables(path: &Path) -> u64 {
 /// clone of a store is dropped on a background thread (a watch engine's, a
 /// lessor's) just as `main` returns, so exit waits, briefly, for every open
 /// database to close.
+pub use exit_wait::OpenDatabase;
+
 mod exit_wait {
     use std::sync::{Condvar, Mutex, Once};
     use std::time::Duration;
@@ -274,14 +276,17 @@ mod exit_wait {
     static OPEN: Mutex<usize> = Mutex::new(0);
     static ALL_CLOSED: Condvar = Condvar::new();
 
-    /// Counts one open database until dropped.
-    pub(super) struct OpenDatabase(());
+    /// Counts one open RocksDB database until dropped: process exit waits
+    /// (at most 2 s) until every counted database has closed. A crate that
+    /// opens a RocksDB database of its own (the raft log) holds one beside
+    /// it, declared after the database so that it drops after it.
+    pub struct OpenDatabase(());
 
     impl OpenDatabase {
         /// Call after the database opened: static destructors run in the
         /// reverse order of registration, and RocksDB's lazily built statics
         /// exist by then, so this hook runs before they are destroyed.
-        pub(super) fn count() -> OpenDatabase {
+        pub fn count() -> OpenDatabase {
             static REGISTER: Once = Once::new();
             REGISTER.call_once(|| {
                 // SAFETY: registers a plain `extern "C"` function taking no
