@@ -42,4 +42,4 @@ pub use replica::{
 };
 pub use service::PeerService;
 pub use transfer::TransferStep;
-pub use types::MemberInfo;
+pub use types::{MemberInfo, decode_message, encode_message};

@@ -125,6 +125,18 @@ pub fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, postcard::Er
     postcard::from_bytes(bytes)
 }
 
+/// Encodes a message of the layers above as the peer protocol encodes its
+/// own: for [`Replica::forward_to_leader`](crate::Replica::forward_to_leader)
+/// and a [`ForwardHandler`](crate::ForwardHandler)'s answer.
+pub fn encode_message<T: Serialize>(value: &T) -> Vec<u8> {
+    encode(value)
+}
+
+/// Decodes what [`encode_message`] made; `None` for anything else.
+pub fn decode_message<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<T> {
+    decode(bytes).ok()
+}
+
 /// What became of a proposal sent towards the leader's log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Proposed {

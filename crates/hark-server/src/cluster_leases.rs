@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use hark_lease::{LeaseError, LeaseLog, Lessor, LogDone, TimeToLive};
 use hark_mvcc::WriteRequest;
-use hark_raft::{ForwardHandler, Replica, ReplicaError};
+use hark_raft::{ForwardHandler, Replica, ReplicaError, decode_message, encode_message};
+use serde::{Deserialize, Serialize};
 use tokio::runtime::Handle;
 
 use crate::node::NodeHandle;
@@ -50,8 +51,28 @@ pub fn follow_leadership(replica: Arc<Replica>, lessor: NodeHandle) {
 }
 
 /// What a follower asks the leader's lessor.
-const KEEP_ALIVE: u8 = 1;
-const TIME_TO_LIVE: u8 = 2;
+#[derive(Debug, Serialize, Deserialize)]
+enum LeaseAsk {
+    KeepAlive { id: i64 },
+    TimeToLive { id: i64, keys: bool },
+}
+
+/// The leader lessor's answer to a [`LeaseAsk`].
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+enum LeaseAnswer {
+    /// The renewed TTL; 0 when the lease is unknown or expired.
+    KeepAlive { ttl: i64 },
+    /// `None` when the lease is unknown.
+    TimeToLive(Option<Remaining>),
+}
+
+/// A [`TimeToLive`] without its id (the question has it).
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct Remaining {
+    ttl: i64,
+    granted_ttl: i64,
+    keys: Vec<Vec<u8>>,
+}
 
 /// Renews lease `id`, on the leader's lessor; the TTL, 0 when the lease is
 /// unknown or expired (etcd's answer).
@@ -59,12 +80,10 @@ pub async fn keep_alive(replica: &Replica, lessor: &Lessor, id: i64) -> Result<i
     if lessor.is_primary() {
         return Ok(lessor.keep_alive(id).unwrap_or(0));
     }
-    let mut request = vec![KEEP_ALIVE];
-    request.extend_from_slice(&id.to_be_bytes());
-    let answer = forward(replica, request).await?;
-    Ok(i64::from_be_bytes(
-        answer.try_into().map_err(|_| bad_answer())?,
-    ))
+    match ask(replica, &LeaseAsk::KeepAlive { id }).await? {
+        LeaseAnswer::KeepAlive { ttl } => Ok(ttl),
+        LeaseAnswer::TimeToLive(_) => Err(bad_answer()),
+    }
 }
 
 /// Lease `id`'s time to live as the leader's lessor knows it.
@@ -77,63 +96,43 @@ pub async fn time_to_live(
     if lessor.is_primary() {
         return Ok(lessor.time_to_live(id, keys).ok());
     }
-    let mut request = vec![TIME_TO_LIVE, u8::from(keys)];
-    request.extend_from_slice(&id.to_be_bytes());
-    let answer = forward(replica, request).await?;
-    decode_ttl(id, &answer).ok_or_else(bad_answer)
+    match ask(replica, &LeaseAsk::TimeToLive { id, keys }).await? {
+        LeaseAnswer::TimeToLive(remaining) => Ok(remaining.map(|r| TimeToLive {
+            id,
+            ttl: r.ttl,
+            granted_ttl: r.granted_ttl,
+            keys: r.keys.into_iter().map(bytes::Bytes::from).collect(),
+        })),
+        LeaseAnswer::KeepAlive { .. } => Err(bad_answer()),
+    }
 }
 
-async fn forward(replica: &Replica, request: Vec<u8>) -> Result<Vec<u8>, LeaseError> {
-    replica
-        .forward_to_leader(request)
+async fn ask(replica: &Replica, question: &LeaseAsk) -> Result<LeaseAnswer, LeaseError> {
+    let answer = replica
+        .forward_to_leader(encode_message(question))
         .await
-        .map_err(|e| LeaseError::Unavailable(e.to_string()))
+        .map_err(|e| LeaseError::Unavailable(e.to_string()))?;
+    decode_message(&answer).ok_or_else(bad_answer)
 }
 
 fn bad_answer() -> LeaseError {
     LeaseError::Unavailable("etcdserver: unexpected answer from the leader".into())
 }
 
-/// `[found][ttl][granted][n keys]([len][key])*`, all integers big-endian.
-fn encode_ttl(t: Option<TimeToLive>) -> Vec<u8> {
-    let Some(t) = t else {
-        return vec![0];
-    };
-    let mut out = vec![1];
-    out.extend_from_slice(&t.ttl.to_be_bytes());
-    out.extend_from_slice(&t.granted_ttl.to_be_bytes());
-    out.extend_from_slice(&(t.keys.len() as u32).to_be_bytes());
-    for k in &t.keys {
-        out.extend_from_slice(&(k.len() as u32).to_be_bytes());
-        out.extend_from_slice(k);
+/// The leader's answer to `question` from its lessor.
+fn answer(lessor: &Lessor, question: LeaseAsk) -> LeaseAnswer {
+    match question {
+        LeaseAsk::KeepAlive { id } => LeaseAnswer::KeepAlive {
+            ttl: lessor.keep_alive(id).unwrap_or(0),
+        },
+        LeaseAsk::TimeToLive { id, keys } => {
+            LeaseAnswer::TimeToLive(lessor.time_to_live(id, keys).ok().map(|t| Remaining {
+                ttl: t.ttl,
+                granted_ttl: t.granted_ttl,
+                keys: t.keys.into_iter().map(|k| k.to_vec()).collect(),
+            }))
+        }
     }
-    out
-}
-
-fn decode_ttl(id: i64, bytes: &[u8]) -> Option<Option<TimeToLive>> {
-    let (&found, mut rest) = bytes.split_first()?;
-    if found == 0 {
-        return Some(None);
-    }
-    let mut take = |n: usize| -> Option<&[u8]> {
-        let (head, tail) = rest.split_at_checked(n)?;
-        rest = tail;
-        Some(head)
-    };
-    let ttl = i64::from_be_bytes(take(8)?.try_into().ok()?);
-    let granted_ttl = i64::from_be_bytes(take(8)?.try_into().ok()?);
-    let count = u32::from_be_bytes(take(4)?.try_into().ok()?);
-    let mut keys = Vec::with_capacity(count.min(1 << 16) as usize);
-    for _ in 0..count {
-        let len = u32::from_be_bytes(take(4)?.try_into().ok()?) as usize;
-        keys.push(bytes::Bytes::copy_from_slice(take(len)?));
-    }
-    Some(Some(TimeToLive {
-        id,
-        ttl,
-        granted_ttl,
-        keys,
-    }))
 }
 
 /// The leader's side: answers followers from its lessor.
@@ -148,31 +147,10 @@ impl ForwardHandler for LeaseForwards {
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Vec<u8>> + Send>> {
         let node = self.node.clone();
         Box::pin(async move {
-            let Ok(node) = node.get() else {
+            let (Ok(node), Some(question)) = (node.get(), decode_message(&request)) else {
                 return Vec::new();
             };
-            let id = |at: usize| {
-                request
-                    .get(at..at + 8)
-                    .and_then(|b| b.try_into().ok())
-                    .map(i64::from_be_bytes)
-            };
-            match request.first() {
-                Some(&KEEP_ALIVE) => match id(1) {
-                    Some(id) => node
-                        .lessor
-                        .keep_alive(id)
-                        .unwrap_or(0)
-                        .to_be_bytes()
-                        .to_vec(),
-                    None => Vec::new(),
-                },
-                Some(&TIME_TO_LIVE) => match id(2) {
-                    Some(id) => encode_ttl(node.lessor.time_to_live(id, request[1] == 1).ok()),
-                    None => Vec::new(),
-                },
-                _ => Vec::new(),
-            }
+            encode_message(&answer(&node.lessor, question))
         })
     }
 }
@@ -182,18 +160,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn time_to_live_answers_round_trip() {
-        let t = TimeToLive {
-            id: 7,
+    fn questions_and_answers_round_trip_and_junk_is_refused() {
+        let question = LeaseAsk::TimeToLive { id: 7, keys: true };
+        let decoded: Option<LeaseAsk> = decode_message(&encode_message(&question));
+        assert!(matches!(
+            decoded,
+            Some(LeaseAsk::TimeToLive { id: 7, keys: true })
+        ));
+        let answer = LeaseAnswer::TimeToLive(Some(Remaining {
             ttl: 4,
             granted_ttl: 10,
-            keys: vec![
-                bytes::Bytes::from_static(b"a"),
-                bytes::Bytes::from_static(b"bc"),
-            ],
-        };
-        assert_eq!(decode_ttl(7, &encode_ttl(Some(t.clone()))), Some(Some(t)));
-        assert_eq!(decode_ttl(7, &encode_ttl(None)), Some(None));
-        assert_eq!(decode_ttl(7, &[1, 0, 0]), None);
+            keys: vec![b"a".to_vec(), b"bc".to_vec()],
+        }));
+        let bytes = encode_message(&answer);
+        assert_eq!(decode_message::<LeaseAnswer>(&bytes), Some(answer));
+        assert_eq!(decode_message::<LeaseAnswer>(&[9, 9, 9]), None);
+        assert_eq!(
+            decode_message::<LeaseAnswer>(&bytes[..bytes.len() - 1]),
+            None
+        );
     }
 }
