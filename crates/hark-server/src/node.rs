@@ -13,28 +13,54 @@ use tokio::sync::watch;
 use tonic::Status;
 
 /// One Hark member: its layers and identity. Services hold it in an `Arc`.
+/// Its fields are the crate's; users of the crate read it through methods.
 pub struct Node {
-    pub store: Store,
-    pub hub: WatchHub,
-    pub lessor: Lessor,
-    pub name: String,
+    pub(crate) store: Store,
+    pub(crate) hub: WatchHub,
+    pub(crate) lessor: Lessor,
+    pub(crate) name: String,
     /// `--data-dir`: scratch files (a snapshot being sent) go here, in a
     /// directory of their own, never in a shared temp dir.
-    pub data_dir: std::path::PathBuf,
-    pub client_urls: Vec<String>,
-    pub max_request_bytes: usize,
+    pub(crate) data_dir: std::path::PathBuf,
+    pub(crate) client_urls: Vec<String>,
+    pub(crate) max_request_bytes: usize,
     /// `--quota-backend-bytes` (etcd's default when unset; negative: none).
-    pub quota_bytes: i64,
+    pub(crate) quota_bytes: i64,
     /// The replicated log every write goes through (a cluster of one when
     /// this member runs alone).
-    pub replica: Arc<Replica>,
+    pub(crate) replica: Arc<Replica>,
     /// Users, roles and tokens (etcd's auth store).
-    pub auth: AuthStore,
+    pub(crate) auth: AuthStore,
     /// Flips to `true` at shutdown: long-lived streams end themselves.
-    pub shutdown: watch::Receiver<bool>,
+    pub(crate) shutdown: watch::Receiver<bool>,
 }
 
 impl Node {
+    /// The member's store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The member's watch engine.
+    pub fn hub(&self) -> &WatchHub {
+        &self.hub
+    }
+
+    /// The member's lessor.
+    pub fn lessor(&self) -> &Lessor {
+        &self.lessor
+    }
+
+    /// The member's replicated log.
+    pub fn replica(&self) -> &Arc<Replica> {
+        &self.replica
+    }
+
+    /// `--name`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// A response header as etcd fills it (cluster, member, revision,
     /// term), plus Hark's auth revision while auth is enabled.
     pub fn header(&self, revision: i64) -> Option<ResponseHeader> {

@@ -428,7 +428,7 @@ async fn a_damaged_or_truncated_snapshot_is_refused_before_anything_is_written()
         peer_urls: vec![],
         client_urls: vec![],
     };
-    hark_snapshot::save(&srv.server.node().store, &member, &file).unwrap();
+    hark_snapshot::save(srv.server.node().store(), &member, &file).unwrap();
     let bytes = std::fs::read(&file).unwrap();
     let target = dir.path().join("restored");
     let opts = hark_snapshot::RestoreOptions::default();
