@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -180,6 +180,10 @@ pub struct Replica {
     log_closed: Box<dyn Fn() -> bool + Send + Sync>,
     /// Other members' word on callers this member does not know.
     pub(crate) vouches: Vouches,
+    /// The current raft term, kept by a task that follows openraft's server
+    /// metrics: every response header reads it, and reading openraft's
+    /// metrics would take their lock once per reply.
+    term: Arc<AtomicU64>,
 }
 
 /// Follows this member's leadership as openraft reports it (its server
@@ -246,7 +250,7 @@ impl Replica {
 
     /// The current raft term (cheaper than [`Replica::status`]).
     pub fn term(&self) -> u64 {
-        self.raft.metrics().borrow().current_term
+        self.term.load(Ordering::Relaxed)
     }
 
     pub fn status(&self) -> ReplicaStatus {

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hark_mvcc::Store;
@@ -145,6 +145,7 @@ impl Replica {
                 .map_err(|e| format!("initializing the cluster: {e}"))?;
         }
         let (proposals, queue) = mpsc::channel(PROPOSAL_QUEUE);
+        let raft_server_metrics = raft.server_metrics();
         let replica = Arc::new(Replica {
             raft,
             member_id: config.member_id,
@@ -167,7 +168,9 @@ impl Replica {
             forward_handler: parking_lot::RwLock::new(None),
             transfer: TransferState::default(),
             vouches: Vouches::default(),
+            term: Arc::new(AtomicU64::new(raft_term(&raft_server_metrics.borrow()))),
         });
+        tokio::spawn(track_term(raft_server_metrics, replica.term.clone()));
         tokio::spawn(run_proposer(Arc::downgrade(&replica), queue));
         tokio::spawn(track_alone(
             replica.raft.server_metrics(),
@@ -179,6 +182,27 @@ impl Replica {
             let _ = replica.raft.trigger().elect().await;
         }
         Ok(replica)
+    }
+}
+
+/// The term a server-metrics snapshot holds (its vote's, as openraft's own
+/// `current_term`).
+fn raft_term(metrics: &openraft::metrics::RaftServerMetrics<u64, MemberInfo>) -> u64 {
+    metrics.vote.leader_id().get_term()
+}
+
+/// Keeps `term` at the current raft term; ends when raft stops.
+async fn track_term(
+    mut metrics: tokio::sync::watch::Receiver<
+        openraft::metrics::RaftServerMetrics<u64, MemberInfo>,
+    >,
+    term: Arc<AtomicU64>,
+) {
+    loop {
+        term.store(raft_term(&metrics.borrow_and_update()), Ordering::Relaxed);
+        if metrics.changed().await.is_err() {
+            return;
+        }
     }
 }
 
