@@ -186,9 +186,7 @@ impl Options {
     /// The options of `args` (without the program name), or clap's error
     /// (which also carries `--help`'s text). Counts of zero are taken as one.
     pub fn parse(args: &[String]) -> Result<Options, clap::Error> {
-        let mut o = <Options as clap::Parser>::try_parse_from(
-            std::iter::once("hark-loadtest").chain(args.iter().map(String::as_str)),
-        )?;
+        let mut o = <Options as clap::Parser>::try_parse_from(command_line("hark-loadtest", args))?;
         o.cluster = o.cluster.max(1);
         o.clients = o.clients.max(1);
         o.conns = o.conns.max(1);
@@ -204,6 +202,20 @@ impl Options {
             .or_else(|| std::env::var("HARK_BIN").ok())
             .ok_or_else(|| "no hark binary: give --hark or set HARK_BIN".into())
     }
+}
+
+/// `args` (without the program name) as clap takes them: the program first,
+/// and a leading `help` word (`cargo xtask loadtest help`, as the other
+/// xtask commands take it) as `--help`.
+pub(crate) fn command_line<'a>(
+    program: &'a str,
+    args: &'a [String],
+) -> impl Iterator<Item = &'a str> {
+    let help = args.first().is_some_and(|a| a == "help");
+    let rest = args.iter().skip(usize::from(help)).map(String::as_str);
+    std::iter::once(program)
+        .chain(help.then_some("--help"))
+        .chain(rest)
 }
 
 /// `n` clients, the i-th starting on endpoint i (mod their number), so a

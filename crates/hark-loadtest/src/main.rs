@@ -25,11 +25,6 @@ fn main() -> ExitCode {
     if args.first().map(String::as_str) == Some("attack") {
         return attack::main(&args[1..]);
     }
-    // `cargo xtask loadtest help`, as the other xtask commands take it.
-    let args = match args.first().map(String::as_str) {
-        Some("help") => vec!["--help".to_string()],
-        _ => args,
-    };
     let opts = match Options::parse(&args) {
         Ok(o) => o,
         Err(e) => e.exit(),

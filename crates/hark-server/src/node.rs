@@ -41,26 +41,6 @@ impl Node {
         &self.store
     }
 
-    /// The member's watch engine.
-    pub fn hub(&self) -> &WatchHub {
-        &self.hub
-    }
-
-    /// The member's lessor.
-    pub fn lessor(&self) -> &Lessor {
-        &self.lessor
-    }
-
-    /// The member's replicated log.
-    pub fn replica(&self) -> &Arc<Replica> {
-        &self.replica
-    }
-
-    /// `--name`.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
     /// A response header as etcd fills it (cluster, member, revision,
     /// term), plus Hark's auth revision while auth is enabled.
     pub fn header(&self, revision: i64) -> Option<ResponseHeader> {

@@ -48,7 +48,7 @@ const START_TRIES: usize = 5;
 /// the whole deadline. So an etcd that exits is started again on new ports,
 /// and one that fails for another reason fails the test with its log.
 pub fn start() -> Option<Etcd> {
-    let Some(bin) = find_on_path("etcd-3.5") else {
+    let Some(bin) = binary() else {
         assert_ne!(
             std::env::var("HARK_REQUIRE_ETCDCTL").as_deref(),
             Ok("1"),

@@ -121,9 +121,7 @@ struct Options {
 
 impl Options {
     fn parse(args: &[String]) -> Result<Options, clap::Error> {
-        <Options as clap::Parser>::try_parse_from(
-            std::iter::once("attack").chain(args.iter().map(String::as_str)),
-        )
+        <Options as clap::Parser>::try_parse_from(crate::harness::command_line("attack", args))
     }
 }
 
@@ -251,11 +249,7 @@ struct Outcome {
 }
 
 pub fn main(args: &[String]) -> ExitCode {
-    let args = match args.first().map(String::as_str) {
-        Some("help") => vec!["--help".to_string()],
-        _ => args.to_vec(),
-    };
-    let opts = match Options::parse(&args) {
+    let opts = match Options::parse(args) {
         Ok(o) => o,
         Err(e) => e.exit(),
     };

@@ -170,12 +170,12 @@ impl Replica {
             vouches: Vouches::default(),
             term: Arc::new(AtomicU64::new(raft_term(&raft_server_metrics.borrow()))),
         });
-        tokio::spawn(track_term(raft_server_metrics, replica.term.clone()));
         tokio::spawn(run_proposer(Arc::downgrade(&replica), queue));
-        tokio::spawn(track_alone(
-            replica.raft.server_metrics(),
+        tokio::spawn(follow_server_metrics(
+            raft_server_metrics,
             config.member_id,
             alone,
+            replica.term.clone(),
         ));
         if replica.voters() == [config.member_id] {
             // Alone: no one to wait for, elect at once instead of after a timeout.
@@ -191,39 +191,28 @@ fn raft_term(metrics: &openraft::metrics::RaftServerMetrics<u64, MemberInfo>) ->
     metrics.vote.leader_id().get_term()
 }
 
-/// Keeps `term` at the current raft term; ends when raft stops.
-async fn track_term(
-    mut metrics: tokio::sync::watch::Receiver<
-        openraft::metrics::RaftServerMetrics<u64, MemberInfo>,
-    >,
-    term: Arc<AtomicU64>,
-) {
-    loop {
-        term.store(raft_term(&metrics.borrow_and_update()), Ordering::Relaxed);
-        if metrics.changed().await.is_err() {
-            return;
-        }
-    }
-}
-
 /// Keeps `alone` true exactly while this member is the cluster's only member
-/// (one voter, no learners); ends when raft stops.
-async fn track_alone(
-    // The server metrics change with leadership and membership only, not
-    // with every entry.
+/// (one voter, no learners), and `term` at the current raft term; ends when
+/// raft stops.
+async fn follow_server_metrics(
+    // The server metrics change with votes, leadership and membership only,
+    // not with every entry.
     mut metrics: tokio::sync::watch::Receiver<
         openraft::metrics::RaftServerMetrics<u64, MemberInfo>,
     >,
     member_id: u64,
     alone: Alone,
+    term: Arc<AtomicU64>,
 ) {
     loop {
-        let only_me = {
+        let (only_me, now) = {
             let m = metrics.borrow_and_update();
             let config = m.membership_config.membership();
-            config.nodes().count() == 1 && config.voter_ids().eq([member_id])
+            let only_me = config.nodes().count() == 1 && config.voter_ids().eq([member_id]);
+            (only_me, raft_term(&m))
         };
         alone.set(only_me);
+        term.store(now, Ordering::Relaxed);
         if metrics.changed().await.is_err() {
             return;
         }
@@ -314,7 +303,8 @@ mod tests {
 
         let (tx, rx) = tokio::sync::watch::channel(metrics(&[1], &[]));
         let alone = Alone::default();
-        let task = tokio::spawn(super::track_alone(rx, 1, alone.clone()));
+        let term = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let task = tokio::spawn(super::follow_server_metrics(rx, 1, alone.clone(), term));
         let until = |want: bool| {
             let alone = alone.clone();
             async move {
