@@ -9,6 +9,12 @@ use crate::request::{
     DeleteRangeRequest, PutRequest, RangeRequest, RequestOp, TxnRequest, WriteRequest,
 };
 
+/// The checks of an entry a replicated log committed: every one that depends
+/// on the request alone, none that depends on this member's flags.
+pub(crate) fn check_logged(req: &WriteRequest) -> Result<()> {
+    check_write(req, usize::MAX)
+}
+
 pub(crate) fn check_write(req: &WriteRequest, max_txn_ops: usize) -> Result<()> {
     match req {
         WriteRequest::Put(p) => check_put(p),

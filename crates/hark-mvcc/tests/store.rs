@@ -668,3 +668,39 @@ fn consul_flags_go_with_the_value_and_survive_a_reopen() {
     assert_eq!(get(&s, "k").unwrap().flags, 0);
     assert_eq!(get(&s, "other").unwrap().flags, 0);
 }
+
+/// The txn op limit is a member's own flag: a logged entry is applied
+/// whatever this member's limit, so members with different limits apply the
+/// same log; a request this member takes itself is still held to it.
+#[test]
+fn the_txn_op_limit_binds_requests_taken_here_not_logged_entries() {
+    let options = StoreOptions {
+        max_txn_ops: 2,
+        ..StoreOptions::default()
+    };
+    let s = Store::with_backend(Box::new(MemoryBackend::new()), options).unwrap();
+    let three_puts = || {
+        WriteRequest::Txn(TxnRequest {
+            success: ["a", "b", "c"]
+                .map(|k| RequestOp::Put(PutRequest::new(k, "v")))
+                .to_vec(),
+            ..Default::default()
+        })
+    };
+    let refused = s.apply_blocking(three_puts());
+    assert!(matches!(refused, Err(Error::TooManyOps)), "{refused:?}");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let done: LoggedDone = Box::new(move |r| tx.send(r).unwrap());
+    s.apply_logged(vec![(Some(three_puts()), done)], b"p1".to_vec());
+    let answer = rx.recv().unwrap().expect("a request");
+    assert!(matches!(answer, Ok(WriteResponse::Txn(_))), "{answer:?}");
+    assert_eq!(s.current_revision(), 2);
+    assert_eq!(s.key_count(), 3);
+    // What the entry itself gets wrong is still refused, on every member alike.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let done: LoggedDone = Box::new(move |r| tx.send(r).unwrap());
+    let empty_key = WriteRequest::Put(PutRequest::new("", "v"));
+    s.apply_logged(vec![(Some(empty_key), done)], b"p2".to_vec());
+    let refused = rx.recv().unwrap().expect("a request");
+    assert!(matches!(refused, Err(Error::EmptyKey)), "{refused:?}");
+}

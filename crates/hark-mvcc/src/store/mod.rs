@@ -227,13 +227,16 @@ impl Store {
         requests: Vec<(Option<WriteRequest>, LoggedDone)>,
         position: Vec<u8>,
     ) {
-        let max_ops = self.shared().options.max_txn_ops;
         let parts: Vec<(Work, JobDone)> = requests
             .into_iter()
             .map(|(req, done)| {
                 let work = match req {
                     None => Work::Nothing,
-                    Some(req) => match validate::check_write(&req, max_ops) {
+                    // Only what the entry itself decides: the txn op limit
+                    // is each member's own flag, checked by the member that
+                    // took the request. Checked here too, members with
+                    // different limits would apply different logs.
+                    Some(req) => match validate::check_logged(&req) {
                         Ok(()) => Work::Request(req),
                         Err(e) => Work::Refused(e),
                     },
