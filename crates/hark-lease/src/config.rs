@@ -13,6 +13,10 @@ pub struct LessorConfig {
     pub check_interval: Duration,
     /// Where time comes from (the real clock by default).
     pub clock: Clock,
+    /// Added to every lease's TTL when this lessor becomes primary (etcd
+    /// extends by an election timeout, PR #4778): a keep-alive the old
+    /// leader answered just before it lost leadership still counts.
+    pub promotion_extension: Duration,
 }
 
 impl Default for LessorConfig {
@@ -21,6 +25,7 @@ impl Default for LessorConfig {
             min_ttl: 2,
             check_interval: Duration::from_millis(500),
             clock: Clock::default(),
+            promotion_extension: Duration::ZERO,
         }
     }
 }

@@ -12,6 +12,11 @@ pub enum LeaseError {
     /// A grant asked for more than [`MAX_LEASE_TTL`](crate::MAX_LEASE_TTL).
     #[error("etcdserver: too large lease TTL")]
     TtlTooLarge,
+    /// This member's lessor cannot answer for the cluster: it no longer
+    /// leads, or could not confirm with a quorum that it still does
+    /// (etcd's `lease.ErrNotPrimary`, which its clients see as Unknown).
+    #[error("not a primary lessor")]
+    NotPrimary,
     /// The store refused or failed the write.
     #[error("{0}")]
     Store(hark_mvcc::Error),

@@ -218,7 +218,7 @@ impl Lessor {
         let was = self.inner.primary.swap(primary, Ordering::AcqRel);
         if primary && !was {
             sync_with_store(&self.inner);
-            let now = self.inner.config.clock.now();
+            let now = self.inner.config.clock.now() + self.inner.config.promotion_extension;
             for l in self.inner.leases.lock().values_mut() {
                 l.expiry = now + secs(l.ttl);
             }
@@ -271,7 +271,7 @@ impl Lessor {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn revoke(&self, id: i64, done: Callback<i64>) {
-        revoke(&self.inner, id, done);
+        revoke(&self.inner, id, Revoke::Asked, done);
     }
 
     /// Renews a lease to its full TTL; returns that TTL.
@@ -471,23 +471,34 @@ fn secs(ttl: i64) -> Duration {
     Duration::from_secs(ttl.max(0) as u64)
 }
 
-fn revoke(inner: &Arc<Inner>, id: i64, done: Callback<i64>) {
+/// Why a lease is revoked: a client asked, or this lessor found it expired
+/// (a replicated log then applies it only in the term it was decided).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Revoke {
+    Asked,
+    Expired,
+}
+
+fn revoke(inner: &Arc<Inner>, id: i64, why: Revoke, done: Callback<i64>) {
     let owner = inner.clone();
-    inner.log.apply(
-        WriteRequest::LeaseRevoke(LeaseRevokeRequest { id }),
-        Box::new(move |r| {
-            if matches!(r, Ok(_) | Err(LeaseError::NotFound)) {
-                owner.leases.lock().remove(&id);
-            } else if let Some(l) = owner.leases.lock().get_mut(&id) {
-                // Let the expiry thread try again.
-                l.revoking = false;
-            }
-            done(r.map(|resp| match resp {
-                WriteResponse::LeaseRevoke(v) => v.header_revision,
-                other => unreachable!("lease revoke answered with {other:?}"),
-            }))
-        }),
-    );
+    let done: crate::log::LogDone = Box::new(move |r| {
+        if matches!(r, Ok(_) | Err(LeaseError::NotFound)) {
+            owner.leases.lock().remove(&id);
+        } else if let Some(l) = owner.leases.lock().get_mut(&id) {
+            // Let the expiry thread try again.
+            l.revoking = false;
+        }
+        done(r.map(|resp| match resp {
+            WriteResponse::LeaseRevoke(v) => v.header_revision,
+            other => unreachable!("lease revoke answered with {other:?}"),
+        }))
+    });
+    match why {
+        Revoke::Asked => inner
+            .log
+            .apply(WriteRequest::LeaseRevoke(LeaseRevokeRequest { id }), done),
+        Revoke::Expired => inner.log.expire(id, done),
+    }
 }
 
 /// A lease granted through another member and not yet in the table: taken
@@ -537,6 +548,7 @@ fn expire_due(inner: &Arc<Inner>) -> Vec<i64> {
         revoke(
             inner,
             id,
+            Revoke::Expired,
             Box::new(move |r| {
                 if let Err(e) = &r {
                     tracing::warn!(lease = id, error = %e, "revoking an expired lease failed");

@@ -1,7 +1,7 @@
 //! Where the lessor writes: any [`LeaseLog`], the store's own apply path
 //! by default.
 
-use hark_mvcc::{Store, WriteRequest, WriteResponse};
+use hark_mvcc::{LeaseRevokeRequest, Store, WriteRequest, WriteResponse};
 
 use crate::error::LeaseError;
 
@@ -10,6 +10,13 @@ use crate::error::LeaseError;
 pub trait LeaseLog: Send + Sync + 'static {
     /// Submits a grant or revoke; `done` is called once with its outcome.
     fn apply(&self, req: WriteRequest, done: LogDone);
+
+    /// Submits the revoke of a lease this lessor found expired. A replicated
+    /// log applies it only while the leader that decided it still leads
+    /// (else `done` gets an error and the lease stays).
+    fn expire(&self, id: i64, done: LogDone) {
+        self.apply(WriteRequest::LeaseRevoke(LeaseRevokeRequest { id }), done);
+    }
 }
 
 /// Called once with the outcome of a [`LeaseLog::apply`].

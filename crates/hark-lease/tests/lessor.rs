@@ -38,6 +38,7 @@ impl Harness {
             // The test decides when leases expire.
             check_interval: Duration::from_secs(3600),
             clock: Clock::new(move || base + Duration::from_secs(*secs.lock())),
+            ..LessorConfig::default()
         };
         self.lessor = Some(Lessor::start(self.store.clone(), config));
     }
@@ -243,7 +244,7 @@ fn expiry_deletes_keys_through_the_store_and_watchers_see_it() {
     let config = LessorConfig {
         min_ttl: 1,
         check_interval: Duration::from_millis(20),
-        clock: Clock::default(),
+        ..LessorConfig::default()
     };
     let lessor = Lessor::start(store.clone(), config);
     let (tx, rx) = crossbeam_channel::bounded(1);
@@ -286,4 +287,43 @@ fn too_large_a_ttl_is_refused() {
         }),
     );
     assert_eq!(rx.recv().unwrap(), Err(LeaseError::TtlTooLarge));
+}
+
+/// etcd's Promote(extend): a lessor that becomes primary gives every lease
+/// its TTL plus the extension, from the moment of promotion.
+#[test]
+fn a_new_primary_extends_every_lease_by_the_promotion_extension() {
+    let store = Store::in_memory();
+    let secs = Arc::new(Mutex::new(0u64));
+    let base = Instant::now();
+    let clock = {
+        let secs = secs.clone();
+        Clock::new(move || base + Duration::from_secs(*secs.lock()))
+    };
+    let config = LessorConfig {
+        min_ttl: 1,
+        check_interval: Duration::from_secs(3600),
+        clock,
+        promotion_extension: Duration::from_secs(5),
+    };
+    let lessor = Lessor::start_with_log(store.clone(), Arc::new(store.clone()), config, false);
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    lessor.grant(
+        7,
+        10,
+        Box::new(move |r| {
+            let _ = tx.send(r);
+        }),
+    );
+    rx.recv().unwrap().unwrap();
+    *secs.lock() = 100;
+    // A follower's lessor expires nothing.
+    assert!(lessor.expire_due().is_empty());
+    lessor.set_primary(true);
+    assert_eq!(lessor.time_to_live(7, false).unwrap().ttl, 15);
+    *secs.lock() = 114;
+    assert!(lessor.expire_due().is_empty(), "within TTL + extension");
+    *secs.lock() = 115;
+    assert_eq!(lessor.expire_due(), [7]);
+    assert_eq!(store.lease_ttl(7), None);
 }

@@ -10,6 +10,10 @@
 //!   (`hark-watch`; which one differs between processes).
 //! - `reapply-after-restart`: a restarted member re-applies the last entry
 //!   its store had applied (`hark-raft`).
+//! - `lease-without-leadership-check`: a leader renews leases without
+//!   confirming it still leads (`hark-raft`).
+//! - `revoke-in-any-term`: an expired lease's revoke is applied whichever
+//!   leader appended it (`hark-raft`).
 
 /// Whether mutation `name` is on in this process.
 #[cfg(feature = "chaos-mutations")]

@@ -419,6 +419,9 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), StorageError> {
         // A hint for restarts (apply up to it at once); losing it is harmless.
         *self.inner.unsaved_committed.lock() = Some(committed);
+        if let Some(id) = committed {
+            metrics::gauge!("etcd_server_proposals_committed_total").set(id.index as f64);
+        }
         Ok(())
     }
 

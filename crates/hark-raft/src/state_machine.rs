@@ -143,9 +143,11 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         I::IntoIter: Send,
     {
         let mut applied = Vec::new();
+        let mut last_index = None;
         let failed: Arc<Mutex<Option<(LogId, hark_mvcc::Error)>>> = Arc::default();
         for entry in entries {
             let log_id = entry.log_id;
+            last_index = Some(log_id.index);
             let mut parts: Vec<(Option<WriteRequest>, LoggedDone)> = Vec::new();
             match entry.payload {
                 EntryPayload::Blank => {}
@@ -155,9 +157,31 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                 }
                 EntryPayload::Normal(batch) => {
                     for p in batch.proposals {
-                        let Command::Write(req) = p.command;
                         let ours = (p.origin == self.member_id).then_some(p.seq);
                         let pending = self.pending.clone();
+                        let req = match p.command {
+                            Command::Write(req) => req,
+                            Command::WriteInTerm { term, request } => {
+                                if term == log_id.leader_id.term
+                                    || hark_mvcc::chaos::mutation("revoke-in-any-term")
+                                {
+                                    request
+                                } else {
+                                    parts.push((
+                                        None,
+                                        Box::new(move |_| {
+                                            if let Some(seq) = ours {
+                                                pending.answer(
+                                                    seq,
+                                                    Err(hark_mvcc::Error::GuardFailed),
+                                                );
+                                            }
+                                        }),
+                                    ));
+                                    continue;
+                                }
+                            }
+                        };
                         let failed = failed.clone();
                         parts.push((
                             Some(req),
@@ -194,6 +218,9 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         }
         if let Some((log_id, e)) = failed.lock().take() {
             return Err(StorageIOError::apply(log_id, &e).into());
+        }
+        if let Some(index) = last_index {
+            metrics::gauge!("etcd_server_proposals_applied_total").set(index as f64);
         }
         Ok(applied)
     }
@@ -263,6 +290,9 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         self.membership = meta.last_membership.clone();
         self.membership_bytes = encode(&self.membership);
         tracing::info!(snapshot = %meta.snapshot_id, "installed a snapshot from the leader");
+        if let Some(last) = meta.last_log_id {
+            metrics::gauge!("etcd_server_proposals_applied_total").set(last.index as f64);
+        }
         Ok(())
     }
 
@@ -454,6 +484,65 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::{Batch, Entry, Proposal};
+    use hark_mvcc::{LeaseGrantRequest, LeaseRevokeRequest};
+
+    fn entry(term: u64, index: u64, seq: u64, command: Command) -> Entry {
+        Entry {
+            log_id: LogId::new(openraft::CommittedLeaderId::new(term, 1), index),
+            payload: EntryPayload::Normal(Batch {
+                proposals: vec![Proposal {
+                    origin: 1,
+                    seq,
+                    command,
+                }],
+            }),
+        }
+    }
+
+    /// A deposed leader's revoke of a lease it found expired, appended by the
+    /// next leader, deletes nothing (etcd issues #12528, #15247); appended by
+    /// the leader that decided it, it revokes.
+    #[tokio::test]
+    async fn a_revoke_decided_in_another_term_is_refused_at_apply() {
+        let store = Store::in_memory();
+        store
+            .apply_blocking(WriteRequest::LeaseGrant(LeaseGrantRequest {
+                id: 7,
+                ttl: 10,
+            }))
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let pending = Arc::new(Pending::default());
+        let mut machine = StateMachine::new(
+            store.clone(),
+            1,
+            pending.clone(),
+            dir.path().join("snapshots"),
+            PurgeFloor::default(),
+        )
+        .unwrap();
+        let revoke = || Command::WriteInTerm {
+            term: 2,
+            request: WriteRequest::LeaseRevoke(LeaseRevokeRequest { id: 7 }),
+        };
+        let answer = pending.register(1, 10).unwrap();
+        machine.apply(vec![entry(3, 5, 1, revoke())]).await.unwrap();
+        let refused = answer.await.unwrap();
+        assert!(
+            matches!(refused, Err(hark_mvcc::Error::GuardFailed)),
+            "{refused:?}"
+        );
+        assert_eq!(store.lease_ttl(7), Some(10), "the lease stays");
+        let answer = pending.register(2, 10).unwrap();
+        machine.apply(vec![entry(2, 6, 2, revoke())]).await.unwrap();
+        let revoked = answer.await.unwrap();
+        assert!(
+            matches!(revoked, Ok(WriteResponse::LeaseRevoke(_))),
+            "{revoked:?}"
+        );
+        assert_eq!(store.lease_ttl(7), None);
+    }
 
     #[test]
     fn writes_past_the_limit_are_refused_until_one_is_answered_or_forgotten() {

@@ -75,12 +75,18 @@ impl fmt::Display for Proposal {
 pub enum Command {
     /// A change to the store, applied at the same revision on every member.
     Write(WriteRequest),
+    /// A change a leader decided in `term` (an expired lease's revoke):
+    /// applied only if the leader of that term appended it, refused with
+    /// `GuardFailed` on every member otherwise. A deposed leader's queued
+    /// revoke, forwarded to the next leader, must not delete a lease that
+    /// was kept alive through that leader (etcd issues #12528, #15247).
+    WriteInTerm { term: u64, request: WriteRequest },
 }
 
 impl Proposal {
     /// Roughly how many bytes it adds to a log entry (batches stay bounded).
     pub fn weight(&self) -> usize {
-        let Command::Write(req) = &self.command;
+        let (Command::Write(req) | Command::WriteInTerm { request: req, .. }) = &self.command;
         32 + write_weight(req)
     }
 }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use hark_lease::{LeaseError, LeaseLog, Lessor, LogDone, TimeToLive};
-use hark_mvcc::WriteRequest;
+use hark_mvcc::{LeaseRevokeRequest, WriteRequest};
 use hark_raft::{ForwardHandler, Replica, ReplicaError, decode_message, encode_message};
 use serde::{Deserialize, Serialize};
 use tokio::runtime::Handle;
@@ -23,31 +23,56 @@ impl LeaseLog for ReplicatedLeases {
     fn apply(&self, req: WriteRequest, done: LogDone) {
         let replica = self.replica.clone();
         self.runtime.spawn(async move {
-            done(replica.write(req).await.map_err(|e| match e {
-                ReplicaError::Store(inner) => LeaseError::from(inner),
-                other => LeaseError::Unavailable(other.to_string()),
-            }));
+            done(replica.write(req).await.map_err(lease_error));
         });
+    }
+
+    /// As etcd's revokeExpiredLeases: only once this member has confirmed
+    /// with a quorum that it leads, and then only in the term it leads in.
+    fn expire(&self, id: i64, done: LogDone) {
+        let replica = self.replica.clone();
+        self.runtime.spawn(async move {
+            let term = replica.term();
+            if !replica.confirm_leadership().await {
+                tracing::debug!(
+                    lease = id,
+                    "not revoking an expired lease: leadership not confirmed"
+                );
+                return done(Err(LeaseError::NotPrimary));
+            }
+            let revoke = WriteRequest::LeaseRevoke(LeaseRevokeRequest { id });
+            done(
+                replica
+                    .write_in_term(term, revoke)
+                    .await
+                    .map_err(lease_error),
+            );
+        });
+    }
+}
+
+fn lease_error(e: ReplicaError) -> LeaseError {
+    match e {
+        ReplicaError::Store(inner) => LeaseError::from(inner),
+        other => LeaseError::Unavailable(other.to_string()),
     }
 }
 
 /// Keeps the lessor primary exactly while this member leads: set again at
 /// each change openraft reports, until the node or raft is gone.
-pub fn follow_leadership(replica: Arc<Replica>, lessor: NodeHandle) {
+pub async fn follow_leadership(replica: Arc<Replica>, lessor: NodeHandle) {
     let mut leadership = replica.leadership();
-    tokio::spawn(async move {
-        loop {
-            let leads = leadership.is_leader();
-            let Ok(node) = lessor.get() else {
-                return;
-            };
-            node.lessor.set_primary(leads);
-            drop(node);
-            if !leadership.changed().await {
-                return;
-            }
+    loop {
+        let leads = leadership.is_leader();
+        let Ok(node) = lessor.get() else {
+            return;
+        };
+        node.lessor.set_primary(leads);
+        drop(node);
+        if !leadership.changed().await {
+            return;
         }
-    });
+    }
 }
 
 /// What a follower asks the leader's lessor.
@@ -64,6 +89,8 @@ enum LeaseAnswer {
     KeepAlive { ttl: i64 },
     /// `None` when the lease is unknown.
     TimeToLive(Option<Remaining>),
+    /// The member asked could not confirm that it leads.
+    NotPrimary,
 }
 
 /// A [`TimeToLive`] without its id (the question has it).
@@ -78,12 +105,23 @@ struct Remaining {
 /// unknown or expired (etcd's answer).
 pub async fn keep_alive(replica: &Replica, lessor: &Lessor, id: i64) -> Result<i64, LeaseError> {
     if lessor.is_primary() {
-        return Ok(lessor.keep_alive(id).unwrap_or(0));
+        return renew_here(replica, lessor, id).await;
     }
     match ask(replica, &LeaseAsk::KeepAlive { id }).await? {
         LeaseAnswer::KeepAlive { ttl } => Ok(ttl),
+        LeaseAnswer::NotPrimary => Err(LeaseError::NotPrimary),
         LeaseAnswer::TimeToLive(_) => Err(bad_answer()),
     }
+}
+
+/// etcd's LeaseRenew on the leader (PR #18441): a leader that cannot confirm
+/// with a quorum that it still leads renews nothing, so that a leader cut
+/// off from the others does not keep alive a lease the new leader expires.
+async fn renew_here(replica: &Replica, lessor: &Lessor, id: i64) -> Result<i64, LeaseError> {
+    if !replica.confirm_leadership().await || !lessor.is_primary() {
+        return Err(LeaseError::NotPrimary);
+    }
+    Ok(lessor.keep_alive(id).unwrap_or(0))
 }
 
 /// Lease `id`'s time to live as the leader's lessor knows it.
@@ -103,6 +141,7 @@ pub async fn time_to_live(
             granted_ttl: r.granted_ttl,
             keys: r.keys.into_iter().map(bytes::Bytes::from).collect(),
         })),
+        LeaseAnswer::NotPrimary => Err(LeaseError::NotPrimary),
         LeaseAnswer::KeepAlive { .. } => Err(bad_answer()),
     }
 }
@@ -120,10 +159,11 @@ fn bad_answer() -> LeaseError {
 }
 
 /// The leader's answer to `question` from its lessor.
-fn answer(lessor: &Lessor, question: LeaseAsk) -> LeaseAnswer {
+async fn answer(replica: &Replica, lessor: &Lessor, question: LeaseAsk) -> LeaseAnswer {
     match question {
-        LeaseAsk::KeepAlive { id } => LeaseAnswer::KeepAlive {
-            ttl: lessor.keep_alive(id).unwrap_or(0),
+        LeaseAsk::KeepAlive { id } => match renew_here(replica, lessor, id).await {
+            Ok(ttl) => LeaseAnswer::KeepAlive { ttl },
+            Err(_) => LeaseAnswer::NotPrimary,
         },
         LeaseAsk::TimeToLive { id, keys } => {
             LeaseAnswer::TimeToLive(lessor.time_to_live(id, keys).ok().map(|t| Remaining {
@@ -150,7 +190,7 @@ impl ForwardHandler for LeaseForwards {
             let (Ok(node), Some(question)) = (node.get(), decode_message(&request)) else {
                 return Vec::new();
             };
-            encode_message(&answer(&node.lessor, question))
+            encode_message(&answer(&node.replica, &node.lessor, question).await)
         })
     }
 }

@@ -4,8 +4,10 @@
 //! services (`grpc/`) translate between etcd's wire types and those layers
 //! and never touch storage themselves; `transport/` is what lies under
 //! them (TLS, the HTTP/2 front, metrics), `ops/` the probes, metrics and
-//! auto-compaction, and `server.rs` wires it all. Every write goes through `hark_mvcc::Store::apply`, the
-//! one apply path.
+//! auto-compaction; `server.rs` wires it all from a [`Config`] resolved
+//! once (`plan.rs`), and `tasks.rs` states the order it stops in. Every
+//! write goes through the replicated log to `hark_mvcc::Store`'s one apply
+//! path.
 //!
 //! [`start`] binds the listeners and serves until [`RunningServer::shutdown`];
 //! the `hark` binary wraps it with etcd's flags ([`Config`]).
@@ -13,10 +15,13 @@
 mod cluster_leases;
 pub mod config;
 mod grpc;
+mod listeners;
 mod node;
 mod ops;
+mod plan;
+mod routes;
 mod server;
-mod shutdown;
+mod tasks;
 mod transport;
 
 pub use config::{Config, LogFormat};

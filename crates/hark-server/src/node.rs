@@ -9,8 +9,10 @@ use hark_mvcc::{Store, WriteRequest, WriteResponse};
 use hark_proto::etcdserverpb::ResponseHeader;
 use hark_raft::{Replica, ReplicaError};
 use hark_watch::WatchHub;
-use tokio::sync::watch;
+use tokio_util::task::TaskTracker;
 use tonic::Status;
+
+use crate::tasks::Stop;
 
 /// One Hark member: its layers and identity. Services hold it in an `Arc`.
 /// Its fields are the crate's; users of the crate read it through methods.
@@ -31,8 +33,13 @@ pub struct Node {
     pub(crate) replica: Arc<Replica>,
     /// Users, roles and tokens (etcd's auth store).
     pub(crate) auth: AuthStore,
-    /// Flips to `true` at shutdown: long-lived streams end themselves.
-    pub(crate) shutdown: watch::Receiver<bool>,
+    /// Raised at shutdown: long-lived streams end themselves.
+    pub(crate) stop: Stop,
+    /// Where long-lived streams spawn their tasks, so shutdown can wait for them.
+    pub(crate) streams: TaskTracker,
+    /// Dropped with the node: tells shutdown when the last request that
+    /// held the node has let go of it.
+    pub(crate) _dropped: tokio::sync::oneshot::Sender<()>,
 }
 
 impl Node {
@@ -99,5 +106,24 @@ impl NodeHandle {
         self.0
             .upgrade()
             .ok_or_else(|| Status::unavailable("etcdserver: server stopped"))
+    }
+}
+
+impl Node {
+    /// Closes the layers in shutdown's order (see `tasks.rs`): the lessor,
+    /// the auth store, the watch engine, then the store, whose last handle
+    /// joins its threads and closes RocksDB. Blocks.
+    pub(crate) fn close(self) {
+        let Node {
+            store,
+            hub,
+            lessor,
+            auth,
+            ..
+        } = self;
+        drop(lessor);
+        drop(auth);
+        hub.shutdown();
+        drop(store);
     }
 }

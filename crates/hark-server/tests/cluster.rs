@@ -943,3 +943,189 @@ async fn etcdctl_move_leader_hands_the_leadership_to_a_follower() {
         let _ = m.child.wait();
     }
 }
+
+/// A rolling change of `--max-txn-ops` (256 on one member, 128 on the
+/// others): a txn the first member accepts is applied on every member, not
+/// refused by the ones whose limit is lower (seen: the first member held 201
+/// keys at revision 3, the others 1 key at revision 2, told the client OK).
+/// etcd checks the limit on the member that takes the request only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn members_with_different_max_txn_ops_apply_the_same_log() {
+    let _one = ONE_CLUSTER_AT_A_TIME.lock().await;
+    let cwd = tempfile::tempdir().unwrap();
+    let ports: Vec<(u16, u16)> = (0..3).map(|_| (free_port(), free_port())).collect();
+    let initial: Vec<String> = ports
+        .iter()
+        .enumerate()
+        .map(|(i, (_, peer))| format!("m{i}=http://127.0.0.1:{peer}"))
+        .collect();
+    let mut members: Vec<Member> = ports
+        .iter()
+        .enumerate()
+        .map(|(i, (client, peer))| {
+            let limit = if i == 0 { "256" } else { "128" };
+            start_member(
+                cwd.path(),
+                &format!("m{i}"),
+                *client,
+                *peer,
+                &initial.join(","),
+                "new",
+                &[("HARK_MAX_TXN_OPS", limit.to_string())],
+            )
+        })
+        .collect();
+    for m in &mut members {
+        ready(&m.client, &mut m.child).await;
+    }
+    leader_index(&members).await;
+    let mut first = Client::connect([&members[0].client], None).await.unwrap();
+    first.put("before", "x", None).await.unwrap();
+    let txn = || {
+        let puts: Vec<etcd_client::TxnOp> = (0..200)
+            .map(|i| etcd_client::TxnOp::put(format!("k{i:03}"), "v", None))
+            .collect();
+        etcd_client::Txn::new().and_then(puts)
+    };
+    let applied = first
+        .txn(txn())
+        .await
+        .expect("within m0's limit")
+        .header()
+        .unwrap()
+        .revision();
+    // The members with the lower limit refuse it when they take it themselves.
+    let mut second = Client::connect([&members[1].client], None).await.unwrap();
+    let refused = second.txn(txn()).await.expect_err("over m1's limit");
+    assert!(
+        refused
+            .to_string()
+            .contains("too many operations in txn request"),
+        "{refused}"
+    );
+    // Every member reaches the txn's revision with the same keys and hash.
+    let mut hashes = Vec::new();
+    for m in &members {
+        let mut c = Client::connect([&m.client], None).await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let count = loop {
+            let got = c
+                .get(
+                    "",
+                    Some(
+                        GetOptions::new()
+                            .with_all_keys()
+                            .with_count_only()
+                            .with_serializable(),
+                    ),
+                )
+                .await
+                .unwrap();
+            if got.header().unwrap().revision() >= applied || Instant::now() > deadline {
+                break got.count();
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert_eq!(count, 201, "{}: keys at the txn's revision", m.name);
+        let hash = c.maintenance_client().hash_kv(applied).await;
+        hashes.push(
+            hash.map(|h| h.hash())
+                .unwrap_or_else(|e| panic!("{}: {e}", m.name)),
+        );
+    }
+    assert!(
+        hashes.iter().all(|h| *h == hashes[0]),
+        "HashKV differs: {hashes:?}"
+    );
+}
+
+/// One series' value in `/metrics` of the member at `client`.
+fn metric(client: &str, name: &str) -> f64 {
+    let addr = client.trim_start_matches("http://").parse().unwrap();
+    let (code, body) = common::http_get(addr, "/metrics");
+    assert_eq!(code, 200);
+    body.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no {name} in /metrics"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// The leadership series follow the log: `etcd_server_is_leader` is 1 on the
+/// leader only, and a leader cut off from its quorum reports neither a
+/// leader nor leading within a few election timeouts, so etcd's
+/// `etcdNoLeader` alert fires (seen: every member reported 1 and 1 for good).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn leadership_metrics_follow_the_log() {
+    let _one = ONE_CLUSTER_AT_A_TIME.lock().await;
+    let cwd = tempfile::tempdir().unwrap();
+    let mut members = start_cluster(cwd.path());
+    for m in &mut members {
+        ready(&m.client, &mut m.child).await;
+    }
+    let leader = leader_index(&members).await;
+    for (i, m) in members.iter().enumerate() {
+        let leads = f64::from(u8::from(i == leader));
+        assert_eq!(
+            metric(&m.client, "etcd_server_is_leader"),
+            leads,
+            "{}",
+            m.name
+        );
+        assert_eq!(
+            metric(&m.client, "etcd_server_has_leader"),
+            1.0,
+            "{}",
+            m.name
+        );
+        assert!(metric(&m.client, "etcd_server_leader_changes_seen_total") >= 1.0);
+    }
+    // etcd's proposal gauges are log indexes: each member's applied gauge
+    // reaches the index its Status reports once writes stop.
+    let mut c = Client::connect([&members[leader].client], None)
+        .await
+        .unwrap();
+    for i in 0..20 {
+        c.put(format!("p{i}"), "v", None).await.unwrap();
+    }
+    for m in &members {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let mut c = Client::connect([&m.client], None).await.unwrap();
+            let applied_index = c.status().await.unwrap().raft_applied_index();
+            let applied = metric(&m.client, "etcd_server_proposals_applied_total");
+            let committed = metric(&m.client, "etcd_server_proposals_committed_total");
+            if applied == applied_index as f64 && committed >= applied {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{}: applied {applied}, committed {committed}, Status {applied_index}",
+                m.name
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    let followers: Vec<usize> = (0..3).filter(|i| *i != leader).collect();
+    // One follower gone: the leader still hears from a quorum.
+    members[followers[0]].child.kill().unwrap();
+    members[followers[0]].child.wait().unwrap();
+    tokio::time::sleep(Duration::from_millis(3 * ELECTION_MS)).await;
+    let client = members[leader].client.clone();
+    assert_eq!(metric(&client, "etcd_server_has_leader"), 1.0);
+    assert_eq!(metric(&client, "etcd_server_is_leader"), 1.0);
+    // Both gone: no quorum, no leader.
+    members[followers[1]].child.kill().unwrap();
+    members[followers[1]].child.wait().unwrap();
+    let lost = Instant::now();
+    while metric(&client, "etcd_server_has_leader") != 0.0 {
+        assert!(
+            lost.elapsed() < Duration::from_millis(6 * ELECTION_MS),
+            "the cut-off leader still reports a leader after {:?}",
+            lost.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(metric(&client, "etcd_server_is_leader"), 0.0);
+}

@@ -22,6 +22,9 @@ use common::{free_port, logs, ready, spawn};
 
 const ELECTION_MS: u64 = 500;
 
+/// The proxy cuts links by member address, which every cluster here shares.
+static ONE_CLUSTER_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// A member's own peer address (where it serves peers and its peer
 /// connections leave from) and the proxy's address others reach it at.
 fn member_ip(i: usize) -> IpAddr {
@@ -49,48 +52,10 @@ struct Read {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_minority_cannot_commit_and_the_majority_keeps_serving() {
+    let _one = ONE_CLUSTER_AT_A_TIME.lock().await;
     let cwd = tempfile::tempdir().unwrap();
     let proxy = PeerProxy::default();
-    let ports: Vec<(u16, u16)> = (0..3).map(|_| (free_port(), free_port())).collect();
-    for (i, (_, peer)) in ports.iter().enumerate() {
-        proxy
-            .forward(
-                SocketAddr::new(proxy_ip(i), *peer),
-                SocketAddr::new(member_ip(i), *peer),
-            )
-            .await;
-    }
-    let initial: Vec<String> = ports
-        .iter()
-        .enumerate()
-        .map(|(i, (_, peer))| format!("m{i}=http://{}:{peer}", proxy_ip(i)))
-        .collect();
-    let mut children = Vec::new();
-    let mut endpoints = Vec::new();
-    for (i, (client, peer)) in ports.iter().enumerate() {
-        let args: Vec<String> = vec![
-            format!("--name=m{i}"),
-            format!("--data-dir=m{i}.hark"),
-            format!("--listen-client-urls=http://127.0.0.1:{client}"),
-            format!("--listen-peer-urls=http://{}:{peer}", member_ip(i)),
-            format!(
-                "--initial-advertise-peer-urls=http://{}:{peer}",
-                proxy_ip(i)
-            ),
-            format!("--initial-cluster={}", initial.join(",")),
-            // Its peer connections leave from its own address: the proxy
-            // tells the members apart by it.
-            format!("--peer-local-addr={}", member_ip(i)),
-            "--initial-cluster-token=partition-test".into(),
-            "--heartbeat-interval=50".into(),
-            format!("--election-timeout={ELECTION_MS}"),
-        ];
-        children.push(spawn(cwd.path(), &args, &[]));
-        endpoints.push(format!("http://127.0.0.1:{client}"));
-    }
-    for (child, e) in children.iter_mut().zip(&endpoints) {
-        ready(e, child).await;
-    }
+    let (children, endpoints) = start_behind(&proxy, cwd.path(), "partition-test").await;
     let ids = member_ids(&endpoints).await;
     let old_leader = leader_among(&endpoints, &ids, None).await;
 
@@ -307,6 +272,153 @@ async fn a_minority_cannot_commit_and_the_majority_keeps_serving() {
         let _ = child.kill();
         let _ = child.wait();
     }
+}
+
+/// A lease is a lock: a leader cut off from its peers must not keep alive a
+/// lease the majority's new leader expires. A client keeps its lease alive
+/// through the old leader only; the lease's key is deleted on the majority
+/// once the lease runs out there. Every keep-alive the old leader answered
+/// with a TTL must end (answer + TTL) before that delete (seen before the
+/// fix: the old leader answered OK for the whole partition while the new
+/// leader expired the lease, and another client could take the lock).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_leader_cut_off_keeps_no_lease_alive() {
+    let _one = ONE_CLUSTER_AT_A_TIME.lock().await;
+    let cwd = tempfile::tempdir().unwrap();
+    let proxy = PeerProxy::default();
+    let (children, endpoints) = start_behind(&proxy, cwd.path(), "lease-partition").await;
+    let ids = member_ids(&endpoints).await;
+    let old_leader = leader_among(&endpoints, &ids, None).await;
+    let majority: Vec<usize> = (0..3).filter(|&i| i != old_leader).collect();
+    let mut holder = Client::connect([&endpoints[old_leader]], None)
+        .await
+        .unwrap();
+    let ttl = 2;
+    let lease = holder.lease_grant(ttl, None).await.unwrap().id();
+    holder
+        .put(
+            "lock",
+            "held",
+            Some(etcd_client::PutOptions::new().with_lease(lease)),
+        )
+        .await
+        .unwrap();
+    // The majority's view of the lock, from before the cut.
+    let mut observer = Client::connect([&endpoints[majority[0]]], None)
+        .await
+        .unwrap();
+    let mut events = observer.watch("lock", None).await.unwrap();
+    let (mut keeper, mut answers) = holder.lease_keep_alive(lease).await.unwrap();
+    let mut renewed = Vec::new();
+    let mut keep_alive = async |renewed: &mut Vec<Instant>| {
+        if keeper.keep_alive().await.is_err() {
+            return false;
+        }
+        match tokio::time::timeout(Duration::from_secs(1), answers.message()).await {
+            Ok(Ok(Some(answer))) if answer.ttl() > 0 => {
+                renewed.push(Instant::now());
+                true
+            }
+            _ => false,
+        }
+    };
+    assert!(keep_alive(&mut renewed).await, "kept alive before the cut");
+    for other in &majority {
+        proxy.cut(member_ip(old_leader), member_ip(*other));
+    }
+    let cut_at = Instant::now();
+    // The holder keeps trying through the old leader, every 500 ms, while
+    // the majority may expire the lease.
+    let deleted = loop {
+        tokio::select! {
+            event = events.message() => {
+                let response = event.unwrap().expect("the watch goes on");
+                if response
+                    .events()
+                    .iter()
+                    .any(|e| e.event_type() == etcd_client::EventType::Delete)
+                {
+                    break Instant::now();
+                }
+            }
+            _ = async {
+                keep_alive(&mut renewed).await;
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            } => {}
+        }
+        assert!(
+            cut_at.elapsed() < Duration::from_secs(30),
+            "the majority never expired the lease\n{}",
+            logs(cwd.path())
+        );
+    };
+    let last = *renewed.last().unwrap();
+    eprintln!(
+        "last keep-alive answered {:?} after the cut; the key deleted {:?} after it",
+        last.saturating_duration_since(cut_at),
+        deleted - cut_at
+    );
+    assert!(
+        last + Duration::from_secs(ttl as u64) <= deleted,
+        "the old leader renewed the lease {:?} after the cut, yet the majority \
+         deleted its key {:?} after the cut, before that renewal's TTL ran out",
+        last.saturating_duration_since(cut_at),
+        deleted - cut_at
+    );
+    for mut child in children {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// Three members whose peer traffic runs through `proxy`, ready to serve:
+/// their processes and client endpoints, in member order.
+async fn start_behind(
+    proxy: &PeerProxy,
+    cwd: &std::path::Path,
+    token: &str,
+) -> (Vec<std::process::Child>, Vec<String>) {
+    let ports: Vec<(u16, u16)> = (0..3).map(|_| (free_port(), free_port())).collect();
+    for (i, (_, peer)) in ports.iter().enumerate() {
+        proxy
+            .forward(
+                SocketAddr::new(proxy_ip(i), *peer),
+                SocketAddr::new(member_ip(i), *peer),
+            )
+            .await;
+    }
+    let initial: Vec<String> = ports
+        .iter()
+        .enumerate()
+        .map(|(i, (_, peer))| format!("m{i}=http://{}:{peer}", proxy_ip(i)))
+        .collect();
+    let mut children = Vec::new();
+    let mut endpoints = Vec::new();
+    for (i, (client, peer)) in ports.iter().enumerate() {
+        let args: Vec<String> = vec![
+            format!("--name=m{i}"),
+            format!("--data-dir=m{i}.hark"),
+            format!("--listen-client-urls=http://127.0.0.1:{client}"),
+            format!("--listen-peer-urls=http://{}:{peer}", member_ip(i)),
+            format!(
+                "--initial-advertise-peer-urls=http://{}:{peer}",
+                proxy_ip(i)
+            ),
+            format!("--initial-cluster={}", initial.join(",")),
+            // Its peer connections leave from its own address: the proxy
+            // tells the members apart by it.
+            format!("--peer-local-addr={}", member_ip(i)),
+            format!("--initial-cluster-token={token}"),
+            "--heartbeat-interval=50".into(),
+            format!("--election-timeout={ELECTION_MS}"),
+        ];
+        children.push(spawn(cwd, &args, &[]));
+        endpoints.push(format!("http://127.0.0.1:{client}"));
+    }
+    for (child, e) in children.iter_mut().zip(&endpoints) {
+        ready(e, child).await;
+    }
+    (children, endpoints)
 }
 
 /// Every member's id, in endpoint order.

@@ -27,7 +27,15 @@ async fn pipeline<R: Message + Default>(
     count: impl Fn(&R) -> bool,
 ) -> usize {
     let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let (client, connection) = h2::client::handshake(tcp).await.unwrap();
+    // Replies that arrive while the client is still sending wait unread, one
+    // small DATA frame each (a keep-alive is answered once leadership is
+    // confirmed, one by one). Go's gRPC transport buffers them without limit;
+    // h2's client would drop the connection after about a thousand.
+    let (client, connection) = h2::client::Builder::new()
+        .data_frame_budget(64 << 20)
+        .handshake(tcp)
+        .await
+        .unwrap();
     tokio::spawn(async move {
         if let Err(e) = connection.await {
             eprintln!("h2 connection ended: {e}");

@@ -100,7 +100,6 @@ impl Committer {
     /// [`Store::install`]: clears both tables, copies the source's image,
     /// rebuilds the in-memory state from it and tells subscribers.
     pub(super) fn install(&mut self, job: Job) {
-        metrics::gauge!("etcd_server_proposals_pending").decrement(1.0);
         self.shared.queued_jobs.fetch_sub(1, Ordering::AcqRel);
         let Job {
             mut parts,
@@ -223,7 +222,6 @@ impl Committer {
 
     /// Takes a group of queued jobs off the queue's counts and applies it.
     pub(super) fn commit_group(&mut self, group: Vec<Job>) {
-        metrics::gauge!("etcd_server_proposals_pending").decrement(group.len() as f64);
         self.shared
             .queued_jobs
             .fetch_sub(group.len(), Ordering::AcqRel);
@@ -231,13 +229,10 @@ impl Committer {
     }
 
     /// Applies a group of requests in one backend write (jobs never queued
-    /// come here directly, on the submitting thread). In etcd's terms each
-    /// request is a proposal, committed and applied here (the names a
-    /// replicated log will keep): `etcd_server_proposals_*`.
+    /// come here directly, on the submitting thread). etcd's
+    /// `etcd_server_proposals_*` count log entries: `hark-raft` keeps them.
     pub(super) fn apply_group(&mut self, group: Vec<Job>) {
-        let size = group.len() as u64;
         if self.shared.failed.load(Ordering::Acquire) {
-            metrics::counter!("etcd_server_proposals_failed_total").increment(size);
             for (_, done) in group.into_iter().flat_map(|j| j.parts) {
                 done(Some(Err(Error::Closed)));
             }
@@ -268,7 +263,6 @@ impl Committer {
                 _ => None,
             }) {
                 tracing::error!(error = %e, "applying a logged entry failed; the store stops taking writes");
-                metrics::counter!("etcd_server_proposals_failed_total").increment(size);
                 self.shared.failed.store(true, Ordering::Release);
                 for done in dones {
                     done(Some(Err(e.clone())));
@@ -277,11 +271,8 @@ impl Committer {
             }
             batch.put(Table::Meta, META_LOG_POSITION.to_vec(), p);
         }
-        let applied = self.shared.proposals.fetch_add(size, Ordering::Relaxed) + size;
         if batch.is_empty() {
             // Only reads, failures or no-op deletes: nothing to make durable.
-            metrics::gauge!("etcd_server_proposals_committed_total").set(applied as f64);
-            metrics::gauge!("etcd_server_proposals_applied_total").set(applied as f64);
             return self.finish(outcomes, dones);
         }
         batch.put(
@@ -301,14 +292,9 @@ impl Committer {
             metrics::histogram!("etcd_disk_wal_fsync_duration_seconds").record(took);
         }
         match written {
-            Ok(()) => {
-                metrics::gauge!("etcd_server_proposals_committed_total").set(applied as f64);
-                metrics::gauge!("etcd_server_proposals_applied_total").set(applied as f64);
-                self.finish(outcomes, dones)
-            }
+            Ok(()) => self.finish(outcomes, dones),
             Err(e) => {
                 tracing::error!(error = %e, "backend write failed; the store stops taking writes");
-                metrics::counter!("etcd_server_proposals_failed_total").increment(size);
                 self.shared.failed.store(true, Ordering::Release);
                 for done in dones {
                     done(Some(Err(e.clone())));

@@ -204,7 +204,6 @@ impl Store {
         // A replicated log's entries are never refused here: they are
         // committed already, and the log bounds what it has in flight.
         if self.shared().queued_jobs.load(Ordering::Acquire) >= MAX_QUEUED_REQUESTS {
-            metrics::counter!("etcd_server_proposals_failed_total").increment(1);
             return done(Err(Error::TooManyRequests));
         }
         self.submit(Job {
@@ -326,10 +325,8 @@ impl Store {
             .jobs
             .as_ref()
             .expect("jobs sender lives as long as the store");
-        metrics::gauge!("etcd_server_proposals_pending").increment(1.0);
         self.shared().queued_jobs.fetch_add(1, Ordering::AcqRel);
         if let Err(crossbeam_channel::SendError(job)) = jobs.send(job) {
-            metrics::gauge!("etcd_server_proposals_pending").decrement(1.0);
             self.shared().queued_jobs.fetch_sub(1, Ordering::AcqRel);
             for (_, done) in job.parts {
                 done(Some(Err(Error::Closed)));

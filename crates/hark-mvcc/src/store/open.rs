@@ -103,7 +103,6 @@ impl Store {
             records: RwLock::new(records),
             records_generation: AtomicU64::new(1),
             sizes: SizeCache::default(),
-            proposals: AtomicU64::new(0),
             reclaiming: Mutex::new(()),
             compacting: Mutex::new(()),
             generation: AtomicU64::new(0),

@@ -119,8 +119,6 @@ pub(super) struct Shared {
     pub(super) sizes: SizeCache,
     /// Jobs submitted and not yet taken by the committer.
     pub(super) queued_jobs: AtomicUsize,
-    /// Requests the committer has taken (etcd's proposals committed/applied).
-    pub(super) proposals: AtomicU64,
     /// One space reclamation at a time.
     pub(super) reclaiming: Mutex<()>,
     /// Held while physical compaction deletes rows (an install waits for it).

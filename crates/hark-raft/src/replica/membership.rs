@@ -379,14 +379,27 @@ impl Replica {
     /// every 5 s, after a read barrier, that the log still shows them;
     /// a change that fails is retried every 200 ms. Returns only when the
     /// member stops.
-    pub async fn keep_published(&self, name: String, client_urls: Vec<String>) {
+    ///
+    /// `first` is told once the membership first shows them: etcd serves
+    /// clients only from then on, so a client that reads the member list
+    /// (clientv3's endpoint sync) finds every serving member's client URLs.
+    pub async fn keep_published(
+        &self,
+        name: String,
+        client_urls: Vec<String>,
+        first: tokio::sync::oneshot::Sender<()>,
+    ) {
         let id = self.member_id;
+        let mut first = Some(first);
         loop {
             let published = self.read_barrier().await.is_ok()
                 && self.members().into_iter().any(|m| {
                     m.id == id && m.info.name == name && m.info.client_urls == client_urls
                 });
             let wait = if published {
+                if let Some(first) = first.take() {
+                    let _ = first.send(());
+                }
                 Duration::from_secs(5)
             } else {
                 let change = MembershipChange::Publish {

@@ -197,7 +197,13 @@ pub struct LeadershipWatch {
 impl LeadershipWatch {
     /// Whether this member leads now (marks the current state seen).
     pub fn is_leader(&mut self) -> bool {
-        self.metrics.borrow_and_update().current_leader == Some(self.member_id)
+        self.leader() == Some(self.member_id)
+    }
+
+    /// The leader this member knows of now, if any (marks the current state
+    /// seen).
+    pub fn leader(&mut self) -> Option<u64> {
+        self.metrics.borrow_and_update().current_leader
     }
 
     /// Waits until the leadership may have changed since [`Self::is_leader`]

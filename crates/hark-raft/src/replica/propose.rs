@@ -22,6 +22,7 @@ struct Forget<'a>(&'a Pending, u64);
 impl Drop for Forget<'_> {
     fn drop(&mut self) {
         self.0.forget(self.1);
+        metrics::gauge!("etcd_server_proposals_pending").decrement(1.0);
     }
 }
 
@@ -79,19 +80,50 @@ impl Replica {
     /// cluster committed it; `Timeout` after the request timeout, whatever
     /// held it up.
     pub async fn write(&self, req: WriteRequest) -> Result<WriteResponse, ReplicaError> {
+        self.propose(Command::Write(req)).await
+    }
+
+    /// [`Replica::write`] for a change this member decided as the leader of
+    /// `term`: refused at apply (`GuardFailed`) unless that leader appended
+    /// it. Fails at once when this member does not lead in `term`.
+    pub async fn write_in_term(
+        &self,
+        term: u64,
+        req: WriteRequest,
+    ) -> Result<WriteResponse, ReplicaError> {
+        if !self.is_leader() || self.term() != term {
+            return Err(ReplicaError::Store(hark_mvcc::Error::GuardFailed));
+        }
+        self.propose(Command::WriteInTerm { term, request: req })
+            .await
+    }
+
+    async fn propose(&self, command: Command) -> Result<WriteResponse, ReplicaError> {
+        let result = self.propose_and_wait(command).await;
+        // etcd's failed proposals: not appended, or no answer in time. A
+        // request the store refused at apply was committed and applied.
+        if matches!(&result, Err(e) if !matches!(e, ReplicaError::Store(_))) {
+            metrics::counter!("etcd_server_proposals_failed_total").increment(1);
+        }
+        result
+    }
+
+    async fn propose_and_wait(&self, command: Command) -> Result<WriteResponse, ReplicaError> {
         let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
         // etcd refuses proposals once its apply is 5000 entries behind; this
         // member refuses past as many writes of its own waiting to apply.
         let Some(mut applied) = self.pending.register(seq, hark_mvcc::MAX_QUEUED_REQUESTS) else {
+            metrics::counter!("etcd_server_proposals_failed_total").increment(1);
             return Err(ReplicaError::Store(hark_mvcc::Error::TooManyRequests));
         };
+        metrics::gauge!("etcd_server_proposals_pending").increment(1.0);
         // However this ends (an answer, an error, the caller gone), nobody
         // waits for `seq` any more.
         let _forget = Forget(&self.pending, seq);
         let proposal = Proposal {
             origin: self.member_id,
             seq,
-            command: Command::Write(req),
+            command,
         };
         let deadline = Instant::now() + self.request_timeout;
         let timed_out = |_| ReplicaError::Timeout;

@@ -22,6 +22,34 @@ impl Replica {
         Ok(read.map_or(0, |l| l.index))
     }
 
+    /// etcd's ensureLeadership: whether this member leads, confirmed now by
+    /// a quorum (a read index) within the request timeout, in the same term
+    /// before and after, with everything up to that index applied here. A
+    /// leader cut off from the others answers `false`: openraft 0.9 has no
+    /// check-quorum step-down, so without this it would go on answering
+    /// for the cluster (a lease kept alive on it, expired by the new leader).
+    pub async fn confirm_leadership(&self) -> bool {
+        if hark_mvcc::chaos::mutation("lease-without-leadership-check") {
+            return self.is_leader();
+        }
+        if !self.is_leader() {
+            return false;
+        }
+        let term = self.term();
+        let deadline = Instant::now() + self.request_timeout;
+        let Ok(Ok(index)) = tokio::time::timeout_at(deadline, self.read_index_here(deadline)).await
+        else {
+            return false;
+        };
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let applied = self
+            .raft
+            .wait(Some(remaining))
+            .applied_index_at_least(Some(index), "leadership confirmed")
+            .await;
+        applied.is_ok() && self.is_leader() && self.term() == term
+    }
+
     /// Returns once this member has applied every write acknowledged before
     /// the call (a linearizable read may then be served from its store).
     pub async fn read_barrier(&self) -> Result<(), ReplicaError> {

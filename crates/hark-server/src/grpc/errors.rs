@@ -80,6 +80,7 @@ pub fn lease_status(e: LeaseError) -> Status {
         LeaseError::NotFound => Status::not_found(e.to_string()),
         LeaseError::Exists => Status::failed_precondition(e.to_string()),
         LeaseError::TtlTooLarge => Status::out_of_range(e.to_string()),
+        LeaseError::NotPrimary => Status::unknown(e.to_string()),
         LeaseError::Store(inner) => mvcc_status(inner),
         LeaseError::Unavailable(msg) => Status::unavailable(msg),
     }

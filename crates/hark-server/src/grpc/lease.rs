@@ -13,6 +13,7 @@ use crate::cluster_leases::{keep_alive, time_to_live};
 use crate::grpc::access::{Needs, auth_status};
 use crate::grpc::errors::{lease_status, request_too_large, stopped};
 use crate::grpc::oversize::stream_receive_error;
+use crate::grpc::watch::{NO_LEADER, REQUIRE_LEADER_KEY, leader_lost};
 use crate::node::NodeHandle;
 
 pub struct LeaseService {
@@ -155,15 +156,26 @@ impl Lease for LeaseService {
         // A caller who could renew no lease gets no stream (and no task):
         // credentials are fixed for the stream's life.
         Needs::Authenticated.check(&node.caller(&metadata)?)?;
-        let mut shutdown = node.shutdown.clone();
+        // clientv3's WithRequireLeader, as on Watch: refused, or ended,
+        // while this member has no leader (etcd's stream interceptor).
+        let require_leader = metadata
+            .get(REQUIRE_LEADER_KEY)
+            .is_some_and(|v| v == "true");
+        let replica = require_leader.then(|| node.replica.clone());
+        if replica.as_ref().is_some_and(|r| !r.has_leader()) {
+            return Err(Status::unavailable(NO_LEADER));
+        }
+        let (stop, streams) = (node.stop.clone(), node.streams.clone());
         drop(node);
         let mut inbound = request.into_inner();
         let handle = self.node.clone();
         let (tx, rx) = mpsc::channel(64);
-        tokio::spawn(async move {
+        streams.spawn(async move {
             // The stream ends OK when the client closes its side (as etcd's
             // does on EOF), with a status when a keep-alive fails, or with
             // the client's reset, seen by the gRPC metrics layer as Canceled.
+            let lost_leader = leader_lost(replica.as_ref());
+            tokio::pin!(lost_leader);
             let ending: Option<Status> = loop {
                 let req = tokio::select! {
                     msg = inbound.message() => match msg {
@@ -171,7 +183,8 @@ impl Lease for LeaseService {
                         Ok(None) => break None,
                         Err(status) => break stream_receive_error(status),
                     },
-                    _ = crate::shutdown::shutting_down(&mut shutdown) => break Some(stopped()),
+                    _ = stop.raised() => break Some(stopped()),
+                    _ = &mut lost_leader => break Some(Status::unavailable(NO_LEADER)),
                 };
                 let Ok(node) = handle.get() else {
                     break Some(stopped());

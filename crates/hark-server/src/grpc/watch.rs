@@ -112,8 +112,8 @@ impl StreamingService<pb::WatchRequest> for WatchMethod {
 }
 
 /// gRPC metadata of clientv3's `WithRequireLeader` (etcd's rpctypes).
-const REQUIRE_LEADER_KEY: &str = "hasleader";
-const NO_LEADER: &str = "etcdserver: no leader";
+pub(crate) const REQUIRE_LEADER_KEY: &str = "hasleader";
+pub(crate) const NO_LEADER: &str = "etcdserver: no leader";
 /// etcd's `maxNoLeaderCnt`.
 const MAX_NO_LEADER_CHECKS: u32 = 3;
 
@@ -139,8 +139,8 @@ fn open_stream(
     if anonymous {
         let (refusals, replies) = tokio::sync::mpsc::channel(REFUSALS_QUEUED);
         let ending = Arc::new(parking_lot::Mutex::new(None));
-        tokio::spawn(refuse_loop(
-            node.shutdown.clone(),
+        node.streams.spawn(refuse_loop(
+            node.stop.clone(),
             (handle.clone(), metadata),
             inbound,
             refusals,
@@ -155,8 +155,8 @@ fn open_stream(
     }
     let (stream, responses) = node.hub.new_stream_for(client);
     let ending = Arc::new(parking_lot::Mutex::new(None));
-    tokio::spawn(recv_loop(
-        node.shutdown.clone(),
+    node.streams.spawn(recv_loop(
+        node.stop.clone(),
         (handle.clone(), metadata),
         inbound,
         stream,
@@ -180,7 +180,7 @@ const REFUSALS_QUEUED: usize = 16;
 /// find none. If a create would now pass (auth was disabled meanwhile),
 /// the stream ends Unavailable so that the client opens a new one.
 async fn refuse_loop(
-    mut shutdown: tokio::sync::watch::Receiver<bool>,
+    stop: crate::tasks::Stop,
     (handle, metadata): (NodeHandle, tonic::metadata::MetadataMap),
     mut inbound: Streaming<pb::WatchRequest>,
     refusals: tokio::sync::mpsc::Sender<WatchFrame>,
@@ -229,7 +229,7 @@ async fn refuse_loop(
                 Err(status) => break stream_receive_error(status),
             },
             _ = refusals.closed() => break None,
-            _ = crate::shutdown::shutting_down(&mut shutdown) => break Some(stopped()),
+            _ = stop.raised() => break Some(stopped()),
         }
     };
     *ending.lock() = status;
@@ -239,7 +239,7 @@ async fn refuse_loop(
 /// [`MAX_NO_LEADER_CHECKS`] checks in a row, one per election timeout (etcd's
 /// monitorLeader): a leader change (a few election timeouts) does not end
 /// the stream; a lost quorum does. Never resolves without a replica.
-async fn leader_lost(replica: Option<&Arc<hark_raft::Replica>>) {
+pub(crate) async fn leader_lost(replica: Option<&Arc<hark_raft::Replica>>) {
     let Some(replica) = replica else {
         return std::future::pending().await;
     };
@@ -264,7 +264,7 @@ async fn leader_lost(replica: Option<&Arc<hark_raft::Replica>>) {
 /// `hasleader` stream's member has lost its leader; the last two with a
 /// status, left in `ending` for the response stream to send.
 async fn recv_loop(
-    mut shutdown: tokio::sync::watch::Receiver<bool>,
+    stop: crate::tasks::Stop,
     caller: (NodeHandle, tonic::metadata::MetadataMap),
     mut inbound: Streaming<pb::WatchRequest>,
     stream: WatchStream,
@@ -290,7 +290,7 @@ async fn recv_loop(
                 Err(status) => break stream_receive_error(status),
             },
             _ = stream.closed() => break None,
-            _ = crate::shutdown::shutting_down(&mut shutdown) => break Some(stopped()),
+            _ = stop.raised() => break Some(stopped()),
             _ = &mut lost_leader => break Some(Status::unavailable(NO_LEADER)),
         }
     };

@@ -8,14 +8,13 @@
 //!   revision minus `retention`.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use hark_mvcc::{CompactRequest, WriteRequest};
 
 use crate::config::Retention;
-use crate::node::Node;
-use crate::shutdown::shutting_down;
+use crate::node::{Node, NodeHandle};
 
 const REVISION_MODE_INTERVAL: Duration = Duration::from_secs(300);
 
@@ -60,42 +59,36 @@ pub fn revision_target(current: i64, retention: i64) -> Option<i64> {
     (target > 0).then_some(target)
 }
 
-pub fn spawn(node: Arc<Node>, retention: Retention) {
-    match retention {
-        Retention::Off => {}
-        Retention::Period(period) => {
-            tokio::spawn(async move {
-                let mut plan = PeriodicPlan::new(period);
-                let mut tick = tokio::time::interval(plan.interval());
-                let mut shutdown = node.shutdown.clone();
-                loop {
-                    tokio::select! {
-                        _ = tick.tick() => {}
-                        _ = shutting_down(&mut shutdown) => return,
-                    }
-                    let rev = node.store.current_revision();
-                    if let Some(target) = plan.observe(Instant::now(), rev) {
-                        compact(&node, target).await;
-                    }
-                }
-            });
+/// The compactor `retention` asks for, if any: a loop that runs until it is
+/// dropped (at shutdown) or the node is gone.
+pub fn run(node: NodeHandle, retention: Retention) -> Option<impl Future<Output = ()>> {
+    let every = match retention {
+        Retention::Off => return None,
+        Retention::Period(period) => PeriodicPlan::new(period).interval(),
+        Retention::Revisions(_) => REVISION_MODE_INTERVAL,
+    };
+    Some(async move {
+        let mut periodic = match retention {
+            Retention::Period(period) => Some(PeriodicPlan::new(period)),
+            _ => None,
+        };
+        let mut tick = tokio::time::interval(every);
+        loop {
+            tick.tick().await;
+            let Ok(node) = node.get() else {
+                return;
+            };
+            let current = node.store.current_revision();
+            let target = match (&mut periodic, retention) {
+                (Some(plan), _) => plan.observe(Instant::now(), current),
+                (None, Retention::Revisions(keep)) => revision_target(current, keep),
+                (None, _) => None,
+            };
+            if let Some(target) = target {
+                compact(&node, target).await;
+            }
         }
-        Retention::Revisions(keep) => {
-            tokio::spawn(async move {
-                let mut tick = tokio::time::interval(REVISION_MODE_INTERVAL);
-                let mut shutdown = node.shutdown.clone();
-                loop {
-                    tokio::select! {
-                        _ = tick.tick() => {}
-                        _ = shutting_down(&mut shutdown) => return,
-                    }
-                    if let Some(target) = revision_target(node.store.current_revision(), keep) {
-                        compact(&node, target).await;
-                    }
-                }
-            });
-        }
-    }
+    })
 }
 
 async fn compact(node: &Node, revision: i64) {

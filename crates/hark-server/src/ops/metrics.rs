@@ -5,9 +5,12 @@
 //! Each series is described (Prometheus `HELP`, etcd's text) and created at
 //! its zero value when the server starts, so the first scrape already holds
 //! the whole set. The layers record under these names themselves
-//! (`hark-mvcc`: disk, proposals, sizes, mvcc counters; `hark-watch`: watch
+//! (`hark-mvcc`: disk, sizes, mvcc counters; `hark-raft`: proposals; `hark-watch`: watch
 //! gauges); this module owns what they mean and what the server adds.
 
+use std::sync::Arc;
+
+use hark_raft::Replica;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 
 use crate::node::Node;
@@ -176,11 +179,6 @@ pub fn register(node: &Node) {
         }
     }
     metrics::gauge!("etcd_server_version", "server_version" => crate::ETCD_VERSION).set(1.0);
-    // A single member leads from its start: one leader change seen, as etcd
-    // reports after a one-member cluster elects itself.
-    metrics::gauge!("etcd_server_has_leader").set(1.0);
-    metrics::gauge!("etcd_server_is_leader").set(1.0);
-    metrics::counter!("etcd_server_leader_changes_seen_total").absolute(1);
     metrics::gauge!("etcd_server_quota_backend_bytes").set(node.quota_bytes as f64);
     metrics::gauge!("etcd_debugging_mvcc_current_revision")
         .set(node.store.current_revision() as f64);
@@ -193,9 +191,41 @@ pub fn register(node: &Node) {
 
 /// Brings the series measured on demand up to date; called before each scrape.
 pub fn refresh(node: &Node) {
+    set_leadership(&node.replica);
     // Reading the sizes re-measures them when stale, which sets their gauges.
     let _ = node.store.db_size();
     process_collector().collect();
+}
+
+/// `etcd_server_has_leader` and `etcd_server_is_leader` as the log sees
+/// them now. A leader that has not heard from a quorum within an election
+/// timeout counts as having none (etcd's check-quorum steps it down), so
+/// etcd's `etcdNoLeader` alert fires on a member cut off from the others.
+fn set_leadership(replica: &Replica) {
+    let has_leader = replica.has_leader();
+    metrics::gauge!("etcd_server_has_leader").set(f64::from(u8::from(has_leader)));
+    let is_leader = has_leader && replica.is_leader();
+    metrics::gauge!("etcd_server_is_leader").set(f64::from(u8::from(is_leader)));
+}
+
+/// Keeps the leadership series current between scrapes and counts
+/// `etcd_server_leader_changes_seen_total` as etcd does: each time the
+/// leader this member knows of becomes a member other than the last one it
+/// knew (an election this member saw end, including the first).
+pub async fn follow_leader(replica: Arc<Replica>) {
+    let mut leadership = replica.leadership();
+    let mut last = None;
+    loop {
+        let leader = leadership.leader();
+        if leader.is_some() && leader != last {
+            metrics::counter!("etcd_server_leader_changes_seen_total").increment(1);
+        }
+        last = leader;
+        set_leadership(&replica);
+        if !leadership.changed().await {
+            return;
+        }
+    }
 }
 
 /// The `process_*` series (resident memory, CPU seconds, open and max file

@@ -135,40 +135,36 @@ impl TlsServer {
         *self.stamps.read() != stamps(&self.settings)
     }
 
-    /// Reloads on SIGHUP and when a file changes, until `shutdown`.
-    pub fn watch_files(self: &Arc<Self>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
-        let tls = self.clone();
-        tokio::spawn(async move {
+    /// Reloads on SIGHUP and when a file changes; runs until dropped.
+    pub async fn watch_files(self: Arc<Self>) {
+        let tls = self;
+        #[cfg(unix)]
+        let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+        loop {
             #[cfg(unix)]
-            let mut hup =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
-            loop {
-                #[cfg(unix)]
-                let hangup = async {
-                    match hup.as_mut() {
-                        Some(s) => s.recv().await.is_some(),
-                        None => std::future::pending().await,
-                    }
-                };
-                #[cfg(not(unix))]
-                let hangup = std::future::pending::<bool>();
-                let forced = tokio::select! {
-                    _ = crate::shutdown::shutting_down(&mut shutdown) => return,
-                    got = hangup => got,
-                    _ = tokio::time::sleep(RELOAD_POLL) => false,
-                };
-                if forced || tls.changed() {
-                    match tls.reload() {
-                        Ok(()) => tracing::info!("TLS certificates reloaded"),
-                        Err(e) => {
-                            tracing::error!(error = %e, "reloading TLS certificates failed; the old ones stay");
-                            // Not again until the files change once more.
-                            *tls.stamps.write() = stamps(&tls.settings);
-                        }
+            let hangup = async {
+                match hup.as_mut() {
+                    Some(s) => s.recv().await.is_some(),
+                    None => std::future::pending().await,
+                }
+            };
+            #[cfg(not(unix))]
+            let hangup = std::future::pending::<bool>();
+            let forced = tokio::select! {
+                got = hangup => got,
+                _ = tokio::time::sleep(RELOAD_POLL) => false,
+            };
+            if forced || tls.changed() {
+                match tls.reload() {
+                    Ok(()) => tracing::info!("TLS certificates reloaded"),
+                    Err(e) => {
+                        tracing::error!(error = %e, "reloading TLS certificates failed; the old ones stay");
+                        // Not again until the files change once more.
+                        *tls.stamps.write() = stamps(&tls.settings);
                     }
                 }
             }
-        });
+        }
     }
 }
 

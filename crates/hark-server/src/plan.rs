@@ -1,0 +1,326 @@
+//! The flags resolved once into each subsystem's own settings, before
+//! anything opens: a bad flag fails here, and `start` only wires what this
+//! hands it.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use hark_auth::AuthOptions;
+use hark_lease::LessorConfig;
+use hark_mvcc::StoreOptions;
+use hark_raft::{Join, MemberInfo, ReplicaConfig};
+use hark_watch::WatchConfig;
+
+use crate::config::{ClusterPlan, ClusterState, Config, MAX_SUGGESTED_QUOTA_BYTES, Retention};
+use crate::listeners::{Bound, listen_urls, local_addrs};
+use crate::transport::tls::TlsSettings;
+
+/// gRPC's allowance on top of `--max-request-bytes` for framing, as etcd's.
+const GRPC_OVERHEAD_BYTES: usize = 512 * 1024;
+
+/// One member's settings, subsystem by subsystem.
+pub struct Plan {
+    pub name: String,
+    pub data_dir: PathBuf,
+    pub store: StoreOptions,
+    pub watch: WatchConfig,
+    pub lessor: LessorConfig,
+    pub auth: AuthOptions,
+    /// The replicated log's settings; its peer TLS is added once the peer
+    /// certificates are loaded.
+    pub replica: ReplicaConfig,
+    pub retention: Retention,
+    pub limits: Limits,
+    pub addrs: Addrs,
+    /// The client, client-http and metrics listeners' TLS, if any of them is https://.
+    pub client_tls: Option<TlsPlan>,
+    /// The peer links' TLS (etcd's `--peer-*` flags), served and dialled.
+    pub peer_tls: Option<TlsPlan>,
+    /// Per listener, in [`Bound`]'s order: whether it serves TLS.
+    pub https: Https,
+    /// `--cors`.
+    pub cors: String,
+}
+
+/// What one request may cost.
+#[derive(Clone, Copy)]
+pub struct Limits {
+    /// `--max-request-bytes`.
+    pub max_request_bytes: usize,
+    /// The largest gRPC message taken: the request limit plus framing.
+    pub max_message_bytes: usize,
+    /// `--quota-backend-bytes` (etcd's default when unset; negative: none).
+    pub quota_bytes: i64,
+    /// `--max-concurrent-streams`, per connection.
+    pub max_concurrent_streams: u32,
+}
+
+/// Where the member is reached.
+pub struct Addrs {
+    /// Bound client addresses (gRPC and HTTP), in `--listen-client-urls` order.
+    pub client: Vec<SocketAddr>,
+    pub metrics: Vec<SocketAddr>,
+    pub client_http: Vec<SocketAddr>,
+    /// `http(s)://addr` of each client listener.
+    pub client_endpoints: Vec<String>,
+    /// The client URLs published in the membership (`--advertise-client-urls`,
+    /// else the endpoints).
+    pub advertised_client_urls: Vec<String>,
+}
+
+/// Which listeners serve TLS, in the order they were bound.
+pub struct Https {
+    pub client: Vec<bool>,
+    pub client_http: Vec<bool>,
+    pub metrics: Vec<bool>,
+    pub peer: Vec<bool>,
+}
+
+/// A TLS server to build: its flags, where `--auto-tls` keeps its
+/// certificate, and the host names that certificate is made for.
+pub struct TlsPlan {
+    pub settings: TlsSettings,
+    pub auto_dir: PathBuf,
+    pub hosts: Vec<String>,
+}
+
+impl Plan {
+    pub fn resolve(config: &Config, bound: &Bound) -> Result<Plan, String> {
+        let data_dir = config.data_dir();
+        let cluster = config.cluster_plan(&local_addrs(&bound.peer)?)?;
+        let quota_bytes = config.quota_bytes();
+        if quota_bytes > MAX_SUGGESTED_QUOTA_BYTES {
+            tracing::warn!(
+                quota = quota_bytes,
+                suggested_max = MAX_SUGGESTED_QUOTA_BYTES,
+                "quota exceeds the maximum value suggested by etcd"
+            );
+        }
+        let interval = config.watch_progress_notify_interval;
+        let https = |urls: &[String]| -> Vec<bool> {
+            listen_urls(urls)
+                .map(|u| crate::config::is_https(u))
+                .collect()
+        };
+        Ok(Plan {
+            name: config.name.clone(),
+            store: StoreOptions {
+                // The raft log's fsync is the durability point; the store
+                // re-applies from its recorded log position after a crash.
+                sync: false,
+                max_txn_ops: config.max_txn_ops,
+                // The log's state machine is the only submitter: it applies
+                // each entry on its own task rather than through the
+                // committer thread.
+                commit_on_caller: true,
+                ..StoreOptions::default()
+            },
+            watch: WatchConfig {
+                progress_notify_interval: (!interval.is_zero()).then_some(interval),
+                max_watchers_per_stream: usize::try_from(config.max_watchers_per_stream)
+                    .unwrap_or(usize::MAX),
+                ..WatchConfig::default()
+            },
+            lessor: LessorConfig {
+                // etcd's minimum lease TTL: 1.5 election timeouts, at least 2 s.
+                min_ttl: (config.election_timeout * 3 / 2).div_ceil(1000).max(2) as i64,
+                // etcd's Promote(electionTimeout): a new leader gives every
+                // lease its TTL plus an election timeout.
+                promotion_extension: Duration::from_millis(config.election_timeout),
+                ..LessorConfig::default()
+            },
+            auth: AuthOptions {
+                bcrypt_cost: config.bcrypt_cost,
+                token_ttl: Duration::from_secs(config.auth_token_ttl.max(1)),
+                tokens: config.token_kind()?,
+            },
+            replica: replica_config(config, &cluster),
+            retention: config.retention()?,
+            limits: Limits {
+                max_request_bytes: config.max_request_bytes,
+                max_message_bytes: config.max_request_bytes + GRPC_OVERHEAD_BYTES,
+                quota_bytes,
+                max_concurrent_streams: config.max_concurrent_streams,
+            },
+            addrs: addrs(config, bound)?,
+            client_tls: client_tls(config, &data_dir)?,
+            peer_tls: peer_tls(config, &data_dir)?,
+            https: Https {
+                client: https(&config.listen_client_urls),
+                client_http: https(&config.listen_client_http_urls),
+                metrics: https(&config.listen_metrics_urls),
+                peer: https(&config.listen_peer_urls),
+            },
+            cors: config.cors.clone(),
+            data_dir,
+        })
+    }
+}
+
+fn addrs(config: &Config, bound: &Bound) -> Result<Addrs, String> {
+    let client = local_addrs(&bound.client)?;
+    let client_endpoints: Vec<String> = client
+        .iter()
+        .zip(listen_urls(&config.listen_client_urls))
+        .map(|(a, url)| {
+            let scheme = if crate::config::is_https(url) {
+                "https"
+            } else {
+                "http"
+            };
+            format!("{scheme}://{a}")
+        })
+        .collect();
+    let advertised_client_urls = if config.advertise_client_urls.is_empty() {
+        client_endpoints.clone()
+    } else {
+        config.advertise_client_urls.clone()
+    };
+    Ok(Addrs {
+        client,
+        metrics: local_addrs(&bound.metrics)?,
+        client_http: local_addrs(&bound.client_http)?,
+        client_endpoints,
+        advertised_client_urls,
+    })
+}
+
+/// The replicated log's settings (kept in `<data-dir>/raft`) from the cluster flags.
+fn replica_config(config: &Config, plan: &ClusterPlan) -> ReplicaConfig {
+    let initial_members = match plan.state {
+        ClusterState::Existing => BTreeMap::new(),
+        ClusterState::New => plan
+            .initial
+            .iter()
+            // The first entry must be the same on every member: client URLs
+            // are not in the flags, so each member publishes its own later.
+            .map(|(name, urls)| {
+                let info = MemberInfo {
+                    name: name.clone(),
+                    peer_urls: urls.clone(),
+                    client_urls: Vec::new(),
+                };
+                (hark_raft::ids::member_id(urls, &plan.token), info)
+            })
+            .collect(),
+    };
+    let election = Duration::from_millis(config.election_timeout);
+    let join = (plan.state == ClusterState::Existing).then(|| Join {
+        own_peer_urls: plan.peer_urls.clone(),
+        cluster_peer_urls: plan
+            .initial
+            .iter()
+            .flat_map(|(_, urls)| urls.clone())
+            .collect(),
+    });
+    let initial_ids: Vec<u64> = plan
+        .initial
+        .iter()
+        .map(|(_, urls)| hark_raft::ids::member_id(urls, &plan.token))
+        .collect();
+    ReplicaConfig {
+        member_id: plan.member_id,
+        cluster_id: hark_raft::ids::cluster_id(&initial_ids),
+        join,
+        cluster_token: plan.token.clone(),
+        initial_members,
+        heartbeat_interval: Duration::from_millis(config.heartbeat_interval),
+        election_timeout: election,
+        snapshot_count: config.snapshot_count,
+        fsync: !config.unsafe_no_fsync,
+        peer_source: config.peer_local_addr,
+        peer_tls: None,
+        // etcd's request timeout: 5 s plus two election timeouts.
+        request_timeout: Duration::from_secs(5) + 2 * election,
+    }
+}
+
+/// The client listeners' TLS, if any client URL is https:// (etcd's flags).
+fn client_tls(config: &Config, data_dir: &Path) -> Result<Option<TlsPlan>, String> {
+    let urls: Vec<&String> = listen_urls(&config.listen_client_urls)
+        .chain(listen_urls(&config.listen_client_http_urls))
+        .chain(listen_urls(&config.listen_metrics_urls))
+        .collect();
+    let settings = TlsSettings {
+        cert_file: config.cert_file.clone(),
+        key_file: config.key_file.clone(),
+        trusted_ca_file: config.trusted_ca_file.clone(),
+        client_cert_auth: config.client_cert_auth,
+        client_crl_file: config.client_crl_file.clone(),
+        auto_tls: config.auto_tls,
+        min_version: config.tls_min_version.clone(),
+        max_version: config.tls_max_version.clone(),
+        cipher_suites: config.cipher_suites.clone(),
+        allowed_cn: None,
+        dials: false,
+    };
+    if !urls.iter().any(|u| crate::config::is_https(u)) {
+        if settings.is_set() {
+            tracing::warn!("TLS flags are set but no client URL is https://: serving plain HTTP");
+        }
+        return Ok(None);
+    }
+    if !settings.is_set() {
+        return Err("https:// client URLs need --cert-file and --key-file (or --auto-tls)".into());
+    }
+    Ok(Some(TlsPlan {
+        settings,
+        auto_dir: data_dir.join("fixtures").join("client"),
+        hosts: url_hosts(&urls),
+    }))
+}
+
+/// The peer links' TLS (etcd's `--peer-*` flags), for https:// peer URLs:
+/// served on the peer listeners and used to dial the other members.
+fn peer_tls(config: &Config, data_dir: &Path) -> Result<Option<TlsPlan>, String> {
+    let settings = TlsSettings {
+        cert_file: config.peer_cert_file.clone(),
+        key_file: config.peer_key_file.clone(),
+        trusted_ca_file: config.peer_trusted_ca_file.clone(),
+        client_cert_auth: config.peer_client_cert_auth,
+        client_crl_file: config.peer_crl_file.clone(),
+        auto_tls: config.peer_auto_tls,
+        min_version: config.tls_min_version.clone(),
+        max_version: config.tls_max_version.clone(),
+        cipher_suites: config.cipher_suites.clone(),
+        allowed_cn: config.peer_cert_allowed_cn.clone(),
+        dials: true,
+    };
+    let listen: Vec<&String> = listen_urls(&config.listen_peer_urls).collect();
+    let any_https = listen
+        .iter()
+        .copied()
+        .chain(&config.initial_advertise_peer_urls)
+        .any(|u| crate::config::is_https(u))
+        || config.initial_cluster.contains("https://");
+    if !settings.is_set() {
+        if any_https {
+            return Err(
+                "https:// peer URLs need --peer-cert-file and --peer-key-file (or --peer-auto-tls)"
+                    .into(),
+            );
+        }
+        return Ok(None);
+    }
+    if !any_https {
+        tracing::warn!("peer TLS flags are set but no peer URL is https://: peers talk plain HTTP");
+    }
+    Ok(Some(TlsPlan {
+        settings,
+        auto_dir: data_dir.join("fixtures").join("peer"),
+        hosts: url_hosts(&listen),
+    }))
+}
+
+/// The hosts of `urls` (the names a self-signed certificate is made for).
+fn url_hosts(urls: &[&String]) -> Vec<String> {
+    urls.iter()
+        .filter_map(|u| {
+            let rest = u.trim().split_once("://")?.1;
+            let host = rest.rsplit_once(':').map_or(rest, |(h, _)| h);
+            Some(host.trim_matches(['[', ']']).to_string())
+        })
+        .collect()
+}
