@@ -59,12 +59,18 @@ pub struct StateMachine {
     snapshots: std::path::PathBuf,
     /// The file a snapshot is being received into.
     receiving: Option<std::path::PathBuf>,
+    snapshot_files: SnapshotFiles,
     member_id: u64,
     pending: Arc<Pending>,
     /// The membership in force, encoded once (it is recorded with every entry).
     membership: StoredMembership,
     membership_bytes: Vec<u8>,
 }
+
+/// Held while the snapshot directory's files change or are opened: a build
+/// and an install finishing together would each delete the other's file and
+/// leave `current.meta` naming a missing one.
+type SnapshotFiles = Arc<tokio::sync::Mutex<()>>;
 
 /// What the store records with each applied entry.
 pub(crate) fn encode_position(log_id: &LogId, membership_bytes: &[u8]) -> Vec<u8> {
@@ -108,6 +114,7 @@ impl StateMachine {
             snapshots,
             purge_floor,
             receiving: None,
+            snapshot_files: SnapshotFiles::default(),
             member_id,
             pending,
             membership_bytes: encode(&membership),
@@ -231,6 +238,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             member_id: self.member_id,
             dir: self.snapshots.clone(),
             purge_floor: self.purge_floor.clone(),
+            files: self.snapshot_files.clone(),
         }
     }
 
@@ -276,7 +284,9 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         // member killed during it finishes the install when it starts again.
         let kept = self.snapshots.join(snapshot_file(&meta.snapshot_id));
         let (store, dir, marked) = (self.store.clone(), self.snapshots.clone(), meta.clone());
+        let files = self.snapshot_files.clone();
         tokio::task::spawn_blocking(move || -> Result<(), String> {
+            let _files = files.blocking_lock();
             // A damaged file is refused here, before it is marked.
             let source = restore_to_scratch(&received, &dir)?;
             std::fs::rename(&received, &kept).map_err(|e| e.to_string())?;
@@ -297,6 +307,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
     }
 
     async fn get_current_snapshot(&mut self) -> Result<Option<Snapshot<TypeConfig>>, StorageError> {
+        let _files = self.snapshot_files.lock().await;
         current_snapshot(&self.snapshots)
             .await
             .map_err(|e| StorageIOError::read_snapshot(None, &e).into())
@@ -374,6 +385,17 @@ fn copy_into_store(
     Ok(())
 }
 
+/// The meta of the current snapshot, if there is one.
+fn read_meta(dir: &std::path::Path) -> Result<Option<SnapshotMeta>, String> {
+    match std::fs::read(dir.join(META_FILE)) {
+        Ok(bytes) => decode(&bytes)
+            .map(Some)
+            .map_err(|e| format!("the current snapshot's meta is unreadable: {e}")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// Finishes a snapshot install a kill interrupted (see `install_snapshot`);
 /// to be called before the store's log position is read.
 pub(crate) fn finish_interrupted_install(
@@ -429,6 +451,7 @@ pub struct SnapshotBuilder {
     member_id: u64,
     dir: std::path::PathBuf,
     purge_floor: PurgeFloor,
+    files: SnapshotFiles,
 }
 
 impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
@@ -440,7 +463,7 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
             ))
         };
         let (store, dir, member_id) = (self.store.clone(), self.dir.clone(), self.member_id);
-        let purge_floor = self.purge_floor.clone();
+        let (purge_floor, files) = (self.purge_floor.clone(), self.files.clone());
         let meta = tokio::task::spawn_blocking(move || -> Result<SnapshotMeta, String> {
             let building = dir.join("building.part");
             let _ = std::fs::remove_file(&building);
@@ -461,6 +484,15 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
                 last_membership: membership,
                 snapshot_id: format!("{}-{}-{}", last.leader_id.term, last.index, written.revision),
             };
+            let _files = files.blocking_lock();
+            // A snapshot installed while this one was built is newer (or the
+            // same): it stays current, and this one is dropped.
+            if let Some(current) = read_meta(&dir)?
+                && current.last_log_id >= meta.last_log_id
+            {
+                let _ = std::fs::remove_file(&building);
+                return Ok(current);
+            }
             std::fs::rename(&building, dir.join(snapshot_file(&meta.snapshot_id))).map_err(|e| e.to_string())?;
             write_meta(&dir, &meta).map_err(|e| e.to_string())?;
             purge_floor.raise(last);
@@ -471,6 +503,7 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         .await
         .map_err(|e| fail(&e))?
         .map_err(|e| fail(&e))?;
+        let _files = self.files.lock().await;
         let file = tokio::fs::File::open(self.dir.join(snapshot_file(&meta.snapshot_id)))
             .await
             .map_err(|e| fail(&e))?;
@@ -542,6 +575,79 @@ mod tests {
             "{revoked:?}"
         );
         assert_eq!(store.lease_ttl(7), None);
+    }
+
+    /// A store behind a state machine in `dir`, fed `entries` puts of
+    /// `value_bytes` each at log indexes `first..`.
+    async fn machine_with(
+        dir: &std::path::Path,
+        first: u64,
+        entries: u64,
+        value_bytes: usize,
+    ) -> StateMachine {
+        let mut machine = StateMachine::new(
+            Store::in_memory(),
+            1,
+            Arc::new(Pending::default()),
+            dir.join("snapshots"),
+            PurgeFloor::default(),
+        )
+        .unwrap();
+        for i in 0..entries {
+            let put = hark_mvcc::PutRequest::new(format!("k{i}"), vec![b'v'; value_bytes]);
+            machine
+                .apply(vec![entry(
+                    1,
+                    first + i,
+                    i,
+                    Command::Write(WriteRequest::Put(put)),
+                )])
+                .await
+                .unwrap();
+        }
+        machine
+    }
+
+    /// A follower building its own (slow, older) snapshot while it installs
+    /// a newer one from the leader: both succeed, and the current snapshot
+    /// is the installed one, its file present. (Before, the build finished
+    /// last: it made its older snapshot current and deleted the installed
+    /// one's file.)
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_build_during_an_install_leaves_the_installed_snapshot_current() {
+        let leader_dir = tempfile::tempdir().unwrap();
+        let mut leader = machine_with(leader_dir.path(), 1000, 1, 10).await;
+        let sent = leader
+            .get_snapshot_builder()
+            .await
+            .build_snapshot()
+            .await
+            .unwrap();
+        let sent_path = leader_dir
+            .path()
+            .join("snapshots")
+            .join(snapshot_file(&sent.meta.snapshot_id));
+
+        let dir = tempfile::tempdir().unwrap();
+        let mut follower = machine_with(dir.path(), 1, 40, 100_000).await;
+        let mut receiving = follower.begin_receiving_snapshot().await.unwrap();
+        let mut from = tokio::fs::File::open(&sent_path).await.unwrap();
+        tokio::io::copy(&mut from, &mut *receiving).await.unwrap();
+        let mut builder = follower.get_snapshot_builder().await;
+        let (built, installed) = tokio::join!(
+            builder.build_snapshot(),
+            follower.install_snapshot(&sent.meta, receiving)
+        );
+        built.unwrap();
+        installed.unwrap();
+        let current = follower.get_current_snapshot().await.unwrap().unwrap();
+        assert_eq!(current.meta, sent.meta, "the installed snapshot is current");
+        let snaps: Vec<String> = std::fs::read_dir(dir.path().join("snapshots"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".snap"))
+            .collect();
+        assert_eq!(snaps, [snapshot_file(&sent.meta.snapshot_id)]);
     }
 
     #[test]

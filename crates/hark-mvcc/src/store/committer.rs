@@ -136,8 +136,12 @@ impl Committer {
         let shared = self.shared.clone();
         // No physical compaction runs meanwhile, and none planned before runs after.
         let _compacting = shared.compacting.lock();
-        shared.generation.fetch_add(1, Ordering::AcqRel);
         let mut index = shared.index.write();
+        // Bumped under the index lock and before any row changes: a reader
+        // that took the generation under the index lock and finds it
+        // unchanged afterwards saw no row of this install (see
+        // `Shared::outside_installs`).
+        shared.generation.fetch_add(1, Ordering::AcqRel);
         let mut leases = shared.leases.lock();
         let mut alarms = shared.alarms.lock();
         let backend = shared.backend.as_ref();
@@ -198,7 +202,16 @@ impl Committer {
             batch.put(Table::Meta, META_LOG_POSITION.to_vec(), position.clone());
             backend.write(batch, true)
         })?;
-        let loaded = load_state(backend)?;
+        let mut loaded = load_state(backend)?;
+        // As on open: the key index forgets what the compaction removed (or
+        // HashKV's keep set and reads differ from a member that restarted),
+        // and a compaction the source had not finished is finished here.
+        if loaded.scheduled > 0 {
+            let keep = loaded.index.compact(loaded.scheduled);
+            if loaded.scheduled > loaded.finished {
+                shared.delete_compacted(loaded.scheduled, &keep)?;
+            }
+        }
         *index = loaded.index;
         *leases = loaded.leases;
         shared

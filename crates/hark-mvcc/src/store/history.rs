@@ -64,6 +64,16 @@ impl Store {
         max_revisions: usize,
         max_bytes: usize,
     ) -> Result<HistoryChunk> {
+        self.shared()
+            .outside_installs(|| self.history_chunk_once(from, max_revisions, max_bytes))
+    }
+
+    fn history_chunk_once(
+        &self,
+        from: i64,
+        max_revisions: usize,
+        max_bytes: usize,
+    ) -> Result<HistoryChunk> {
         let shared = self.shared();
         let current = shared.committed_rev.load(Ordering::Acquire);
         if from < shared.compact_rev.load(Ordering::Acquire) {
@@ -125,6 +135,17 @@ impl Store {
     /// revisions in `from..=to`, in revision order, found through the key index:
     /// the cost follows that range's own history, not the store's write volume.
     pub fn key_changes(
+        &self,
+        key: &[u8],
+        range_end: &[u8],
+        from: i64,
+        to: i64,
+    ) -> Result<Vec<Event>> {
+        self.shared()
+            .outside_installs(|| self.key_changes_once(key, range_end, from, to))
+    }
+
+    fn key_changes_once(
         &self,
         key: &[u8],
         range_end: &[u8],

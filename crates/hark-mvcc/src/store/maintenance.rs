@@ -125,7 +125,7 @@ impl Store {
     pub fn hash(&self) -> Result<(u32, i64)> {
         let mut hash = 0u32;
         let mut revision = 0;
-        self.shared().backend.read_snapshot(&mut |view| {
+        self.shared().whole_view(&mut |view| {
             hash = 0;
             revision = StoreImage { view }.revision()?;
             for table in Table::ALL {
@@ -147,10 +147,10 @@ impl Store {
     }
 
     /// Calls `read` with a consistent image of the whole store (see
-    /// [`StoreImage`]), taken without blocking writers.
+    /// [`StoreImage`]), taken without blocking writers: never one that a
+    /// snapshot install has half-filled.
     pub fn read_image(&self, read: &mut dyn FnMut(&StoreImage<'_>) -> Result<()>) -> Result<()> {
         self.shared()
-            .backend
-            .read_snapshot(&mut |view| read(&StoreImage { view }))
+            .whole_view(&mut |view| read(&StoreImage { view }))
     }
 }

@@ -165,6 +165,11 @@ impl Store {
     pub fn range(&self, req: &RangeRequest) -> Result<RangeResponse> {
         validate::check_range(req)?;
         let shared = self.shared();
+        shared.outside_installs(|| self.range_once(req))
+    }
+
+    fn range_once(&self, req: &RangeRequest) -> Result<RangeResponse> {
+        let shared = self.shared();
         let (plan, current, at) = {
             // Checked under the index lock: compaction changes the index only after
             // raising `compact_rev`, so a read that passes here sees a valid index.

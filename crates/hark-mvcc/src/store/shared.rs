@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Mutex, RwLock};
 
 use crate::alarm::AlarmSet;
-use crate::backend::Backend;
+use crate::backend::{Backend, BackendView};
 use crate::error::{Error, Result};
 use crate::feed::FeedSender;
 use crate::key_index::TreeIndex;
@@ -123,7 +123,9 @@ pub(super) struct Shared {
     pub(super) reclaiming: Mutex<()>,
     /// Held while physical compaction deletes rows (an install waits for it).
     pub(super) compacting: Mutex<()>,
-    /// Bumped by every install: compactions planned before it are void.
+    /// Bumped by every install, under the index write lock, before it
+    /// changes a row: compactions planned before it are void, and readers
+    /// that saw it change read again (see [`Shared::outside_installs`]).
     pub(super) generation: AtomicU64,
     pub(super) options: StoreOptions,
 }
@@ -150,6 +152,40 @@ pub(super) struct SizeCache {
 }
 
 impl Shared {
+    /// Runs `read` (again, as often as it takes) until no snapshot install
+    /// changed a row while it ran. An install replaces the rows in place, in
+    /// batches: a reader walking the backend meanwhile would see some of
+    /// them, or miss a row the key index named. Only an install retries a
+    /// read: writes and compactions never make it.
+    pub(super) fn outside_installs<T>(&self, mut read: impl FnMut() -> Result<T>) -> Result<T> {
+        loop {
+            // Read under the index lock, which an install holds from before
+            // it bumps the generation until it is done.
+            let before = {
+                let _index = self.index.read();
+                self.generation.load(Ordering::Acquire)
+            };
+            let result = read();
+            if self.generation.load(Ordering::Acquire) == before {
+                return result;
+            }
+        }
+    }
+
+    /// [`Backend::read_snapshot`] from outside any install: the index lock,
+    /// which an install holds throughout, is held until the view exists, so
+    /// the view holds the rows from before an install or from after it.
+    pub(super) fn whole_view(
+        &self,
+        read: &mut dyn FnMut(&dyn BackendView) -> Result<()>,
+    ) -> Result<()> {
+        let mut index = Some(self.index.read());
+        self.backend.read_snapshot(&mut |view| {
+            index.take();
+            read(view)
+        })
+    }
+
     /// Re-measures the backend's sizes if the last measure is stale (or `now`).
     pub(super) fn measure_sizes(&self, now: bool) {
         let Some(mut at) = self.sizes.measured_at.try_lock() else {
