@@ -148,6 +148,18 @@ fn run(args: &[&str]) -> Result<ExitCode> {
     }
 }
 
+/// Runs a child to its end: success or failure, as its own exit says.
+fn run_child(command: &mut Command) -> Result<ExitCode> {
+    let status = command
+        .status()
+        .map_err(|e| format!("running {}: {e}", command.get_program().display()))?;
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
 /// Builds with exactly the selection the tests use (see [`run`]) and
 /// returns the debug `hark` binary; `None` if the build failed.
 fn build_server(root: &Path) -> Result<Option<PathBuf>> {
@@ -309,16 +321,11 @@ fn loadtest(args: &[&str]) -> Result<ExitCode> {
     let Some(release) = build_release(&root)? else {
         return Ok(ExitCode::FAILURE);
     };
-    let status = Command::new(release.join("hark-loadtest"))
-        .args(args)
-        .env("HARK_BIN", release.join("hark"))
-        .status()
-        .map_err(|e| format!("running hark-loadtest: {e}"))?;
-    Ok(if status.success() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    run_child(
+        Command::new(release.join("hark-loadtest"))
+            .args(args)
+            .env("HARK_BIN", release.join("hark")),
+    )
 }
 
 /// Release-builds every binary (always the same selection, so RocksDB's
@@ -358,18 +365,13 @@ fn attack(args: &[&str]) -> Result<ExitCode> {
         };
         (release.join("hark"), release.join("hark-loadtest"))
     };
-    let status = Command::new(&generator)
-        .arg("attack")
-        .args(args)
-        .env("HARK_BIN", &hark)
-        .current_dir(&root)
-        .status()
-        .map_err(|e| format!("running {}: {e}", generator.display()))?;
-    Ok(if status.success() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    run_child(
+        Command::new(&generator)
+            .arg("attack")
+            .args(args)
+            .env("HARK_BIN", &hark)
+            .current_dir(&root),
+    )
 }
 
 /// `cargo xtask watch-guard`: 100 watchers, each on its own watch stream
@@ -387,20 +389,15 @@ fn watch_guard() -> Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     };
     let generator = hark.with_file_name("hark-loadtest");
-    let status = Command::new(&generator)
-        .args(["watch-latency", "--etcd-client", "--hark-alone"])
-        .args(["--rate", "200", "--duration", "5", "--rounds", "3"])
-        .args(["--max-after-ack-p99", BOUND_MS])
-        .arg("--hark")
-        .arg(&hark)
-        .current_dir(&root)
-        .status()
-        .map_err(|e| format!("running {}: {e}", generator.display()))?;
-    Ok(if status.success() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    run_child(
+        Command::new(&generator)
+            .args(["watch-latency", "--etcd-client", "--hark-alone"])
+            .args(["--rate", "200", "--duration", "5", "--rounds", "3"])
+            .args(["--max-after-ack-p99", BOUND_MS])
+            .arg("--hark")
+            .arg(&hark)
+            .current_dir(&root),
+    )
 }
 
 /// `cargo xtask prune [HOURS]`: every build variant and every test leaves

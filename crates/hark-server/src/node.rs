@@ -43,6 +43,23 @@ pub struct Node {
 }
 
 impl Node {
+    /// Closes the layers in shutdown's order (see `tasks.rs`): the lessor,
+    /// the auth store, the watch engine, then the store, whose last handle
+    /// joins its threads and closes RocksDB. Blocks.
+    pub(crate) fn close(self) {
+        let Node {
+            store,
+            hub,
+            lessor,
+            auth,
+            ..
+        } = self;
+        drop(lessor);
+        drop(auth);
+        hub.shutdown();
+        drop(store);
+    }
+
     /// The member's store.
     pub fn store(&self) -> &Store {
         &self.store
@@ -106,24 +123,5 @@ impl NodeHandle {
         self.0
             .upgrade()
             .ok_or_else(|| Status::unavailable("etcdserver: server stopped"))
-    }
-}
-
-impl Node {
-    /// Closes the layers in shutdown's order (see `tasks.rs`): the lessor,
-    /// the auth store, the watch engine, then the store, whose last handle
-    /// joins its threads and closes RocksDB. Blocks.
-    pub(crate) fn close(self) {
-        let Node {
-            store,
-            hub,
-            lessor,
-            auth,
-            ..
-        } = self;
-        drop(lessor);
-        drop(auth);
-        hub.shutdown();
-        drop(store);
     }
 }

@@ -36,8 +36,13 @@ impl Drop for Member {
     }
 }
 
-fn start_cluster(cwd: &Path) -> Vec<Member> {
-    start_cluster_with(cwd, &[])
+/// Three members started with default flags, each serving clients.
+async fn start_cluster(cwd: &Path) -> Vec<Member> {
+    let mut members = start_cluster_with(cwd, &[]);
+    for m in &mut members {
+        ready(&m.client, &mut m.child).await;
+    }
+    members
 }
 
 /// Three members with etcd's flags, plus `env` (HARK_* settings) for each.
@@ -522,10 +527,7 @@ async fn etcdctl_member_add_promote_update_remove() {
         return;
     };
     let cwd = tempfile::tempdir().unwrap();
-    let mut members = start_cluster(cwd.path());
-    for m in &mut members {
-        ready(&m.client, &mut m.child).await;
-    }
+    let mut members = start_cluster(cwd.path()).await;
     let endpoints = members
         .iter()
         .map(|m| m.client.clone())
@@ -659,10 +661,7 @@ async fn leader_index(members: &[Member]) -> usize {
 async fn leases_live_on_the_leader_and_survive_its_loss() {
     let _one = ONE_CLUSTER_AT_A_TIME.lock().await;
     let cwd = tempfile::tempdir().unwrap();
-    let mut members = start_cluster(cwd.path());
-    for m in &mut members {
-        ready(&m.client, &mut m.child).await;
-    }
+    let mut members = start_cluster(cwd.path()).await;
     let leader = leader_index(&members).await;
     let followers: Vec<usize> = (0..3).filter(|i| *i != leader).collect();
     let clients: Vec<String> = members.iter().map(|m| m.client.clone()).collect();
@@ -776,10 +775,7 @@ async fn leases_live_on_the_leader_and_survive_its_loss() {
 async fn a_watch_requiring_a_leader_ends_when_the_member_loses_it() {
     let _one = ONE_CLUSTER_AT_A_TIME.lock().await;
     let cwd = tempfile::tempdir().unwrap();
-    let mut members = start_cluster(cwd.path());
-    for m in &mut members {
-        ready(&m.client, &mut m.child).await;
-    }
+    let mut members = start_cluster(cwd.path()).await;
     // A leader first: until one is elected such a watch is refused too.
     leader_index(&members).await;
     let options = etcd_client::ConnectOptions::new().with_require_leader(true);
@@ -843,10 +839,7 @@ async fn etcdctl_move_leader_hands_the_leadership_to_a_follower() {
         return;
     };
     let cwd = tempfile::tempdir().unwrap();
-    let mut members = start_cluster(cwd.path());
-    for m in &mut members {
-        ready(&m.client, &mut m.child).await;
-    }
+    let mut members = start_cluster(cwd.path()).await;
     let endpoints: Vec<String> = members.iter().map(|m| m.client.clone()).collect();
     let all = endpoints.join(",");
     let from = leader_index(&members).await;
@@ -1060,10 +1053,7 @@ fn metric(client: &str, name: &str) -> f64 {
 async fn leadership_metrics_follow_the_log() {
     let _one = ONE_CLUSTER_AT_A_TIME.lock().await;
     let cwd = tempfile::tempdir().unwrap();
-    let mut members = start_cluster(cwd.path());
-    for m in &mut members {
-        ready(&m.client, &mut m.child).await;
-    }
+    let mut members = start_cluster(cwd.path()).await;
     let leader = leader_index(&members).await;
     for (i, m) in members.iter().enumerate() {
         let leads = f64::from(u8::from(i == leader));
