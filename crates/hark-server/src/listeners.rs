@@ -107,13 +107,8 @@ pub async fn serve(
     });
     // The frame and header list limits are stated, not left to
     // hyper's defaults: AuthorityFix steps aside at the same figures.
-    let result = Server::builder()
+    let result = http2_server()
         .accept_http1(true)
-        .initial_connection_window_size(CONNECTION_WINDOW)
-        .initial_stream_window_size(STREAM_WINDOW)
-        .max_frame_size(crate::transport::authority::MAX_FRAME_SIZE)
-        .http2_max_header_list_size(crate::transport::authority::MAX_HEADER_LIST_SIZE)
-        .http2_max_local_error_reset_streams(Some(MAX_LOCAL_ERROR_RESETS))
         .max_concurrent_streams(max_streams)
         // Every route of every listener behind one identity boundary.
         .layer(crate::transport::boundary::IdentityBoundaryLayer)
@@ -123,6 +118,17 @@ pub async fn serve(
     if let Err(e) = result {
         tracing::error!(error = %e, "listener failed");
     }
+}
+
+/// The HTTP/2 settings every listener shares: windows sized for pipelined
+/// small messages, and the front door's frame, header and reset bounds.
+fn http2_server() -> Server {
+    Server::builder()
+        .initial_connection_window_size(CONNECTION_WINDOW)
+        .initial_stream_window_size(STREAM_WINDOW)
+        .max_frame_size(crate::transport::authority::MAX_FRAME_SIZE)
+        .http2_max_header_list_size(crate::transport::authority::MAX_HEADER_LIST_SIZE)
+        .http2_max_local_error_reset_streams(Some(MAX_LOCAL_ERROR_RESETS))
 }
 
 /// A listener's connections: plain, or TLS once their handshake is done.
@@ -209,12 +215,7 @@ pub async fn serve_peers(
     stop: Stop,
 ) {
     let incoming = connections(listener, tls).map(Ok::<_, std::io::Error>);
-    let result = Server::builder()
-        .initial_connection_window_size(CONNECTION_WINDOW)
-        .initial_stream_window_size(STREAM_WINDOW)
-        .max_frame_size(crate::transport::authority::MAX_FRAME_SIZE)
-        .http2_max_header_list_size(crate::transport::authority::MAX_HEADER_LIST_SIZE)
-        .http2_max_local_error_reset_streams(Some(MAX_LOCAL_ERROR_RESETS))
+    let result = http2_server()
         .layer(crate::transport::boundary::IdentityBoundaryLayer)
         .add_routes(peers)
         .serve_with_incoming_shutdown(incoming, stop.raised())

@@ -38,15 +38,19 @@ impl Drop for Member {
 
 /// Three members started with default flags, each serving clients.
 async fn start_cluster(cwd: &Path) -> Vec<Member> {
-    let mut members = start_cluster_with(cwd, &[]);
+    let mut members = start_cluster_with(cwd, |_| Vec::new());
     for m in &mut members {
         ready(&m.client, &mut m.child).await;
     }
     members
 }
 
-/// Three members with etcd's flags, plus `env` (HARK_* settings) for each.
-fn start_cluster_with(cwd: &Path, env: &[(&str, String)]) -> Vec<Member> {
+/// Three members with etcd's flags, plus `env(i)` (HARK_* settings) for
+/// member `i`.
+fn start_cluster_with(
+    cwd: &Path,
+    env: impl Fn(usize) -> Vec<(&'static str, String)>,
+) -> Vec<Member> {
     let ports: Vec<(u16, u16)> = (0..3).map(|_| (free_port(), free_port())).collect();
     let initial: Vec<String> = ports
         .iter()
@@ -64,7 +68,7 @@ fn start_cluster_with(cwd: &Path, env: &[(&str, String)]) -> Vec<Member> {
                 *peer,
                 &initial.join(","),
                 "new",
-                env,
+                &env(i),
             )
         })
         .collect()
@@ -192,9 +196,9 @@ async fn a_killed_member_catches_up_with_a_small_snapshot_count() {
 
 /// Eight writers over all members, a watch on a follower, the leader killed
 /// and restarted; returns the members' logs.
-async fn sigkill_the_leader_under_writes(env: &[(&str, String)]) -> String {
+async fn sigkill_the_leader_under_writes(env: &[(&'static str, String)]) -> String {
     let cwd = tempfile::tempdir().unwrap();
-    let mut members = start_cluster_with(cwd.path(), env);
+    let mut members = start_cluster_with(cwd.path(), |_| env.to_vec());
     for m in &mut members {
         ready(&m.client, &mut m.child).await;
     }
@@ -946,28 +950,10 @@ async fn etcdctl_move_leader_hands_the_leadership_to_a_follower() {
 async fn members_with_different_max_txn_ops_apply_the_same_log() {
     let _one = ONE_CLUSTER_AT_A_TIME.lock().await;
     let cwd = tempfile::tempdir().unwrap();
-    let ports: Vec<(u16, u16)> = (0..3).map(|_| (free_port(), free_port())).collect();
-    let initial: Vec<String> = ports
-        .iter()
-        .enumerate()
-        .map(|(i, (_, peer))| format!("m{i}=http://127.0.0.1:{peer}"))
-        .collect();
-    let mut members: Vec<Member> = ports
-        .iter()
-        .enumerate()
-        .map(|(i, (client, peer))| {
-            let limit = if i == 0 { "256" } else { "128" };
-            start_member(
-                cwd.path(),
-                &format!("m{i}"),
-                *client,
-                *peer,
-                &initial.join(","),
-                "new",
-                &[("HARK_MAX_TXN_OPS", limit.to_string())],
-            )
-        })
-        .collect();
+    let mut members = start_cluster_with(cwd.path(), |i| {
+        let limit = if i == 0 { "256" } else { "128" };
+        vec![("HARK_MAX_TXN_OPS", limit.to_string())]
+    });
     for m in &mut members {
         ready(&m.client, &mut m.child).await;
     }
