@@ -152,7 +152,9 @@ pub fn spawn_exactly(cwd: &Path, args: &[String], env: &[(&str, String)]) -> Chi
         .args(args)
         .stdout(Stdio::null())
         .stderr(log);
-    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("HARK_")) {
+    // The test's own HARK_* settings do not leak into the member, except the
+    // mutation switch, which exists to run the tests against a deliberate bug.
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("HARK_") && k != "HARK_MUTATION") {
         cmd.env_remove(k);
     }
     for (k, v) in env {
