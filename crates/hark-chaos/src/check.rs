@@ -7,6 +7,8 @@
 //! - Writes: every acknowledged write is in the log at its revision; the
 //!   members' final states are equal and equal the log's.
 //! - Reads and CAS against the log, and real-time order of revisions.
+//! - Lease safety and the lock workload's mutual exclusion (see
+//!   [`crate::safety`]).
 //! - Linearizability of each key's register history with stateright's
 //!   tester (see [`crate::linearizable`]).
 
@@ -22,7 +24,7 @@ pub struct Report {
 }
 
 impl Report {
-    fn anomaly(&mut self, what: String) {
+    pub fn anomaly(&mut self, what: String) {
         // A broken guarantee tends to repeat: the first few say enough.
         if self.anomalies.len() < 200 {
             self.anomalies.push(what);
@@ -37,6 +39,8 @@ pub fn check(history: &History) -> Report {
     check_writes_and_reads(history, &log, &mut report);
     check_final_state(history, &log, &mut report);
     check_leases(history, &log, &mut report);
+    crate::safety::check_lease_safety(history, &mut report);
+    crate::safety::check_lock_holds(history, &mut report);
     check_lists(history, &log, &mut report);
     crate::linearizable::check(history, &log, &mut report.anomalies, &mut report.facts);
     report
@@ -560,6 +564,7 @@ mod tests {
                 WatchResponse::Started { start_revision: 1 },
                 WatchResponse::Events {
                     header_revision: 3,
+                    received_us: 0,
                     events: events[..2]
                         .iter()
                         .map(|e| Event {
@@ -576,6 +581,7 @@ mod tests {
                 WatchResponse::Started { start_revision: 4 },
                 WatchResponse::Events {
                     header_revision: 4,
+                    received_us: 0,
                     events: vec![Event {
                         prev_value: if prev_kv { Some("1".into()) } else { None },
                         ..events[2].clone()
@@ -784,6 +790,7 @@ mod tests {
             let prev_kv = h.watches[w].prev_kv;
             h.watches[w].responses.push(WatchResponse::Events {
                 header_revision: 6,
+                received_us: 0,
                 events: events
                     .iter()
                     .map(|e| Event {
@@ -805,6 +812,9 @@ mod tests {
             put_revision: Some(5),
             kept_alive: 1,
             fate,
+            granted_us: 0,
+            renewals_sent_us: Vec::new(),
+            let_go_us: None,
         });
         h
     }
@@ -856,6 +866,7 @@ mod tests {
                     WatchResponse::Started { start_revision: 1 },
                     WatchResponse::Events {
                         header_revision: 6,
+                        received_us: 0,
                         events,
                     },
                 ],

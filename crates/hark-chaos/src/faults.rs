@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 use crate::cluster::{Cluster, ELECTION_MS, status, wait_for_leader};
 use crate::history::FaultRecord;
-use crate::workload::{Clock, REQUEST_TIMEOUT, connect};
+use crate::workload::{Clock, LEASE_TTL, REQUEST_TIMEOUT, connect};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Fault {
@@ -25,6 +25,11 @@ pub enum Fault {
     Partition,
     /// The leader cut off from the others, both ways.
     IsolateLeader,
+    /// The leader cut off from the others, both ways, for longer than a
+    /// lease's TTL (TTL + 1 to TTL + 3 s): a lease kept alive only through
+    /// it must run out on the others' side all the same, and its holder
+    /// must have been told it lost it.
+    IsolateLeaderLong,
     /// One member's connections to another refused (one way only).
     OneWay,
     /// SIGKILL a follower, keep it down while writes go on (long enough,
@@ -88,11 +93,16 @@ pub async fn run(
                 note(format!("resume m{i}"));
                 cluster.pause(i, false);
             }
-            Fault::Partition | Fault::IsolateLeader => {
+            Fault::Partition | Fault::IsolateLeader | Fault::IsolateLeaderLong => {
                 let i = if fault == Fault::Partition {
                     random
                 } else {
                     leader
+                };
+                let hold = if fault == Fault::IsolateLeaderLong {
+                    Duration::from_millis(LEASE_TTL as u64 * 1000 + rng.random_range(1000..3000))
+                } else {
+                    hold
                 };
                 note(format!("partition m{i} from the rest (leader: m{leader})"));
                 cluster.proxy.partition(&[i], n);

@@ -85,6 +85,10 @@ pub enum WatchResponse {
     Events {
         header_revision: i64,
         events: Vec<Event>,
+        /// When the response arrived (on the run's clock): every event in it
+        /// happened before then.
+        #[serde(default)]
+        received_us: u64,
     },
     /// A progress notification: every event up to `revision` was sent.
     Progress { revision: i64 },
@@ -108,6 +112,47 @@ pub struct LeaseRecord {
     /// Keep-alives answered (with a TTL above zero).
     pub kept_alive: usize,
     pub fate: LeaseFate,
+    /// When the grant was sent: the lease lives at least `ttl` from then.
+    #[serde(default)]
+    pub granted_us: u64,
+    /// When each keep-alive that was answered with a TTL was sent: the
+    /// lease lives at least `ttl` from each.
+    #[serde(default)]
+    pub renewals_sent_us: Vec<u64>,
+    /// When the client itself first let the key go (deleted it or sent the
+    /// revoke): from then on its deletion is the client's doing.
+    #[serde(default)]
+    pub let_go_us: Option<u64>,
+}
+
+impl LeaseRecord {
+    /// Until when the lease's key must stay: a TTL past the last grant or
+    /// acknowledged keep-alive the client sent, unless it let go earlier.
+    pub fn protected_until_us(&self) -> u64 {
+        let last = self
+            .renewals_sent_us
+            .iter()
+            .copied()
+            .fold(self.granted_us, u64::max);
+        let expiry = last + self.ttl.max(0) as u64 * 1_000_000;
+        self.let_go_us.map_or(expiry, |at| at.min(expiry))
+    }
+}
+
+/// One hold of the lock workload's mutex: from when the holder learned it
+/// held the lock until it released it or its session's lease could have
+/// run out, whichever came first.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LockHold {
+    pub client: usize,
+    pub endpoint: String,
+    pub lease: i64,
+    pub key: String,
+    pub create_revision: i64,
+    pub acquired_us: u64,
+    pub ended_us: u64,
+    /// `released`, or `lease lost` when keep-alives stopped being answered.
+    pub how_ended: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -152,6 +197,8 @@ pub struct History {
     pub leases: Vec<LeaseRecord>,
     #[serde(default)]
     pub lists: Vec<ListRecord>,
+    #[serde(default)]
+    pub locks: Vec<LockHold>,
     /// Compactions done: (when, revision).
     #[serde(default)]
     pub compactions: Vec<(u64, i64)>,

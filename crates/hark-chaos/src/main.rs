@@ -5,8 +5,8 @@
 //!
 //! Layout: `cluster.rs` (member processes), `proxy.rs` (peer links that can
 //! be cut), `faults.rs` (the schedule), `workload.rs` (clients and
-//! watchers), `history.rs` (what was recorded), `check.rs` and
-//! `linearizable.rs` (the checkers).
+//! watchers), `lock.rs` (the lock workload), `history.rs` (what was
+//! recorded), `check.rs`, `safety.rs` and `linearizable.rs` (the checkers).
 
 mod check;
 mod cluster;
@@ -14,7 +14,9 @@ mod faults;
 mod history;
 mod kubernetes;
 mod linearizable;
+mod lock;
 mod proxy;
+mod safety;
 mod workload;
 
 use std::path::PathBuf;
@@ -48,17 +50,18 @@ struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "kill,kill-leader,kill-catching-up,pause,partition,isolate-leader,one-way,member-replace"
+        default_value = "kill,kill-leader,kill-catching-up,pause,partition,isolate-leader,isolate-leader-long,one-way,member-replace"
     )]
     faults: Vec<Fault>,
     /// Workloads, comma separated. The watchers always run: every revision
     /// is seen through them. `register`: puts, reads both ways, CAS and CAS
     /// deletes; `lease`: grant, put under a lease, revoke or expire;
-    /// `kubernetes`: paginated lists and the compaction loop.
+    /// `kubernetes`: paginated lists and the compaction loop; `lock`:
+    /// clientv3-style mutex sessions, checked for two holders at once.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "register,lease,kubernetes"
+        default_value = "register,lease,kubernetes,lock"
     )]
     workload: Vec<Workload>,
     /// Register clients (puts, linearizable and serializable reads, CAS).
@@ -68,6 +71,10 @@ struct Args {
     /// let expire).
     #[arg(long, default_value_t = 2)]
     lease_clients: usize,
+    /// Lock clients (a session each round: lease, key, wait for the older
+    /// keys to go, hold, release).
+    #[arg(long, default_value_t = 3)]
+    lock_clients: usize,
     /// Kubernetes-style list clients (paginated lists at one revision).
     #[arg(long, default_value_t = 1)]
     list_clients: usize,
@@ -101,6 +108,7 @@ enum Workload {
     Register,
     Lease,
     Kubernetes,
+    Lock,
 }
 
 impl Args {
@@ -252,6 +260,7 @@ async fn run(
                 i % 2 == 0,
                 i == endpoints.len(),
                 drain_to.clone(),
+                clock,
                 until + Duration::from_secs(60),
             ))
         })
@@ -277,7 +286,23 @@ async fn run(
                 c,
                 endpoints.clone(),
                 seed,
+                clock,
                 until,
+                leases.clone(),
+            ))
+        })
+        .collect();
+
+    let locks = Arc::new(Mutex::new(Vec::new()));
+    let lock_clients: Vec<_> = (0..args.count(Workload::Lock, args.lock_clients))
+        .map(|c| {
+            tokio::spawn(lock::lock_client(
+                c,
+                endpoints.clone(),
+                seed,
+                clock,
+                until,
+                locks.clone(),
                 leases.clone(),
             ))
         })
@@ -309,7 +334,12 @@ async fn run(
     let faults = faults::run(&mut cluster, &args.faults, seed, clock, until).await;
     tokio::time::sleep_until(until).await;
     cluster.recover_all();
-    for c in clients.into_iter().chain(lease_clients).chain(k8s_clients) {
+    for c in clients
+        .into_iter()
+        .chain(lease_clients)
+        .chain(lock_clients)
+        .chain(k8s_clients)
+    {
         c.await.map_err(|e| format!("a client panicked: {e}"))?;
     }
     wait_for_leader(&cluster, Duration::from_secs(30)).await?;
@@ -333,6 +363,7 @@ async fn run(
     let ops = std::mem::take(&mut *ops.lock().unwrap());
     let leases = std::mem::take(&mut *leases.lock().unwrap());
     let lists = std::mem::take(&mut *lists.lock().unwrap());
+    let locks = std::mem::take(&mut *locks.lock().unwrap());
     let compactions = std::mem::take(&mut *compactions.lock().unwrap());
     Ok(History {
         flavor: flavor.name().into(),
@@ -342,6 +373,7 @@ async fn run(
         faults,
         leases,
         lists,
+        locks,
         compactions,
         final_reads,
     })

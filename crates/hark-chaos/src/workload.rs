@@ -204,6 +204,7 @@ pub async fn lease_client(
     client: usize,
     endpoints: Vec<String>,
     seed: u64,
+    clock: Clock,
     until: Instant,
     leases: Arc<Mutex<Vec<LeaseRecord>>>,
 ) {
@@ -216,6 +217,7 @@ pub async fn lease_client(
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
+        let granted_us = clock.now_us();
         let granted = tokio::time::timeout(REQUEST_TIMEOUT, c.lease_grant(LEASE_TTL, None)).await;
         let Ok(Ok(grant)) = granted else {
             // An unanswered grant is harmless: nothing is attached to it.
@@ -246,22 +248,30 @@ pub async fn lease_client(
             put_revision,
             kept_alive: 0,
             fate: LeaseFate::LeftToExpire,
+            granted_us,
+            renewals_sent_us: Vec::new(),
+            let_go_us: None,
         };
         if rng.random_bool(0.5) {
             if let Ok(Ok((mut keeper, mut stream))) =
                 tokio::time::timeout(REQUEST_TIMEOUT, c.lease_keep_alive(grant.id())).await
             {
-                for _ in 0..rng.random_range(1..4) {
+                for _ in 0..rng.random_range(1..8) {
                     tokio::time::sleep(Duration::from_millis(700)).await;
+                    let sent_us = clock.now_us();
                     if keeper.keep_alive().await.is_err() {
                         break;
                     }
                     match tokio::time::timeout(REQUEST_TIMEOUT, stream.message()).await {
-                        Ok(Ok(Some(r))) if r.ttl() > 0 => record.kept_alive += 1,
+                        Ok(Ok(Some(r))) if r.ttl() > 0 => {
+                            record.kept_alive += 1;
+                            record.renewals_sent_us.push(sent_us);
+                        }
                         _ => break,
                     }
                 }
             }
+            record.let_go_us = Some(clock.now_us());
             record.fate =
                 match tokio::time::timeout(REQUEST_TIMEOUT, c.lease_revoke(grant.id())).await {
                     Ok(Ok(r)) => LeaseFate::Revoked {
@@ -286,6 +296,7 @@ pub async fn watcher(
     prev_kv: bool,
     no_delete: bool,
     drain_to: Arc<AtomicI64>,
+    clock: Clock,
     give_up: Instant,
 ) -> WatchLog {
     let mut log = WatchLog {
@@ -390,6 +401,7 @@ pub async fn watcher(
             log.responses.push(WatchResponse::Events {
                 header_revision,
                 events,
+                received_us: clock.now_us(),
             });
         };
         if !reason.is_empty() && reason != "finished" {
