@@ -41,6 +41,8 @@ pub fn check(history: &History) -> Report {
     check_leases(history, &log, &mut report);
     crate::safety::check_lease_safety(history, &mut report);
     crate::safety::check_lock_holds(history, &mut report);
+    crate::limits::check(&history.limits, &mut report);
+    crate::limits::check_hashes(&history.final_hashes, &mut report);
     check_lists(history, &log, &mut report);
     crate::linearizable::check(history, &log, &mut report.anomalies, &mut report.facts);
     report

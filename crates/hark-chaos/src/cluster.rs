@@ -95,6 +95,8 @@ impl Cluster {
                 format!("--election-timeout={ELECTION_MS}"),
                 format!("--snapshot-count={snapshot_count}"),
             ];
+            // Each member its own limits, as in a rolling flag change.
+            args.extend(crate::limits::MEMBER_LIMITS[i % 3].flags());
             if let Flavor::Hark(_) = flavor {
                 args.push(format!("--peer-local-addr={}", own_ip(i)));
                 proxy.know_ip(own_ip(i), i);

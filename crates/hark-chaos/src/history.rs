@@ -186,6 +186,29 @@ pub struct FaultRecord {
     pub what: String,
 }
 
+/// One near-limit request and how the member answered.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LimitRecord {
+    pub member: usize,
+    /// Ops in a txn, or 0 for a large put.
+    pub txn_ops: usize,
+    /// The large put's value size, or 0 for a txn.
+    pub value_bytes: usize,
+    /// `None` when answered OK, else the error.
+    pub refused: Option<String>,
+}
+
+/// Every member's HashKV at the final revision.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FinalHash {
+    pub endpoint: String,
+    pub revision: i64,
+    pub hash: u32,
+    pub compact_revision: i64,
+    /// Why there is no hash, if there is none.
+    pub error: Option<String>,
+}
+
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct History {
     pub flavor: String,
@@ -199,6 +222,11 @@ pub struct History {
     pub lists: Vec<ListRecord>,
     #[serde(default)]
     pub locks: Vec<LockHold>,
+    #[serde(default)]
+    pub limits: Vec<LimitRecord>,
+    /// Each member's HashKV at the final revision.
+    #[serde(default)]
+    pub final_hashes: Vec<FinalHash>,
     /// Compactions done: (when, revision).
     #[serde(default)]
     pub compactions: Vec<(u64, i64)>,

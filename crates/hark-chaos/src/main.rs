@@ -5,7 +5,8 @@
 //!
 //! Layout: `cluster.rs` (member processes), `proxy.rs` (peer links that can
 //! be cut), `faults.rs` (the schedule), `workload.rs` (clients and
-//! watchers), `lock.rs` (the lock workload), `history.rs` (what was
+//! watchers), `lock.rs` (the lock workload), `limits.rs` (members with
+//! different limits, and requests near them), `history.rs` (what was
 //! recorded), `check.rs`, `safety.rs` and `linearizable.rs` (the checkers).
 
 mod check;
@@ -13,6 +14,7 @@ mod cluster;
 mod faults;
 mod history;
 mod kubernetes;
+mod limits;
 mod linearizable;
 mod lock;
 mod proxy;
@@ -57,11 +59,13 @@ struct Args {
     /// is seen through them. `register`: puts, reads both ways, CAS and CAS
     /// deletes; `lease`: grant, put under a lease, revoke or expire;
     /// `kubernetes`: paginated lists and the compaction loop; `lock`:
-    /// clientv3-style mutex sessions, checked for two holders at once.
+    /// clientv3-style mutex sessions, checked for two holders at once;
+    /// `near-limits`: txns and puts that one member's limits take and
+    /// another's refuse (every member runs with its own limits).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "register,lease,kubernetes,lock"
+        default_value = "register,lease,kubernetes,lock,near-limits"
     )]
     workload: Vec<Workload>,
     /// Register clients (puts, linearizable and serializable reads, CAS).
@@ -109,6 +113,7 @@ enum Workload {
     Lease,
     Kubernetes,
     Lock,
+    NearLimits,
 }
 
 impl Args {
@@ -308,6 +313,17 @@ async fn run(
         })
         .collect();
 
+    let limit_records = Arc::new(Mutex::new(Vec::new()));
+    let near_limits = args.workload.contains(&Workload::NearLimits).then(|| {
+        tokio::spawn(limits::near_limits_client(
+            0,
+            endpoints.clone(),
+            seed,
+            until,
+            limit_records.clone(),
+        ))
+    });
+
     let lists = Arc::new(Mutex::new(Vec::new()));
     let compactions = Arc::new(Mutex::new(Vec::new()));
     let mut k8s_clients: Vec<_> = (0..args.count(Workload::Kubernetes, args.list_clients))
@@ -339,6 +355,7 @@ async fn run(
         .chain(lease_clients)
         .chain(lock_clients)
         .chain(k8s_clients)
+        .chain(near_limits)
     {
         c.await.map_err(|e| format!("a client panicked: {e}"))?;
     }
@@ -359,7 +376,12 @@ async fn run(
     for ep in &endpoints {
         final_reads.push(final_state(ep, last).await);
     }
+    let mut final_hashes = Vec::new();
+    for ep in &endpoints {
+        final_hashes.push(limits::final_hash(ep, last).await);
+    }
     cluster.stop();
+    let limits = std::mem::take(&mut *limit_records.lock().unwrap());
     let ops = std::mem::take(&mut *ops.lock().unwrap());
     let leases = std::mem::take(&mut *leases.lock().unwrap());
     let lists = std::mem::take(&mut *lists.lock().unwrap());
@@ -374,6 +396,8 @@ async fn run(
         leases,
         lists,
         locks,
+        limits,
+        final_hashes,
         compactions,
         final_reads,
     })

@@ -14,6 +14,9 @@
 //!   confirming it still leads (`hark-raft`).
 //! - `revoke-in-any-term`: an expired lease's revoke is applied whichever
 //!   leader appended it (`hark-raft`).
+//! - `limits-at-apply`: a committed txn is checked again at apply against
+//!   the member's own `--max-txn-ops` (the store), so members with
+//!   different limits apply different logs.
 
 /// Whether mutation `name` is on in this process.
 #[cfg(feature = "chaos-mutations")]

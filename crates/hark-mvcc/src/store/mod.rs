@@ -240,7 +240,11 @@ impl Store {
                     // is each member's own flag, checked by the member that
                     // took the request. Checked here too, members with
                     // different limits would apply different logs.
-                    Some(req) => match validate::check_logged(&req) {
+                    Some(req) => match if crate::chaos::mutation("limits-at-apply") {
+                        validate::check_write(&req, self.shared().options.max_txn_ops)
+                    } else {
+                        validate::check_logged(&req)
+                    } {
                         Ok(()) => Work::Request(req),
                         Err(e) => Work::Refused(e),
                     },
