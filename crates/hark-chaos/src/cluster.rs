@@ -1,5 +1,5 @@
 //! Three members as processes, Hark or etcd, started with etcd's flags and
-//! their peer links through [`PeerProxy`]. Members are killed with SIGKILL,
+//! their peer links through [`PeerProxy`] or in network namespaces. Members are killed with SIGKILL,
 //! paused with SIGSTOP and restarted with the flags they started with.
 
 use std::fs::File;
@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::netns::Namespaces;
 use crate::proxy::PeerProxy;
 
 /// Which server runs the cluster.
@@ -45,49 +46,153 @@ pub struct Cluster {
     flavor: Flavor,
     dir: PathBuf,
     pub members: Vec<Member>,
-    pub proxy: PeerProxy,
+    pub links: Links,
 }
 
 fn free_listener(ip: IpAddr) -> TcpListener {
     TcpListener::bind(SocketAddr::new(ip, 0)).expect("a free loopback port")
 }
 
+/// How the members' peer traffic runs, and so how links are cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Network {
+    /// Through a TCP proxy per member on the loopback (see `proxy.rs`).
+    Proxy,
+    /// Each member in its own network namespace (see `netns.rs`).
+    Netns,
+}
+
+/// The peer links of a running cluster.
+pub enum Links {
+    Proxy(PeerProxy),
+    Netns(Namespaces),
+}
+
+impl Links {
+    /// Member `from` can no longer reach member `to` (one way).
+    pub fn cut(&self, from: usize, to: usize) {
+        match self {
+            Links::Proxy(p) => p.cut(from, to),
+            Links::Netns(n) => n.cut(from, to),
+        }
+    }
+
+    /// The members in `side` cut off from the other `members`, both ways.
+    pub fn partition(&self, side: &[usize], members: usize) {
+        match self {
+            Links::Proxy(p) => p.partition(side, members),
+            Links::Netns(n) => n.partition(side),
+        }
+    }
+
+    pub fn heal(&self) {
+        match self {
+            Links::Proxy(p) => p.heal(),
+            Links::Netns(n) => n.heal(),
+        }
+    }
+
+    /// Member `member` has raft id `id` (the proxy tells etcd's peers by it).
+    pub fn know_id(&self, id: u64, member: usize) {
+        if let Links::Proxy(p) = self {
+            p.know_id(id, member);
+        }
+    }
+}
+
+/// A member's URLs and the flags that go with them.
+struct Addresses {
+    client: String,
+    listen_peer: String,
+    advertise_peer: String,
+    extra: Vec<String>,
+}
+
+/// Members on the loopback, each advertising its proxy as its peer URL.
+fn proxied(flavor: &Flavor, size: usize) -> (PeerProxy, Vec<Addresses>) {
+    let proxy = PeerProxy::default();
+    let localhost = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    // Hark members each dial their peers from their own address.
+    let own_ip = |i: usize| match flavor {
+        Flavor::Hark(_) => IpAddr::V4(Ipv4Addr::new(127, 0, 0, 10 + i as u8)),
+        Flavor::Etcd(_) => localhost,
+    };
+    let mut addresses = Vec::new();
+    for i in 0..size {
+        let front = free_listener(localhost);
+        let front_url = format!("http://{}", front.local_addr().expect("bound address"));
+        // The real peer port: taken now and freed just before the member
+        // binds it.
+        let peer = free_listener(own_ip(i))
+            .local_addr()
+            .expect("bound address");
+        let client = free_listener(localhost)
+            .local_addr()
+            .expect("bound address");
+        let mut extra = Vec::new();
+        if let Flavor::Hark(_) = flavor {
+            extra.push(format!("--peer-local-addr={}", own_ip(i)));
+            proxy.know_ip(own_ip(i), i);
+        }
+        proxy.forward(front, i, peer);
+        addresses.push(Addresses {
+            client: format!("http://{client}"),
+            listen_peer: format!("http://{peer}"),
+            advertise_peer: front_url,
+            extra,
+        });
+    }
+    (proxy, addresses)
+}
+
 impl Cluster {
-    /// Starts `size` members in `dir` (one data dir and log each). Must run
-    /// inside a tokio runtime (the proxies are tasks).
-    pub fn start(flavor: Flavor, dir: &Path, size: usize, snapshot_count: u64) -> Cluster {
-        let proxy = PeerProxy::default();
-        let localhost = IpAddr::V4(Ipv4Addr::LOCALHOST);
-        // Hark members each dial their peers from their own address.
-        let own_ip = |i: usize| match flavor {
-            Flavor::Hark(_) => IpAddr::V4(Ipv4Addr::new(127, 0, 0, 10 + i as u8)),
-            Flavor::Etcd(_) => localhost,
+    /// Starts `size` members in `dir` (one data dir and log each), their
+    /// peer links through `network`. Must run inside a tokio runtime (the
+    /// proxies are tasks).
+    pub fn start(
+        flavor: Flavor,
+        dir: &Path,
+        size: usize,
+        snapshot_count: u64,
+        network: Network,
+    ) -> Result<Cluster, String> {
+        let (links, addresses) = match network {
+            Network::Proxy => {
+                let (proxy, addresses) = proxied(&flavor, size);
+                (Links::Proxy(proxy), addresses)
+            }
+            Network::Netns => {
+                let namespaces = Namespaces::create(size)?;
+                // Each member has an address and ports of its own.
+                let addresses = (0..size)
+                    .map(|i| {
+                        let ip = namespaces.address(i);
+                        Addresses {
+                            client: format!("http://{ip}:2379"),
+                            listen_peer: format!("http://{ip}:2380"),
+                            advertise_peer: format!("http://{ip}:2380"),
+                            extra: Vec::new(),
+                        }
+                    })
+                    .collect();
+                (Links::Netns(namespaces), addresses)
+            }
         };
-        let fronts: Vec<TcpListener> = (0..size).map(|_| free_listener(localhost)).collect();
-        let front_url =
-            |i: usize| format!("http://{}", fronts[i].local_addr().expect("bound address"));
-        let initial: Vec<String> = (0..size)
-            .map(|i| format!("m{i}={}", front_url(i)))
+        let initial: Vec<String> = addresses
+            .iter()
+            .enumerate()
+            .map(|(i, a)| format!("m{i}={}", a.advertise_peer))
             .collect();
         let mut members = Vec::new();
-        for (i, front) in fronts.iter().enumerate() {
-            // The real peer port: taken now and freed just before the member
-            // binds it.
-            let peer = free_listener(own_ip(i))
-                .local_addr()
-                .expect("bound address");
-            let client = free_listener(localhost)
-                .local_addr()
-                .expect("bound address");
-            let client_url = format!("http://{client}");
+        for (i, a) in addresses.into_iter().enumerate() {
             let data_dir = dir.join("data").join(format!("m{i}"));
             let mut args: Vec<String> = vec![
                 format!("--name=m{i}"),
                 format!("--data-dir={}", data_dir.display()),
-                format!("--listen-client-urls={client_url}"),
-                format!("--advertise-client-urls={client_url}"),
-                format!("--listen-peer-urls=http://{peer}"),
-                format!("--initial-advertise-peer-urls={}", front_url(i)),
+                format!("--listen-client-urls={}", a.client),
+                format!("--advertise-client-urls={}", a.client),
+                format!("--listen-peer-urls={}", a.listen_peer),
+                format!("--initial-advertise-peer-urls={}", a.advertise_peer),
                 format!("--initial-cluster={}", initial.join(",")),
                 "--initial-cluster-state=new".into(),
                 "--initial-cluster-token=chaos".into(),
@@ -95,33 +200,28 @@ impl Cluster {
                 format!("--election-timeout={ELECTION_MS}"),
                 format!("--snapshot-count={snapshot_count}"),
             ];
+            args.extend(a.extra);
             // Each member its own limits, as in a rolling flag change.
             args.extend(crate::limits::MEMBER_LIMITS[i % 3].flags());
-            if let Flavor::Hark(_) = flavor {
-                args.push(format!("--peer-local-addr={}", own_ip(i)));
-                proxy.know_ip(own_ip(i), i);
-            }
             members.push(Member {
-                client_url,
-                peer_url: front_url(i),
+                client_url: a.client,
+                peer_url: a.advertise_peer,
                 data_dir,
                 args,
                 child: None,
                 paused: false,
             });
-            let front = front.try_clone().expect("a listener handle");
-            proxy.forward(front, i, peer);
         }
         let mut cluster = Cluster {
             flavor,
             dir: dir.to_path_buf(),
             members,
-            proxy,
+            links,
         };
         for i in 0..size {
             cluster.spawn(i);
         }
-        cluster
+        Ok(cluster)
     }
 
     fn spawn(&mut self, i: usize) {
@@ -133,8 +233,12 @@ impl Cluster {
             .append(true)
             .open(self.dir.join(format!("m{i}.log")))
             .expect("a member log file");
+        let mut command = match &self.links {
+            Links::Netns(n) => n.command(i, &bin),
+            Links::Proxy(_) => Command::new(&bin),
+        };
         let member = &mut self.members[i];
-        let child = Command::new(bin)
+        let child = command
             .args(&member.args)
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("a log handle"))
@@ -197,7 +301,7 @@ impl Cluster {
 
     /// Every member resumed and running, every link healed.
     pub fn recover_all(&mut self) {
-        self.proxy.heal();
+        self.links.heal();
         for i in 0..self.members.len() {
             self.pause(i, false);
             self.restart(i);
@@ -247,7 +351,7 @@ pub async fn wait_for_leader(cluster: &Cluster, within: Duration) -> Result<usiz
             }
             let s = status(&m.client_url).await;
             if let Some((id, leader)) = s {
-                cluster.proxy.know_id(id, i);
+                cluster.links.know_id(id, i);
                 leaders.push(leader);
             }
             ids.push(s.map(|(id, _)| id));

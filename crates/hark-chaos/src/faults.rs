@@ -105,10 +105,10 @@ pub async fn run(
                     hold
                 };
                 note(format!("partition m{i} from the rest (leader: m{leader})"));
-                cluster.proxy.partition(&[i], n);
+                cluster.links.partition(&[i], n);
                 tokio::time::sleep(hold).await;
                 note("heal".into());
-                cluster.proxy.heal();
+                cluster.links.heal();
             }
             Fault::KillCatchingUp => {
                 let i = (leader + rng.random_range(1..n)) % n;
@@ -138,10 +138,10 @@ pub async fn run(
                 let from = random;
                 let to = (from + rng.random_range(1..n)) % n;
                 note(format!("cut m{from} -> m{to} (leader: m{leader})"));
-                cluster.proxy.cut(from, to);
+                cluster.links.cut(from, to);
                 tokio::time::sleep(hold).await;
                 note("heal".into());
-                cluster.proxy.heal();
+                cluster.links.heal();
             }
         }
     }

@@ -3,8 +3,8 @@
 //! read and watch; then the recorded history is checked. A run that finds
 //! an anomaly prints its seed and keeps its history and member logs.
 //!
-//! Layout: `cluster.rs` (member processes), `proxy.rs` (peer links that can
-//! be cut), `faults.rs` (the schedule), `workload.rs` (clients and
+//! Layout: `cluster.rs` (member processes), `netns.rs` and `proxy.rs` (peer
+//! links that can be cut: network namespaces, or TCP proxies), `faults.rs` (the schedule), `workload.rs` (clients and
 //! watchers), `lock.rs` (the lock workload), `limits.rs` (members with
 //! different limits, and requests near them), `history.rs` (what was
 //! recorded), `check.rs`, `safety.rs` and `linearizable.rs` (the checkers).
@@ -17,6 +17,7 @@ mod kubernetes;
 mod limits;
 mod linearizable;
 mod lock;
+mod netns;
 mod proxy;
 mod safety;
 mod workload;
@@ -31,7 +32,7 @@ use clap::Parser;
 use etcd_client::GetOptions;
 use tokio::time::Instant;
 
-use cluster::{Cluster, Flavor, wait_for_leader};
+use cluster::{Cluster, Flavor, Network, wait_for_leader};
 use faults::Fault;
 use history::History;
 use workload::{Clock, PREFIX};
@@ -55,6 +56,12 @@ struct Args {
         default_value = "kill,kill-leader,kill-catching-up,pause,partition,isolate-leader,isolate-leader-long,one-way,member-replace"
     )]
     faults: Vec<Fault>,
+    /// How peer links run, and are cut: `netns` puts each member in its own
+    /// network namespace and cuts with routes (needs root); `proxy` runs
+    /// them through TCP proxies on the loopback. Default: `netns` as root,
+    /// else `proxy`.
+    #[arg(long, value_enum)]
+    network: Option<Network>,
     /// Workloads, comma separated. The watchers always run: every revision
     /// is seen through them. `register`: puts, reads both ways, CAS and CAS
     /// deletes; `lease`: grant, put under a lease, revoke or expire;
@@ -244,7 +251,13 @@ async fn run(
     seed: u64,
     dir: &std::path::Path,
 ) -> Result<History, String> {
-    let mut cluster = Cluster::start(flavor.clone(), dir, 3, args.snapshot_count);
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let network = args
+        .network
+        .unwrap_or(if root { Network::Netns } else { Network::Proxy });
+    eprintln!("  peer links: {network:?}");
+    let mut cluster = Cluster::start(flavor.clone(), dir, 3, args.snapshot_count, network)?;
     wait_for_leader(&cluster, Duration::from_secs(30)).await?;
     let endpoints = cluster.endpoints();
     let clock = Clock(Instant::now());
