@@ -237,6 +237,11 @@ impl Cluster {
             Links::Netns(n) => n.command(i, &bin),
             Links::Proxy(_) => Command::new(&bin),
         };
+        if let Flavor::Hark(_) = self.flavor {
+            // Every kill is a power loss: unsynced writes die with the
+            // process (etcd has no such switch: its kills keep them).
+            command.env("HARK_SIMULATE_POWER_LOSS", "1");
+        }
         let member = &mut self.members[i];
         let child = command
             .args(&member.args)

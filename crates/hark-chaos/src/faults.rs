@@ -14,8 +14,14 @@ use crate::workload::{Clock, LEASE_TTL, REQUEST_TIMEOUT, connect};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Fault {
-    /// SIGKILL a random member, restart it a little later.
+    /// SIGKILL a random member, restart it a little later. Hark members run
+    /// with the power-loss simulation, so every kill also drops the writes
+    /// they had not synced.
     Kill,
+    /// Every member loses power at once (SIGKILL of all; Hark's unsynced
+    /// writes lost with them, etcd's kept by the page cache), then all
+    /// restart: nothing acknowledged may be lost.
+    PowerLoss,
     /// SIGKILL the leader.
     KillLeader,
     /// SIGSTOP a random member (the leader half the time) for two to five
@@ -60,6 +66,18 @@ pub async fn run(
         });
     };
     let n = cluster.members.len();
+    // A single member has no links to cut and no peer to catch up from.
+    let faults: Vec<Fault> = faults
+        .iter()
+        .copied()
+        .filter(|f| {
+            n > 1
+                || matches!(
+                    f,
+                    Fault::Kill | Fault::KillLeader | Fault::PowerLoss | Fault::Pause
+                )
+        })
+        .collect();
     while Instant::now() < until {
         tokio::time::sleep(Duration::from_millis(rng.random_range(500..1500))).await;
         if Instant::now() >= until || faults.is_empty() {
@@ -84,6 +102,19 @@ pub async fn run(
                 tokio::time::sleep(hold).await;
                 note(format!("restart m{i}"));
                 cluster.restart(i);
+            }
+            Fault::PowerLoss => {
+                note(format!(
+                    "power loss: every member killed at once (leader: m{leader})"
+                ));
+                for i in 0..n {
+                    cluster.kill(i);
+                }
+                tokio::time::sleep(hold).await;
+                note("power back: every member restarted".into());
+                for i in 0..n {
+                    cluster.restart(i);
+                }
             }
             Fault::Pause => {
                 let i = if rng.random_bool(0.5) { leader } else { random };

@@ -53,9 +53,13 @@ struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "kill,kill-leader,kill-catching-up,pause,partition,isolate-leader,isolate-leader-long,one-way,member-replace"
+        default_value = "kill,kill-leader,kill-catching-up,power-loss,pause,partition,isolate-leader,isolate-leader-long,one-way,member-replace"
     )]
     faults: Vec<Fault>,
+    /// Members of the cluster: 3, or 1 (a single member: its kills and power
+    /// losses are the whole cluster's).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=3))]
+    members: u8,
     /// How peer links run, and are cut: `netns` puts each member in its own
     /// network namespace and cuts with routes (needs root); `proxy` runs
     /// them through TCP proxies on the loopback. Default: `netns` as root,
@@ -257,7 +261,13 @@ async fn run(
         .network
         .unwrap_or(if root { Network::Netns } else { Network::Proxy });
     eprintln!("  peer links: {network:?}");
-    let mut cluster = Cluster::start(flavor.clone(), dir, 3, args.snapshot_count, network)?;
+    let mut cluster = Cluster::start(
+        flavor.clone(),
+        dir,
+        args.members.into(),
+        args.snapshot_count,
+        network,
+    )?;
     wait_for_leader(&cluster, Duration::from_secs(30)).await?;
     let endpoints = cluster.endpoints();
     let clock = Clock(Instant::now());

@@ -14,6 +14,11 @@
 //!   confirming it still leads (`hark-raft`).
 //! - `revoke-in-any-term`: an expired lease's revoke is applied whichever
 //!   leader appended it (`hark-raft`).
+//! - `read-index-after-restore`: a leader restored at restart reads at
+//!   openraft's own read index (its lazily saved commit index), as before
+//!   the fix (`hark-raft`).
+//! - `log-append-unsynced`: the raft log reports appends durable without
+//!   syncing them (`hark-raft`); only a power loss shows it.
 //! - `limits-at-apply`: a committed txn is checked again at apply against
 //!   the member's own `--max-txn-ops` (the store), so members with
 //!   different limits apply different logs.

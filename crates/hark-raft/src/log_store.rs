@@ -212,6 +212,7 @@ impl LogStore {
         opts.create_if_missing(true);
         opts.create_missing_column_families(true);
         opts.set_keep_log_file_num(4);
+        hark_mvcc::backend::simulate_power_loss(&mut opts);
         let cfs = [CF_LOGS, CF_STATE].map(|n| ColumnFamilyDescriptor::new(n, Options::default()));
         let db = DB::open_cf_descriptors(&opts, path, cfs)
             .map_err(|e| format!("opening the raft log in {}: {e}", path.display()))?;
@@ -458,10 +459,11 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         // ones). See `Alone` for a cluster of one.
         let multi_threaded = tokio::runtime::Handle::current().runtime_flavor()
             == tokio::runtime::RuntimeFlavor::MultiThread;
+        let sync = !hark_mvcc::chaos::mutation("log-append-unsynced");
         let written = if multi_threaded && self.inner.fsync && !self.inner.alone.get() {
-            tokio::task::block_in_place(|| self.write(batch, true))
+            tokio::task::block_in_place(|| self.write(batch, sync))
         } else {
-            self.write(batch, true)
+            self.write(batch, sync)
         };
         if self.inner.fsync {
             metrics::histogram!("etcd_disk_wal_fsync_duration_seconds")

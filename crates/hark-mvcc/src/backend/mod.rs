@@ -12,7 +12,7 @@ mod rocks;
 pub use hooked::{BackendHooks, Hooked};
 pub use memory::MemoryBackend;
 #[cfg(feature = "rocksdb")]
-pub use rocks::{OpenDatabase, RocksBackend};
+pub use rocks::{OpenDatabase, RocksBackend, simulate_power_loss};
 
 use crate::error::Result;
 

@@ -29,6 +29,30 @@ pub struct RocksBackend {
     _open: exit_wait::OpenDatabase,
 }
 
+/// The fault suite's power-loss simulation (`HARK_SIMULATE_POWER_LOSS=1`
+/// in the member's environment): RocksDB keeps unsynced write-ahead-log
+/// writes in its own buffer (`manual_wal_flush`) until a synced write or
+/// [`Backend::sync`] pushes them out, so a SIGKILL drops every write not
+/// yet synced, as losing power would drop the page cache. Synced writes are
+/// synced exactly as without it. (A buffer that fills, at 1 MiB by default,
+/// is written out early: those writes survive, as a disk may keep some
+/// unsynced writes.) Used for the store's database and the raft log's.
+pub fn simulate_power_loss(opts: &mut Options) {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let on = *ON.get_or_init(|| {
+        let on = std::env::var("HARK_SIMULATE_POWER_LOSS").as_deref() == Ok("1");
+        if on {
+            tracing::warn!(
+                "power-loss simulation: writes not yet synced are lost if this process is killed"
+            );
+        }
+        on
+    });
+    if on {
+        opts.set_manual_wal_flush(true);
+    }
+}
+
 fn backend_err(e: rocksdb::Error) -> Error {
     Error::Backend(e.into_string())
 }
@@ -72,6 +96,7 @@ impl RocksBackend {
         // once the log passes this size, so the WAL stays small (measured:
         // the store was 2.1 GB after a 1 GiB fill without it, 1.15 GB with it).
         opts.set_max_total_wal_size(MAX_TOTAL_WAL_BYTES);
+        simulate_power_loss(&mut opts);
         let cfs = Table::ALL.map(|t| ColumnFamilyDescriptor::new(t.name(), Options::default()));
         let db = DB::open_cf_descriptors(&opts, &path, cfs).map_err(backend_err)?;
         Ok(RocksBackend {

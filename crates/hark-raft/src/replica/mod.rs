@@ -184,6 +184,9 @@ pub struct Replica {
     /// metrics: every response header reads it, and reading openraft's
     /// metrics would take their lock once per reply.
     term: Arc<AtomicU64>,
+    /// `(term, last log index)` when openraft restored this member as
+    /// leader at start (see [`Replica::read_index_here`]).
+    restored_leadership: Option<(u64, u64)>,
 }
 
 /// Follows this member's leadership as openraft reports it (its server

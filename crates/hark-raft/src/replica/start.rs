@@ -51,7 +51,7 @@ impl Replica {
         .map_err(|e| format!("raft configuration: {e}"))?;
         let purge_floor = PurgeFloor::default();
         let alone = Alone::default();
-        let log = LogStore::open(
+        let mut log = LogStore::open(
             &dir.join("log"),
             config.fsync,
             purge_floor.clone(),
@@ -113,6 +113,7 @@ impl Replica {
                 .await
                 .map_err(|e| format!("snapshotting the store: {e}"))?;
         }
+        let restored_leadership = restored_leadership(&mut log, config.member_id).await?;
         let log_closed = Box::new(log.closed_probe());
         let health = PeerHealth::default();
         let network = Network {
@@ -169,6 +170,7 @@ impl Replica {
             transfer: TransferState::default(),
             vouches: Vouches::default(),
             term: Arc::new(AtomicU64::new(raft_term(&raft_server_metrics.borrow()))),
+            restored_leadership,
         });
         tokio::spawn(run_proposer(Arc::downgrade(&replica), queue));
         tokio::spawn(follow_server_metrics(
@@ -183,6 +185,32 @@ impl Replica {
         }
         Ok(replica)
     }
+}
+
+/// Whether openraft will restore this member as leader at start (its saved
+/// vote is a committed one for itself): that term and the last index of
+/// the log it restarts with. See [`Replica::read_index_here`].
+async fn restored_leadership(
+    log: &mut crate::log_store::LogStore,
+    member_id: u64,
+) -> Result<Option<(u64, u64)>, String> {
+    use openraft::storage::RaftLogStorage;
+    let vote = log
+        .read_vote()
+        .await
+        .map_err(|e| format!("reading the saved vote: {e}"))?;
+    let Some(vote) =
+        vote.filter(|v| v.is_committed() && v.leader_id().voted_for() == Some(member_id))
+    else {
+        return Ok(None);
+    };
+    let last = log
+        .get_log_state()
+        .await
+        .map_err(|e| format!("reading the log state: {e}"))?
+        .last_log_id
+        .map_or(0, |l| l.index);
+    Ok(Some((vote.leader_id().get_term(), last)))
 }
 
 /// The term a server-metrics snapshot holds (its vote's, as openraft's own
