@@ -6,9 +6,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use etcd_client::{
-    Client, Compare, CompareOp, ConnectOptions, EventType, GetOptions, Txn, TxnOp, WatchOptions,
-};
+use etcd_client::{Client, ConnectOptions, EventType, WatchOptions};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tokio::time::Instant;
@@ -45,8 +43,29 @@ pub async fn connect(endpoint: &str) -> Option<Client> {
     Client::connect([endpoint], Some(options)).await.ok()
 }
 
-/// One register client until `until`. It talks to one member at a time and
-/// moves to the next after any error, as clientv3 fails over.
+/// The register clients' client: `hark-client`, given every member (its
+/// own first), which moves to the next member when one is unavailable and
+/// retries what clientv3 retries (reads; writes only when never sent) for
+/// up to 2 s, within the 3 s a request may take.
+async fn retrying_client(endpoints: &[String], first: usize) -> Option<hark_client::Client> {
+    let ordered: Vec<&String> = endpoints
+        .iter()
+        .cycle()
+        .skip(first)
+        .take(endpoints.len())
+        .collect();
+    let options = hark_client::ConnectOptions {
+        dial_timeout: Some(Duration::from_millis(500)),
+        retry_for: Some(Duration::from_secs(2)),
+        ..Default::default()
+    };
+    hark_client::Client::connect_with(ordered, options)
+        .await
+        .ok()
+}
+
+/// One register client until `until`, through [`retrying_client`]: it talks
+/// to one member at a time and moves on as clientv3 fails over.
 pub async fn register_client(
     client: usize,
     endpoints: Vec<String>,
@@ -56,20 +75,13 @@ pub async fn register_client(
     ops: Arc<Mutex<Vec<Op>>>,
 ) {
     let mut rng = StdRng::seed_from_u64(seed ^ (client as u64).wrapping_mul(0x9e37_79b9));
-    let mut at = client % endpoints.len();
-    let mut conn: Option<Client> = None;
+    let Some(c) = retrying_client(&endpoints, client % endpoints.len()).await else {
+        return;
+    };
     let mut written = 0u64;
     // The mod_revision this client last saw per key, for its CAS.
     let mut seen: std::collections::HashMap<String, i64> = Default::default();
     while Instant::now() < until {
-        let Some(c) = conn.as_mut() else {
-            conn = connect(&endpoints[at]).await;
-            if conn.is_none() {
-                at = (at + 1) % endpoints.len();
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            continue;
-        };
         let epoch = clock.0.elapsed().as_millis() as u64 / KEY_EPOCH.as_millis() as u64;
         let key = format!(
             "{PREFIX}r{}",
@@ -97,7 +109,7 @@ pub async fn register_client(
             Call::CasDelete { expect: seen[&key] }
         };
         let invoked_us = clock.now_us();
-        let answer = tokio::time::timeout(REQUEST_TIMEOUT, send(c, &key, &call)).await;
+        let answer = tokio::time::timeout(REQUEST_TIMEOUT, send(&c, &key, &call)).await;
         let returned_us = clock.now_us();
         let (outcome, returned) = match answer {
             Ok(Ok(outcome)) => (outcome, Some(returned_us)),
@@ -133,10 +145,6 @@ pub async fn register_client(
             Outcome::Read { value: None, .. } => {
                 seen.insert(key.clone(), 0);
             }
-            Outcome::Failed { .. } => {
-                conn = None;
-                at = (at + 1) % endpoints.len();
-            }
             _ => {}
         }
         ops.lock().unwrap().push(Op {
@@ -150,40 +158,51 @@ pub async fn register_client(
     }
 }
 
-async fn send(c: &mut Client, key: &str, call: &Call) -> Result<Outcome, etcd_client::Error> {
-    let revision = |h: Option<&etcd_client::ResponseHeader>| h.map_or(0, |h| h.revision());
+async fn send(
+    c: &hark_client::Client,
+    key: &str,
+    call: &Call,
+) -> Result<Outcome, hark_client::Error> {
+    use hark_client::{Compare, CompareOp, Op, Txn, pb};
+    let revision = |h: Option<pb::ResponseHeader>| h.map_or(0, |h| h.revision);
+    let key = key.to_string();
     match call {
         Call::Put { value } => {
-            let r = c.put(key, value.as_str(), None).await?;
+            let r = c.put(key, value.clone()).await?;
             Ok(Outcome::Written {
-                revision: revision(r.header()),
+                revision: revision(r.header),
             })
         }
         Call::Get { serializable } => {
-            let options = serializable.then(|| GetOptions::new().with_serializable());
-            let r = c.get(key, options).await?;
-            let value = r.kvs().first().map(|kv| {
+            let r = c
+                .range(pb::RangeRequest {
+                    key: key.into(),
+                    serializable: *serializable,
+                    ..Default::default()
+                })
+                .await?;
+            let value = r.kvs.first().map(|kv| {
                 (
-                    String::from_utf8_lossy(kv.value()).into_owned(),
-                    kv.mod_revision(),
+                    String::from_utf8_lossy(&kv.value).into_owned(),
+                    kv.mod_revision,
                 )
             });
             Ok(Outcome::Read {
-                revision: revision(r.header()),
+                revision: revision(r.header),
                 value,
             })
         }
         Call::Cas { expect, .. } | Call::CasDelete { expect } => {
             let then = match call {
-                Call::Cas { value, .. } => TxnOp::put(key, value.as_str(), None),
-                _ => TxnOp::delete(key, None),
+                Call::Cas { value, .. } => Op::put(key.clone(), value.clone()),
+                _ => Op::delete(key.clone()),
             };
             let txn = Txn::new()
                 .when([Compare::mod_revision(key, CompareOp::Equal, *expect)])
                 .and_then([then]);
             let r = c.txn(txn).await?;
-            let revision = revision(r.header());
-            Ok(if r.succeeded() {
+            let revision = revision(r.header);
+            Ok(if r.succeeded {
                 Outcome::Written { revision }
             } else {
                 Outcome::NotWritten { revision }

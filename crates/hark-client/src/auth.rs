@@ -12,7 +12,7 @@ impl Client {
     /// Turns authentication on (etcd's AuthEnable RPC); etcd requires a
     /// `root` user holding the `root` role first.
     pub async fn auth_enable(&self) -> Result<pb::AuthEnableResponse, Error> {
-        self.call(|ch| async move {
+        self.call_once(|ch| async move {
             AuthClient::new(ch)
                 .auth_enable(pb::AuthEnableRequest {})
                 .await
@@ -22,7 +22,7 @@ impl Client {
 
     /// Turns authentication off (etcd's AuthDisable RPC; root only).
     pub async fn auth_disable(&self) -> Result<pb::AuthDisableResponse, Error> {
-        self.call(|ch| async move {
+        self.call_once(|ch| async move {
             AuthClient::new(ch)
                 .auth_disable(pb::AuthDisableRequest {})
                 .await
@@ -55,7 +55,7 @@ impl Client {
             options: Some(authpb::UserAddOptions { no_password }),
             hashed_password: String::new(),
         };
-        self.call(|ch| {
+        self.call_once(|ch| {
             let req = req.clone();
             async move { AuthClient::new(ch).user_add(req).await }
         })
@@ -85,7 +85,7 @@ impl Client {
     /// Deletes a user (etcd's UserDelete RPC).
     pub async fn user_delete(&self, name: &str) -> Result<pb::AuthUserDeleteResponse, Error> {
         let req = pb::AuthUserDeleteRequest { name: name.into() };
-        self.call(|ch| {
+        self.call_once(|ch| {
             let req = req.clone();
             async move { AuthClient::new(ch).user_delete(req).await }
         })
@@ -103,7 +103,7 @@ impl Client {
             password: password.into(),
             hashed_password: String::new(),
         };
-        self.call(|ch| {
+        self.call_once(|ch| {
             let req = req.clone();
             async move { AuthClient::new(ch).user_change_password(req).await }
         })
@@ -120,7 +120,7 @@ impl Client {
             user: user.into(),
             role: role.into(),
         };
-        self.call(|ch| {
+        self.call_once(|ch| {
             let req = req.clone();
             async move { AuthClient::new(ch).user_grant_role(req).await }
         })
@@ -137,7 +137,7 @@ impl Client {
             name: name.into(),
             role: role.into(),
         };
-        self.call(|ch| {
+        self.call_once(|ch| {
             let req = req.clone();
             async move { AuthClient::new(ch).user_revoke_role(req).await }
         })
@@ -147,7 +147,7 @@ impl Client {
     /// Creates a role with no permissions (etcd's RoleAdd RPC).
     pub async fn role_add(&self, name: &str) -> Result<pb::AuthRoleAddResponse, Error> {
         let req = pb::AuthRoleAddRequest { name: name.into() };
-        self.call(|ch| {
+        self.call_once(|ch| {
             let req = req.clone();
             async move { AuthClient::new(ch).role_add(req).await }
         })
@@ -177,7 +177,7 @@ impl Client {
     /// Deletes a role, and takes it from every user (etcd's RoleDelete RPC).
     pub async fn role_delete(&self, role: &str) -> Result<pb::AuthRoleDeleteResponse, Error> {
         let req = pb::AuthRoleDeleteRequest { role: role.into() };
-        self.call(|ch| {
+        self.call_once(|ch| {
             let req = req.clone();
             async move { AuthClient::new(ch).role_delete(req).await }
         })
@@ -201,7 +201,7 @@ impl Client {
                 range_end: range_end.into(),
             }),
         };
-        self.call(|ch| {
+        self.call_once(|ch| {
             let req = req.clone();
             async move { AuthClient::new(ch).role_grant_permission(req).await }
         })
@@ -221,7 +221,7 @@ impl Client {
             key: key.into(),
             range_end: range_end.into(),
         };
-        self.call(|ch| {
+        self.call_once(|ch| {
             let req = req.clone();
             async move { AuthClient::new(ch).role_revoke_permission(req).await }
         })

@@ -47,6 +47,15 @@ pub enum Error {
 /// and move on to the next when it is unavailable. Cheap to clone; clones share
 /// the connections and the watch stream.
 ///
+/// Retries, as clientv3's retry interceptor makes them: a call that fails
+/// with `Unavailable` (no leader, leader changed, a member down) is sent
+/// again, to the next endpoint, 25 ms ± 10% after each round over the
+/// endpoints, for up to [`ConnectOptions::retry_for`] — if it is safe to.
+/// Reads, lease calls and the other calls clientv3 marks repeatable are;
+/// writes that could apply twice (put, delete, txn, compact, membership
+/// and auth changes, defragment) are sent again only when the connection
+/// could not be made, so the first attempt certainly reached no server.
+///
 /// Every call is one etcd v3 RPC and returns etcd's response message (from
 /// [`crate::pb`]): its `header.revision` is the store's current revision
 /// when the call was served (after a write that changed something, the
@@ -55,6 +64,44 @@ pub enum Error {
 pub struct Client {
     endpoints: Endpoints,
     mux: Mux,
+    retry_for: Duration,
+}
+
+/// Whether a call that failed `Unavailable` may be sent again (clientv3's
+/// retry policies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Retry {
+    /// Reads and calls that clientv3 repeats: again after any `Unavailable`.
+    Repeatable,
+    /// Writes that could apply twice: again only if never sent.
+    IfNotSent,
+}
+
+/// The pause after a round over every endpoint failed: clientv3's 25 ms,
+/// jittered by ±10% so that clients do not retry in step.
+fn backoff() -> Duration {
+    use rand::Rng;
+    Duration::from_micros(rand::rng().random_range(22_500..=27_500))
+}
+
+/// Whether `status` says the request never reached a server: the
+/// connection itself could not be made (refused, unreachable, timed out
+/// while dialling), as clientv3's "there is no address available".
+pub(crate) fn never_sent(status: &tonic::Status) -> bool {
+    let mut text = status.message().to_ascii_lowercase();
+    let mut source = std::error::Error::source(status);
+    while let Some(e) = source {
+        text.push(' ');
+        text.push_str(&e.to_string().to_ascii_lowercase());
+        source = e.source();
+    }
+    [
+        "error trying to connect",
+        "tcp connect error",
+        "dial timed out",
+    ]
+    .iter()
+    .any(|sign| text.contains(sign))
 }
 
 /// The endpoint of `url`, and whether it asks for TLS (`https://`). The
@@ -154,24 +201,57 @@ impl Client {
             }
         }
         let mux = Mux::start(endpoints.clone());
-        Ok(Client { endpoints, mux })
+        Ok(Client {
+            endpoints,
+            mux,
+            retry_for: options
+                .retry_for
+                .unwrap_or(crate::secure::DEFAULT_RETRY_FOR),
+        })
     }
 
-    /// Runs a call on the current endpoint; when that endpoint is unavailable
-    /// (nothing reached it), on the next ones, each once.
+    /// Runs a repeatable call (see [`Client`]'s retries).
     pub(crate) async fn call<T, F, Fut>(&self, f: F) -> Result<T, Error>
     where
         F: Fn(Conn) -> Fut,
         Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
-        let mut last = None;
-        for _ in 0..self.endpoints.len() {
+        self.call_with(Retry::Repeatable, f).await
+    }
+
+    /// Runs a call that could apply twice (see [`Client`]'s retries).
+    pub(crate) async fn call_once<T, F, Fut>(&self, f: F) -> Result<T, Error>
+    where
+        F: Fn(Conn) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        self.call_with(Retry::IfNotSent, f).await
+    }
+
+    /// Runs a call on the current endpoint; when that endpoint is
+    /// unavailable, on the next ones, pausing after each full round, while
+    /// `retry` allows and [`ConnectOptions::retry_for`] has not run out.
+    async fn call_with<T, F, Fut>(&self, retry: Retry, f: F) -> Result<T, Error>
+    where
+        F: Fn(Conn) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        let give_up = tokio::time::Instant::now() + self.retry_for;
+        let mut attempts = 0usize;
+        loop {
             let (i, channel) = self.endpoints.current();
             match f(channel).await {
                 Ok(r) => return Ok(r.into_inner()),
                 Err(s) if s.code() == tonic::Code::Unavailable => {
                     self.endpoints.failed(i);
-                    last = Some(s);
+                    attempts += 1;
+                    let again = retry == Retry::Repeatable || never_sent(&s);
+                    if !again || tokio::time::Instant::now() >= give_up {
+                        return Err(s.into());
+                    }
+                    if attempts.is_multiple_of(self.endpoints.len()) {
+                        tokio::time::sleep(backoff()).await;
+                    }
                 }
                 // The token died (expired, or auth changed): renew, then once more.
                 Err(s) if self.endpoints.credentials.renewable(&s) => {
@@ -184,7 +264,6 @@ impl Client {
                 Err(s) => return Err(s.into()),
             }
         }
-        Err(last.expect("at least one endpoint").into())
     }
 
     /// One key at the current revision (etcd's Range RPC); `kvs` is empty
@@ -256,7 +335,7 @@ impl Client {
 
     /// A put with every option (lease, prev_kv, ignore_value, ignore_lease).
     pub async fn put_request(&self, req: pb::PutRequest) -> Result<pb::PutResponse, Error> {
-        self.call(|ch| {
+        self.call_once(|ch| {
             let req = req.clone();
             async move { kv(ch).put(req).await }
         })
@@ -294,7 +373,7 @@ impl Client {
         &self,
         req: pb::DeleteRangeRequest,
     ) -> Result<pb::DeleteRangeResponse, Error> {
-        self.call(|ch| {
+        self.call_once(|ch| {
             let req = req.clone();
             async move { kv(ch).delete_range(req).await }
         })
@@ -305,7 +384,7 @@ impl Client {
     /// `succeeded` tells which branch ran. See [`Txn`].
     pub async fn txn(&self, txn: Txn) -> Result<pb::TxnResponse, Error> {
         let req = txn.into_request();
-        self.call(|ch| {
+        self.call_once(|ch| {
             let req = req.clone();
             async move { kv(ch).txn(req).await }
         })
@@ -326,7 +405,7 @@ impl Client {
         physical: bool,
     ) -> Result<pb::CompactionResponse, Error> {
         let req = pb::CompactionRequest { revision, physical };
-        self.call(|ch| async move { kv(ch).compact(req).await })
+        self.call_once(|ch| async move { kv(ch).compact(req).await })
             .await
     }
 
@@ -469,7 +548,7 @@ impl Client {
 
     /// Reclaims the backend's unused space (etcd's defragmentation).
     pub async fn defragment(&self) -> Result<pb::DefragmentResponse, Error> {
-        self.call(|ch| async move {
+        self.call_once(|ch| async move {
             MaintenanceClient::new(ch)
                 .defragment(pb::DefragmentRequest {})
                 .await
@@ -529,7 +608,7 @@ impl Client {
         peer_urls: Vec<String>,
         is_learner: bool,
     ) -> Result<pb::MemberAddResponse, Error> {
-        self.call(|ch| {
+        self.call_once(|ch| {
             let req = pb::MemberAddRequest {
                 peer_ur_ls: peer_urls.clone(),
                 is_learner,
@@ -541,7 +620,7 @@ impl Client {
 
     /// Removes member `id` from the cluster (etcd's MemberRemove RPC).
     pub async fn member_remove(&self, id: u64) -> Result<pb::MemberRemoveResponse, Error> {
-        self.call(|ch| async move {
+        self.call_once(|ch| async move {
             ClusterClient::new(ch)
                 .member_remove(pb::MemberRemoveRequest { id })
                 .await
@@ -555,7 +634,7 @@ impl Client {
         id: u64,
         peer_urls: Vec<String>,
     ) -> Result<pb::MemberUpdateResponse, Error> {
-        self.call(|ch| {
+        self.call_once(|ch| {
             let req = pb::MemberUpdateRequest {
                 id,
                 peer_ur_ls: peer_urls.clone(),
@@ -567,7 +646,7 @@ impl Client {
 
     /// Makes learner `id` a voter (once its log is close to the leader's).
     pub async fn member_promote(&self, id: u64) -> Result<pb::MemberPromoteResponse, Error> {
-        self.call(|ch| async move {
+        self.call_once(|ch| async move {
             ClusterClient::new(ch)
                 .member_promote(pb::MemberPromoteRequest { id })
                 .await
@@ -644,5 +723,49 @@ impl KeepAlive {
 impl Drop for KeepAlive {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refused connection is recognised as never sent (a write may go to
+    /// the next endpoint); a server's own `Unavailable` is not (the write
+    /// may have been proposed: sending it again could apply it twice).
+    #[tokio::test]
+    async fn only_a_connection_never_made_counts_as_never_sent() {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let channel = Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
+            .unwrap()
+            .connect_lazy();
+        let refused = KvClient::new(channel)
+            .range(pb::RangeRequest::default())
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::Unavailable, "{refused:?}");
+        assert!(never_sent(&refused), "{refused:?}");
+        for said in [
+            "etcdserver: no leader",
+            "etcdserver: leader changed",
+            "etcdserver: request timed out",
+        ] {
+            assert!(!never_sent(&tonic::Status::unavailable(said)), "{said}");
+        }
+    }
+
+    #[test]
+    fn the_backoff_is_clientv3s_25_ms_jittered() {
+        let pauses: Vec<Duration> = (0..200).map(|_| backoff()).collect();
+        assert!(
+            pauses
+                .iter()
+                .all(|p| (22_500..=27_500).contains(&(p.as_micros() as u64)))
+        );
+        let first = pauses[0];
+        assert!(pauses.iter().any(|p| *p != first), "jittered");
     }
 }

@@ -2,7 +2,9 @@
 //! only etcd's v3 gRPC API (it depends on `hark-proto`, never on the server).
 //!
 //! * [`Client`]: KV (get, put, delete, [`Txn`], compact), leases (grant,
-//!   revoke, a keep-alive task, time-to-live, list), maintenance status.
+//!   revoke, a keep-alive task, time-to-live, list), maintenance status;
+//!   calls ride through leader changes and members down, retried as
+//!   clientv3 retries them (never a write that could apply twice).
 //! * [`Client::watch`]: watches multiplexed over one gRPC stream, each with its
 //!   own buffer. A broken stream is re-opened with backoff and every watch is
 //!   re-created from the revision after the last one it delivered, so a

@@ -23,7 +23,15 @@ pub struct ConnectOptions {
     /// How long making a connection may take, TLS handshake included
     /// (etcd's `--dial-timeout`) [default: 2 s, etcd's].
     pub dial_timeout: Option<std::time::Duration>,
+    /// How long a call keeps being retried across unavailable endpoints (a
+    /// leader change, a member down) before its error is returned
+    /// [default: 5 s, etcdctl's command timeout]. Only calls that cannot
+    /// apply twice are retried; see [`crate::Client`].
+    pub retry_for: Option<std::time::Duration>,
 }
+
+/// How long calls are retried unless [`ConnectOptions::retry_for`] says.
+pub(crate) const DEFAULT_RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// etcd clientv3's (and etcdctl's) default dial timeout.
 pub(crate) const DEFAULT_DIAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);

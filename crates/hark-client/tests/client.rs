@@ -233,3 +233,36 @@ async fn fragments_are_joined() {
     assert_eq!(events, 10);
     srv.shutdown().await;
 }
+
+/// Calls ride through their only endpoint's restart: a read is retried
+/// while the server is down, and so is a put whose connection could not be
+/// made (it certainly reached no server); both succeed once it is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_ride_through_a_server_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = common::etcd::free_port();
+    let config = <hark_server::Config as clap::Parser>::try_parse_from([
+        "hark".to_string(),
+        format!("--listen-client-urls=http://127.0.0.1:{port}"),
+        "--listen-peer-urls=http://127.0.0.1:0".into(),
+        format!("--data-dir={}", dir.path().display()),
+        "--unsafe-no-fsync".into(),
+    ])
+    .unwrap();
+    let server = hark_server::start(&config).await.unwrap();
+    let c = Client::connect([format!("http://127.0.0.1:{port}")])
+        .await
+        .unwrap();
+    c.put("k", "v1").await.unwrap();
+    server.shutdown().await;
+    let restart = async {
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        hark_server::start(&config).await.unwrap()
+    };
+    let (server, read, put) = tokio::join!(restart, c.get("k"), c.put("k2", "v2"));
+    let read = read.expect("the read is retried until the server is back");
+    assert_eq!(read.kvs[0].value, "v1");
+    put.expect("the put is retried: its connections were refused");
+    assert_eq!(c.get("k2").await.unwrap().kvs[0].value, "v2");
+    server.shutdown().await;
+}
