@@ -43,6 +43,7 @@ pub fn check(history: &History) -> Report {
     crate::safety::check_lock_holds(history, &mut report);
     crate::limits::check(&history.limits, &mut report);
     crate::limits::check_hashes(&history.final_hashes, &mut report);
+    crate::backup::check(history, &log, &mut report);
     check_lists(history, &log, &mut report);
     crate::linearizable::check(history, &log, &mut report.anomalies, &mut report.facts);
     report_failed_calls(history, &mut report);

@@ -209,6 +209,18 @@ pub struct FinalHash {
     pub error: Option<String>,
 }
 
+/// One `snapshot save` of the backup workload.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BackupRecord {
+    pub member: usize,
+    /// Where the file was written (kept with the run's data).
+    pub path: String,
+    pub started_us: u64,
+    pub finished_us: u64,
+    /// Why no backup was taken, if none was (a member down, say).
+    pub error: Option<String>,
+}
+
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct History {
     pub flavor: String,
@@ -224,6 +236,8 @@ pub struct History {
     pub locks: Vec<LockHold>,
     #[serde(default)]
     pub limits: Vec<LimitRecord>,
+    #[serde(default)]
+    pub backups: Vec<BackupRecord>,
     /// Each member's HashKV at the final revision.
     #[serde(default)]
     pub final_hashes: Vec<FinalHash>,

@@ -5,10 +5,12 @@
 //!
 //! Layout: `cluster.rs` (member processes), `netns.rs` and `proxy.rs` (peer
 //! links that can be cut: network namespaces, or TCP proxies), `faults.rs` (the schedule), `workload.rs` (clients and
-//! watchers), `lock.rs` (the lock workload), `limits.rs` (members with
+//! watchers), `lock.rs` (the lock workload), `backup.rs` (snapshot saves,
+//! restored and checked), `limits.rs` (members with
 //! different limits, and requests near them), `history.rs` (what was
 //! recorded), `check.rs`, `safety.rs` and `linearizable.rs` (the checkers).
 
+mod backup;
 mod check;
 mod cluster;
 mod faults;
@@ -72,11 +74,13 @@ struct Args {
     /// `kubernetes`: paginated lists and the compaction loop; `lock`:
     /// clientv3-style mutex sessions, checked for two holders at once;
     /// `near-limits`: txns and puts that one member's limits take and
-    /// another's refuse (every member runs with its own limits).
+    /// another's refuse (every member runs with its own limits); `backup`:
+    /// `snapshot save` from a random member every 2-4 s, each restored and
+    /// compared with the log at its revision.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "register,lease,kubernetes,lock,near-limits"
+        default_value = "register,lease,kubernetes,lock,near-limits,backup"
     )]
     workload: Vec<Workload>,
     /// Register clients (puts, linearizable and serializable reads, CAS).
@@ -125,6 +129,7 @@ enum Workload {
     Kubernetes,
     Lock,
     NearLimits,
+    Backup,
 }
 
 impl Args {
@@ -205,6 +210,7 @@ fn main() -> ExitCode {
             .expect("history written");
         if report(&history) {
             let _ = std::fs::remove_dir_all(dir.join("data"));
+            let _ = std::fs::remove_dir_all(dir.join("backups"));
         } else {
             anomalies = true;
             eprintln!(
@@ -347,6 +353,18 @@ async fn run(
         ))
     });
 
+    let backups = Arc::new(Mutex::new(Vec::new()));
+    let backup_client = args.workload.contains(&Workload::Backup).then(|| {
+        tokio::spawn(backup::backup_client(
+            endpoints.clone(),
+            seed,
+            clock,
+            until,
+            dir.join("backups"),
+            backups.clone(),
+        ))
+    });
+
     let lists = Arc::new(Mutex::new(Vec::new()));
     let compactions = Arc::new(Mutex::new(Vec::new()));
     let mut k8s_clients: Vec<_> = (0..args.count(Workload::Kubernetes, args.list_clients))
@@ -379,6 +397,7 @@ async fn run(
         .chain(lock_clients)
         .chain(k8s_clients)
         .chain(near_limits)
+        .chain(backup_client)
     {
         c.await.map_err(|e| format!("a client panicked: {e}"))?;
     }
@@ -405,6 +424,7 @@ async fn run(
     }
     cluster.stop();
     let limits = std::mem::take(&mut *limit_records.lock().unwrap());
+    let backups = std::mem::take(&mut *backups.lock().unwrap());
     let ops = std::mem::take(&mut *ops.lock().unwrap());
     let leases = std::mem::take(&mut *leases.lock().unwrap());
     let lists = std::mem::take(&mut *lists.lock().unwrap());
@@ -420,6 +440,7 @@ async fn run(
         lists,
         locks,
         limits,
+        backups,
         final_hashes,
         compactions,
         final_reads,
