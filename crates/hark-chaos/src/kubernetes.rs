@@ -10,7 +10,7 @@ use etcd_client::{Compare, CompareOp, GetOptions, Txn, TxnOp, TxnOpResponse};
 use tokio::time::Instant;
 
 use crate::history::ListRecord;
-use crate::workload::{Clock, PREFIX, REQUEST_TIMEOUT, connect};
+use crate::workload::{Clock, PREFIX, REQUEST_TIMEOUT, connect, connect_or_move_on};
 
 /// The register keys, listed as Kubernetes lists a resource.
 pub const LIST_PREFIX: &str = "/chaos/r";
@@ -34,9 +34,7 @@ pub async fn list_client(
 ) {
     let mut at = client % endpoints.len();
     while Instant::now() < until {
-        let Some(mut c) = connect(&endpoints[at]).await else {
-            at = (at + 1) % endpoints.len();
-            tokio::time::sleep(Duration::from_millis(50)).await;
+        let Some(mut c) = connect_or_move_on(&endpoints, &mut at).await else {
             continue;
         };
         let invoked_us = clock.now_us();

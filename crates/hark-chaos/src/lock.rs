@@ -20,7 +20,7 @@ use rand::{Rng, SeedableRng};
 use tokio::time::Instant;
 
 use crate::history::{LeaseFate, LeaseRecord, LockHold};
-use crate::workload::{Clock, LEASE_TTL, PREFIX, REQUEST_TIMEOUT, connect};
+use crate::workload::{Clock, LEASE_TTL, PREFIX, REQUEST_TIMEOUT, connect_or_move_on};
 
 /// Every lock key starts with this (inside [`PREFIX`], so the watchers see
 /// them).
@@ -42,9 +42,7 @@ pub async fn lock_client(
     let mut rng = StdRng::seed_from_u64(seed ^ 0x10c4 ^ (client as u64).wrapping_mul(0x2545_f491));
     let mut at = client % endpoints.len();
     while Instant::now() < until {
-        let Some(mut c) = connect(&endpoints[at]).await else {
-            at = (at + 1) % endpoints.len();
-            tokio::time::sleep(Duration::from_millis(50)).await;
+        let Some(mut c) = connect_or_move_on(&endpoints, &mut at).await else {
             continue;
         };
         let mut round = Round {

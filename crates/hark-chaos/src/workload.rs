@@ -43,6 +43,18 @@ pub async fn connect(endpoint: &str) -> Option<Client> {
     Client::connect([endpoint], Some(options)).await.ok()
 }
 
+/// A connection to `endpoints[*at]`; when none can be made, `at` moves to
+/// the next member and `None` comes back after a short pause (the caller
+/// loops), as clientv3 fails over.
+pub async fn connect_or_move_on(endpoints: &[String], at: &mut usize) -> Option<Client> {
+    let c = connect(&endpoints[*at]).await;
+    if c.is_none() {
+        *at = (*at + 1) % endpoints.len();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    c
+}
+
 /// The register clients' client: `hark-client`, given every member (its
 /// own first), which moves to the next member when one is unavailable and
 /// retries what clientv3 retries (reads; writes only when never sent) for
@@ -231,9 +243,7 @@ pub async fn lease_client(
     let mut at = client % endpoints.len();
     let mut n = 0u64;
     while Instant::now() < until {
-        let Some(mut c) = connect(&endpoints[at]).await else {
-            at = (at + 1) % endpoints.len();
-            tokio::time::sleep(Duration::from_millis(50)).await;
+        let Some(mut c) = connect_or_move_on(&endpoints, &mut at).await else {
             continue;
         };
         let granted_us = clock.now_us();
