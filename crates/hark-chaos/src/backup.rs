@@ -17,8 +17,8 @@ use rand::{Rng, SeedableRng};
 use tokio::io::AsyncWriteExt;
 use tokio::time::Instant;
 
-use crate::check::Report;
 use crate::history::{BackupRecord, History, RevisionLog};
+use crate::report::Report;
 use crate::workload::{Clock, PREFIX, connect};
 
 /// One backup client until `until`, its files in `dir`.

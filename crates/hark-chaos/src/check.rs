@@ -15,22 +15,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::history::{Call, Event, History, LeaseFate, Op, Outcome, RevisionLog, WatchResponse};
-
-#[derive(Default)]
-pub struct Report {
-    pub anomalies: Vec<String>,
-    /// What was checked, for the summary.
-    pub facts: Vec<String>,
-}
-
-impl Report {
-    pub fn anomaly(&mut self, what: String) {
-        // A broken guarantee tends to repeat: the first few say enough.
-        if self.anomalies.len() < 200 {
-            self.anomalies.push(what);
-        }
-    }
-}
+use crate::report::Report;
 
 pub fn check(history: &History) -> Report {
     let mut report = Report::default();

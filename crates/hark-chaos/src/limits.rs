@@ -106,7 +106,7 @@ pub async fn near_limits_client(
 
 /// A txn over a member's `--max-txn-ops` is not taken by that member, and
 /// one within it is not refused for its size.
-pub fn check(records: &[LimitRecord], report: &mut crate::check::Report) {
+pub fn check(records: &[LimitRecord], report: &mut crate::report::Report) {
     if records.is_empty() {
         return;
     }
@@ -162,7 +162,7 @@ pub async fn final_hash(endpoint: &str, revision: i64) -> FinalHash {
 
 /// All members' hashes at the final revision agree (etcd's corruption
 /// check compares the same).
-pub fn check_hashes(hashes: &[FinalHash], report: &mut crate::check::Report) {
+pub fn check_hashes(hashes: &[FinalHash], report: &mut crate::report::Report) {
     let answered: Vec<&FinalHash> = hashes.iter().filter(|h| h.error.is_none()).collect();
     for h in hashes.iter().filter(|h| h.error.is_some()) {
         report.anomaly(format!(

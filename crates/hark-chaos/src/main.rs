@@ -8,7 +8,7 @@
 //! watchers), `lock.rs` (the lock workload), `backup.rs` (snapshot saves,
 //! restored and checked), `limits.rs` (members with
 //! different limits, and requests near them), `history.rs` (what was
-//! recorded), `check.rs`, `safety.rs` and `linearizable.rs` (the checkers).
+//! recorded), `check.rs`, `safety.rs` and `linearizable.rs` (the checkers), `report.rs` (what they found).
 
 mod backup;
 mod check;
@@ -21,6 +21,7 @@ mod linearizable;
 mod lock;
 mod netns;
 mod proxy;
+mod report;
 mod safety;
 mod workload;
 

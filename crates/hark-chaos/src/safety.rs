@@ -9,8 +9,8 @@
 
 use std::collections::HashMap;
 
-use crate::check::Report;
 use crate::history::{History, WatchResponse};
+use crate::report::Report;
 
 /// No lease's key deleted before a TTL past its last grant or acknowledged
 /// keep-alive (unless its client deleted it or revoked first).
