@@ -23,6 +23,12 @@ use crate::state_machine::{Pending, StateMachine, decode_position, finish_interr
 use crate::transfer::TransferState;
 use crate::types::{MemberInfo, Raft, millis};
 
+/// The least time a snapshot chunk may take; the last chunk's includes
+/// copying the snapshot into the store.
+const SNAPSHOT_CHUNK_TIMEOUT: Duration = Duration::from_secs(30);
+
+const SNAPSHOT_CHUNK_BYTES: u64 = 1024 * 1024;
+
 impl Replica {
     /// Opens the log in `dir/log` (snapshots in `dir/snapshots`), feeds its
     /// committed entries to `store` (from the store's recorded position on),
@@ -45,6 +51,15 @@ impl Replica {
             max_in_snapshot_log_to_keep: config.snapshot_count.min(5000),
             // Entries are batches of proposals already: fewer per append.
             max_payload_entries: 64,
+            // Each snapshot chunk must arrive, be decoded and (the last one)
+            // be installed within this, or the leader starts the whole send
+            // again: openraft's 200 ms default and 3 MiB chunks kept a
+            // restarted member on a loaded machine out of reach for over a
+            // minute. Small chunks waste little when one fails.
+            install_snapshot_timeout: millis(
+                SNAPSHOT_CHUNK_TIMEOUT.max(config.election_timeout * 20),
+            ),
+            snapshot_max_chunk_size: SNAPSHOT_CHUNK_BYTES,
             ..Default::default()
         }
         .validate()
