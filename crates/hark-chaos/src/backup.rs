@@ -1,5 +1,6 @@
 //! Backups under faults: `snapshot save` (Maintenance.Snapshot) from a
-//! random member every few seconds, while members are killed, catch up and
+//! random member every few seconds, and several times a second from a
+//! member just restarted to catch up, while members are killed, catch up and
 //! install snapshots from the leader. After the run each backup is checked
 //! as an operator would rely on it: its checksum verified, restored (with
 //! `hark-snapshot`, which reads etcd's format) and its keys compared with
@@ -17,6 +18,7 @@ use rand::{Rng, SeedableRng};
 use tokio::io::AsyncWriteExt;
 use tokio::time::Instant;
 
+use crate::faults::CatchingUp;
 use crate::history::{BackupRecord, History, RevisionLog};
 use crate::report::Report;
 use crate::workload::{Clock, PREFIX, connect};
@@ -29,13 +31,25 @@ pub async fn backup_client(
     until: Instant,
     dir: PathBuf,
     records: Arc<Mutex<Vec<BackupRecord>>>,
+    catching_up: CatchingUp,
 ) {
     let mut rng = StdRng::seed_from_u64(seed ^ 0xbac0);
     let _ = std::fs::create_dir_all(&dir);
     let mut n = 0;
     while Instant::now() < until {
-        tokio::time::sleep(Duration::from_millis(rng.random_range(2000..4000))).await;
-        let member = rng.random_range(0..endpoints.len());
+        // Every 2-4 s from a random member, or every 0.2-0.6 s from a member
+        // catching up, while it may be installing a snapshot.
+        let next = Instant::now() + Duration::from_millis(rng.random_range(2000..4000));
+        let member = loop {
+            if let Some(i) = catching_up.member() {
+                tokio::time::sleep(Duration::from_millis(rng.random_range(200..600))).await;
+                break i;
+            }
+            if Instant::now() >= next {
+                break rng.random_range(0..endpoints.len());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
         n += 1;
         let path = dir.join(format!("backup-{n}.db"));
         let started_us = clock.now_us();

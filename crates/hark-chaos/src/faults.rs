@@ -1,6 +1,7 @@
 //! The fault schedule: a seeded sequence of faults, each held for a while
 //! and then undone, with a leader awaited between them.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rand::rngs::StdRng;
@@ -49,20 +50,67 @@ pub enum Fault {
     MemberReplace,
 }
 
+/// The member that was just restarted to catch up (and may be installing a
+/// snapshot), while that lasts: the backup client saves from it then.
+#[derive(Clone, Default)]
+pub struct CatchingUp(Arc<Mutex<Option<(usize, Instant)>>>);
+
+/// How long after its restart a member counts as catching up.
+const CATCHING_UP_FOR: Duration = Duration::from_secs(3);
+
+impl Fault {
+    /// The name `--faults` knows it by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::Kill => "kill",
+            Fault::PowerLoss => "power-loss",
+            Fault::KillLeader => "kill-leader",
+            Fault::Pause => "pause",
+            Fault::Partition => "partition",
+            Fault::IsolateLeader => "isolate-leader",
+            Fault::IsolateLeaderLong => "isolate-leader-long",
+            Fault::OneWay => "one-way",
+            Fault::KillCatchingUp => "kill-catching-up",
+            Fault::MemberReplace => "member-replace",
+        }
+    }
+}
+
+impl CatchingUp {
+    fn started(&self, i: usize) {
+        *self.0.lock().unwrap() = Some((i, Instant::now() + CATCHING_UP_FOR));
+    }
+
+    fn stopped(&self) {
+        *self.0.lock().unwrap() = None;
+    }
+
+    pub fn member(&self) -> Option<usize> {
+        self.0
+            .lock()
+            .unwrap()
+            .filter(|(_, until)| Instant::now() < *until)
+            .map(|(i, _)| i)
+    }
+}
+
 pub async fn run(
     cluster: &mut Cluster,
     faults: &[Fault],
     seed: u64,
     clock: Clock,
     until: Instant,
+    catching_up: CatchingUp,
 ) -> Vec<FaultRecord> {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut records = Vec::new();
-    let mut note = |what: String| {
+    // `began` names the fault kind on the note that injects one.
+    let mut note = |began: Option<Fault>, what: String| {
         eprintln!("  [{:>7.3}s] {what}", clock.now_us() as f64 / 1e6);
         records.push(FaultRecord {
             at_us: clock.now_us(),
             what,
+            fault: began.map(|f| f.name().to_string()),
         });
     };
     let n = cluster.members.len();
@@ -86,7 +134,7 @@ pub async fn run(
         let leader = match wait_for_leader(cluster, Duration::from_secs(15)).await {
             Ok(l) => l,
             Err(e) => {
-                note(format!("no leader before the next fault: {e}"));
+                note(None, format!("no leader before the next fault: {e}"));
                 cluster.recover_all();
                 continue;
             }
@@ -97,31 +145,32 @@ pub async fn run(
         match fault {
             Fault::Kill | Fault::KillLeader => {
                 let i = if fault == Fault::Kill { random } else { leader };
-                note(format!("kill m{i} (leader: m{leader})"));
+                note(Some(fault), format!("kill m{i} (leader: m{leader})"));
                 cluster.kill(i);
                 tokio::time::sleep(hold).await;
-                note(format!("restart m{i}"));
+                note(None, format!("restart m{i}"));
                 cluster.restart(i);
             }
             Fault::PowerLoss => {
-                note(format!(
-                    "power loss: every member killed at once (leader: m{leader})"
-                ));
+                note(
+                    Some(fault),
+                    format!("power loss: every member killed at once (leader: m{leader})"),
+                );
                 for i in 0..n {
                     cluster.kill(i);
                 }
                 tokio::time::sleep(hold).await;
-                note("power back: every member restarted".into());
+                note(None, "power back: every member restarted".into());
                 for i in 0..n {
                     cluster.restart(i);
                 }
             }
             Fault::Pause => {
                 let i = if rng.random_bool(0.5) { leader } else { random };
-                note(format!("pause m{i} (leader: m{leader})"));
+                note(Some(fault), format!("pause m{i} (leader: m{leader})"));
                 cluster.pause(i, true);
                 tokio::time::sleep(hold).await;
-                note(format!("resume m{i}"));
+                note(None, format!("resume m{i}"));
                 cluster.pause(i, false);
             }
             Fault::Partition | Fault::IsolateLeader | Fault::IsolateLeaderLong => {
@@ -135,31 +184,43 @@ pub async fn run(
                 } else {
                     hold
                 };
-                note(format!("partition m{i} from the rest (leader: m{leader})"));
+                note(
+                    Some(fault),
+                    format!("partition m{i} from the rest (leader: m{leader})"),
+                );
                 cluster.links.partition(&[i], n);
                 tokio::time::sleep(hold).await;
-                note("heal".into());
+                note(None, "heal".into());
                 cluster.links.heal();
             }
             Fault::KillCatchingUp => {
                 let i = (leader + rng.random_range(1..n)) % n;
-                note(format!("kill m{i} (leader: m{leader}), keep it down"));
+                note(
+                    Some(fault),
+                    format!("kill m{i} (leader: m{leader}), keep it down"),
+                );
                 cluster.kill(i);
                 tokio::time::sleep(hold * 3).await;
-                note(format!("restart m{i}"));
+                note(None, format!("restart m{i}"));
                 cluster.restart(i);
+                catching_up.started(i);
                 tokio::time::sleep(Duration::from_millis(rng.random_range(100..800))).await;
-                note(format!("kill m{i} again while it catches up"));
+                note(None, format!("kill m{i} again while it catches up"));
+                catching_up.stopped();
                 cluster.kill(i);
                 tokio::time::sleep(hold).await;
-                note(format!("restart m{i}"));
+                note(None, format!("restart m{i}"));
                 cluster.restart(i);
+                catching_up.started(i);
             }
             Fault::MemberReplace => {
                 let i = (leader + rng.random_range(1..n)) % n;
                 match replace_member(cluster, leader, i).await {
-                    Ok(what) => note(what),
-                    Err(e) => note(format!("replacing m{i} failed: {e}")),
+                    Ok(what) => {
+                        catching_up.started(i);
+                        note(Some(fault), what)
+                    }
+                    Err(e) => note(None, format!("replacing m{i} failed: {e}")),
                 }
                 // Time to catch up: a member still catching up does not count
                 // as started, and etcd refuses the next change until it does.
@@ -168,10 +229,13 @@ pub async fn run(
             Fault::OneWay => {
                 let from = random;
                 let to = (from + rng.random_range(1..n)) % n;
-                note(format!("cut m{from} -> m{to} (leader: m{leader})"));
+                note(
+                    Some(fault),
+                    format!("cut m{from} -> m{to} (leader: m{leader})"),
+                );
                 cluster.links.cut(from, to);
                 tokio::time::sleep(hold).await;
-                note("heal".into());
+                note(None, "heal".into());
                 cluster.links.heal();
             }
         }

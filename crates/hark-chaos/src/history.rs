@@ -184,6 +184,10 @@ pub struct ListRecord {
 pub struct FaultRecord {
     pub at_us: u64,
     pub what: String,
+    /// The kind, on the record that injects a fault (none on the ones that
+    /// undo it, and on refused attempts).
+    #[serde(default)]
+    pub fault: Option<String>,
 }
 
 /// One near-limit request and how the member answered.

@@ -76,7 +76,8 @@ struct Args {
     /// clientv3-style mutex sessions, checked for two holders at once;
     /// `near-limits`: txns and puts that one member's limits take and
     /// another's refuse (every member runs with its own limits); `backup`:
-    /// `snapshot save` from a random member every 2-4 s, each restored and
+    /// `snapshot save` from a random member every 2-4 s (and several times a
+    /// second from a member just restarted to catch up), each restored and
     /// compared with the log at its revision.
     #[arg(
         long,
@@ -240,11 +241,26 @@ fn report(history: &History) -> bool {
     for a in &report.anomalies {
         eprintln!("{name}: ANOMALY: {a}");
     }
+    let mut kinds = std::collections::BTreeMap::<&str, usize>::new();
+    for f in history.faults.iter().filter_map(|f| f.fault.as_deref()) {
+        *kinds.entry(f).or_default() += 1;
+    }
+    let refused = history
+        .faults
+        .iter()
+        .filter(|f| f.what.starts_with("replacing"))
+        .count();
+    eprintln!(
+        "{name}: {} faults injected ({}); {refused} member replacements refused",
+        kinds.values().sum::<usize>(),
+        kinds
+            .iter()
+            .map(|(k, n)| format!("{k}: {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     if report.anomalies.is_empty() {
-        eprintln!(
-            "{name}: no anomaly ({} faults injected)",
-            history.faults.len()
-        );
+        eprintln!("{name}: no anomaly");
     } else {
         eprintln!("{name}: {} anomalies", report.anomalies.len());
     }
@@ -355,6 +371,7 @@ async fn run(
     });
 
     let backups = Arc::new(Mutex::new(Vec::new()));
+    let catching_up = faults::CatchingUp::default();
     let backup_client = args.workload.contains(&Workload::Backup).then(|| {
         tokio::spawn(backup::backup_client(
             endpoints.clone(),
@@ -363,6 +380,7 @@ async fn run(
             until,
             dir.join("backups"),
             backups.clone(),
+            catching_up.clone(),
         ))
     });
 
@@ -389,7 +407,7 @@ async fn run(
         )));
     }
 
-    let faults = faults::run(&mut cluster, &args.faults, seed, clock, until).await;
+    let faults = faults::run(&mut cluster, &args.faults, seed, clock, until, catching_up).await;
     tokio::time::sleep_until(until).await;
     cluster.recover_all();
     for c in clients

@@ -152,13 +152,23 @@ impl Committer {
             let image = StoreImage { view };
             let mut batch = WriteBatch::default();
             let mut failed = None;
+            // The mutation refills in small batches with a pause after each,
+            // so that a reader let in meanwhile meets a half-filled store.
+            let (batch_rows, pause) = if crate::chaos::mutation("install-visible-to-readers") {
+                (100, std::time::Duration::from_millis(5))
+            } else {
+                (COMPACTION_BATCH, std::time::Duration::ZERO)
+            };
             image.for_each_row(&mut |k, v| {
                 batch.put(Table::Kv, k.to_vec(), v.to_vec());
-                if batch.len() >= COMPACTION_BATCH
-                    && let Err(e) = backend.write(std::mem::take(&mut batch), false)
-                {
-                    failed = Some(e);
-                    return false;
+                if batch.len() >= batch_rows {
+                    if let Err(e) = backend.write(std::mem::take(&mut batch), false) {
+                        failed = Some(e);
+                        return false;
+                    }
+                    if !pause.is_zero() {
+                        std::thread::sleep(pause);
+                    }
                 }
                 true
             })?;

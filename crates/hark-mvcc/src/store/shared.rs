@@ -166,7 +166,9 @@ impl Shared {
                 self.generation.load(Ordering::Acquire)
             };
             let result = read();
-            if self.generation.load(Ordering::Acquire) == before {
+            if self.generation.load(Ordering::Acquire) == before
+                || crate::chaos::mutation("install-visible-to-readers")
+            {
                 return result;
             }
         }
@@ -179,7 +181,8 @@ impl Shared {
         &self,
         read: &mut dyn FnMut(&dyn BackendView) -> Result<()>,
     ) -> Result<()> {
-        let mut index = Some(self.index.read());
+        let mut index =
+            (!crate::chaos::mutation("install-visible-to-readers")).then(|| self.index.read());
         self.backend.read_snapshot(&mut |view| {
             index.take();
             read(view)
