@@ -259,10 +259,13 @@ async fn replace_member(cluster: &mut Cluster, leader: usize, i: usize) -> Resul
     cluster.wipe(i);
     let url = cluster.members[i].peer_url.clone();
     // MemberAdd is refused for a while after a change (etcd: 'unhealthy
-    // cluster' until the others are connected long enough): retry.
+    // cluster' until every voter has been connected to the leader for 5 s,
+    // which the faults before can keep from happening): retry. The member
+    // is already removed and wiped, so giving up early leaves the cluster
+    // a member short for the rest of the run.
     let mut added = None;
     let mut last_error = String::new();
-    for _ in 0..40 {
+    for _ in 0..240 {
         match tokio::time::timeout(REQUEST_TIMEOUT, c.member_add([url.as_str()], None)).await {
             Ok(Ok(r)) => {
                 added = r.member().map(|m| m.id());
