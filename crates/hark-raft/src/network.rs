@@ -225,22 +225,72 @@ const APPEND_BYTES: usize = 2 << 20;
 /// Since when each peer has answered this member's raft calls without a
 /// break (etcd's transport `ActiveSince`): membership changes are refused
 /// while the members they rely on have not been reachable for a while.
+///
+/// As in etcd, where a peer counts as active while its stream stays
+/// connected, a call that only ran out of time does not break the streak
+/// unless the peer has not answered for [`SILENCE_BREAKS_STREAK`]: on a
+/// loaded machine heartbeats run late now and then, and a streak that
+/// every late one broke kept MemberAdd refused for over a minute.
 #[derive(Clone, Default)]
-pub(crate) struct PeerHealth(Arc<parking_lot::Mutex<HashMap<u64, Instant>>>);
+pub(crate) struct PeerHealth(Arc<parking_lot::Mutex<HashMap<u64, Streak>>>);
+
+#[derive(Clone, Copy)]
+struct Streak {
+    since: Instant,
+    last_answer: Instant,
+}
+
+/// How a raft call to a peer ended, for [`PeerHealth`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CallEnded {
+    Answered,
+    /// Ran out of its own time allowance.
+    TimedOut,
+    /// Refused, reset, unreachable or failed.
+    Broken,
+}
+
+/// A peer silent for this long is no longer active, whatever the reason.
+const SILENCE_BREAKS_STREAK: Duration = Duration::from_secs(1);
 
 impl PeerHealth {
-    fn record(&self, peer: u64, answered: bool) {
-        let mut since = self.0.lock();
-        if answered {
-            since.entry(peer).or_insert_with(Instant::now);
-        } else {
-            since.remove(&peer);
+    pub(crate) fn record(&self, peer: u64, ended: CallEnded) {
+        self.record_at(peer, ended, Instant::now());
+    }
+
+    fn record_at(&self, peer: u64, ended: CallEnded, now: Instant) {
+        let mut streaks = self.0.lock();
+        match ended {
+            CallEnded::Answered => {
+                streaks
+                    .entry(peer)
+                    .or_insert(Streak {
+                        since: now,
+                        last_answer: now,
+                    })
+                    .last_answer = now;
+            }
+            CallEnded::TimedOut
+                if streaks.get(&peer).is_some_and(|s| {
+                    now.saturating_duration_since(s.last_answer) < SILENCE_BREAKS_STREAK
+                }) => {}
+            CallEnded::TimedOut | CallEnded::Broken => {
+                streaks.remove(&peer);
+            }
         }
     }
 
     /// Since when `peer` has answered without a break (`None`: it does not).
     pub(crate) fn active_since(&self, peer: u64) -> Option<Instant> {
-        self.0.lock().get(&peer).copied()
+        self.active_since_at(peer, Instant::now())
+    }
+
+    fn active_since_at(&self, peer: u64, now: Instant) -> Option<Instant> {
+        self.0
+            .lock()
+            .get(&peer)
+            .filter(|s| now.saturating_duration_since(s.last_answer) < SILENCE_BREAKS_STREAK)
+            .map(|s| s.since)
     }
 }
 
@@ -290,6 +340,7 @@ impl Connection {
         let client = self.client.as_mut().map_err(|e| {
             RPCError::Unreachable(Unreachable::new(&std::io::Error::other(e.clone())))
         })?;
+        let started = Instant::now();
         let answer = call_encoded::<R, RaftError<u64, E>>(
             client,
             method,
@@ -298,7 +349,12 @@ impl Connection {
             Some(self.caller),
         )
         .await;
-        self.health.record(self.target, answer.is_ok());
+        let ended = match &answer {
+            Ok(_) => CallEnded::Answered,
+            Err(_) if started.elapsed() >= option.hard_ttl() => CallEnded::TimedOut,
+            Err(_) => CallEnded::Broken,
+        };
+        self.health.record(self.target, ended);
         match answer {
             Ok(Ok(r)) => Ok(r),
             Ok(Err(remote)) => Err(RPCError::RemoteError(RemoteError::new(self.target, remote))),
@@ -400,7 +456,37 @@ pub(crate) fn refused(status: &tonic::Status) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::never_sent;
+    use super::{CallEnded, Duration, Instant, PeerHealth, SILENCE_BREAKS_STREAK, never_sent};
+
+    #[test]
+    fn a_late_call_keeps_a_peers_streak_and_silence_or_a_broken_call_ends_it() {
+        let health = PeerHealth::default();
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        health.record_at(7, CallEnded::Answered, at(0));
+        health.record_at(7, CallEnded::TimedOut, at(300));
+        health.record_at(7, CallEnded::Answered, at(600));
+        assert_eq!(health.active_since_at(7, at(700)), Some(at(0)));
+        // Silent for longer than the grace: inactive, and the next time-out
+        // ends the streak.
+        let silent = at(600) + SILENCE_BREAKS_STREAK;
+        assert_eq!(health.active_since_at(7, silent), None);
+        health.record_at(7, CallEnded::TimedOut, silent);
+        health.record_at(7, CallEnded::Answered, silent + Duration::from_millis(1));
+        assert_eq!(
+            health.active_since_at(7, silent + Duration::from_millis(2)),
+            Some(silent + Duration::from_millis(1))
+        );
+        // A refused or reset call ends it at once.
+        health.record_at(7, CallEnded::Broken, silent + Duration::from_millis(3));
+        assert_eq!(
+            health.active_since_at(7, silent + Duration::from_millis(4)),
+            None
+        );
+        // A time-out with no streak starts none.
+        health.record_at(8, CallEnded::TimedOut, at(0));
+        assert_eq!(health.active_since_at(8, at(1)), None);
+    }
 
     #[tokio::test]
     async fn a_refused_connection_is_never_sent_and_a_servers_answer_is_not() {
