@@ -37,12 +37,12 @@ pub async fn backup_client(
     let _ = std::fs::create_dir_all(&dir);
     let mut n = 0;
     while Instant::now() < until {
-        // Every 2-4 s from a random member, or every 0.2-0.6 s from a member
+        // Every 2-4 s from a random member, or every 0.1-0.3 s from a member
         // catching up, while it may be installing a snapshot.
         let next = Instant::now() + Duration::from_millis(rng.random_range(2000..4000));
         let member = loop {
             if let Some(i) = catching_up.member() {
-                tokio::time::sleep(Duration::from_millis(rng.random_range(200..600))).await;
+                tokio::time::sleep(Duration::from_millis(rng.random_range(100..300))).await;
                 break i;
             }
             if Instant::now() >= next {

@@ -56,7 +56,7 @@ pub enum Fault {
 pub struct CatchingUp(Arc<Mutex<Option<(usize, Instant)>>>);
 
 /// How long after its restart a member counts as catching up.
-const CATCHING_UP_FOR: Duration = Duration::from_secs(3);
+const CATCHING_UP_FOR: Duration = Duration::from_secs(5);
 
 impl Fault {
     /// The name `--faults` knows it by.
@@ -139,6 +139,7 @@ pub async fn run(
                 continue;
             }
         };
+        catching_up.stopped();
         let fault = *faults.choose(&mut rng).expect("a fault kind");
         let hold = Duration::from_millis(rng.random_range(ELECTION_MS * 2..ELECTION_MS * 5));
         let random = rng.random_range(0..n);

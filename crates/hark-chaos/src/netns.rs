@@ -44,7 +44,7 @@ impl Namespaces {
         let pid = std::process::id();
         let made = Namespaces {
             tag: format!("{:x}", pid & 0xf_ffff),
-            subnet: (pid % 200) as u8 + 20,
+            subnet: claim_subnet(pid)?,
             members,
             cuts: Mutex::new(Vec::new()),
         };
@@ -158,9 +158,65 @@ impl Namespaces {
     }
 }
 
+/// Where a run claims its subnet: runs at the same time must not share
+/// one, or the host routes one run's clients to the other's members.
+fn subnet_claims() -> std::path::PathBuf {
+    std::env::temp_dir().join("hark-chaos-subnets")
+}
+
+fn subnet_claim(subnet: u8) -> std::path::PathBuf {
+    subnet_claims().join(subnet.to_string())
+}
+
+/// A `10.250.x.0/24` no other run uses: no interface has its host address,
+/// and this process created its claim file (one left by a process that is
+/// gone is taken over).
+fn claim_subnet(pid: u32) -> Result<u8, String> {
+    let dir = subnet_claims();
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let out = Command::new("ip")
+        .args(["-o", "-4", "addr", "show"])
+        .output()
+        .map_err(|e| format!("running ip: {e}"))?;
+    let in_use = String::from_utf8_lossy(&out.stdout).into_owned();
+    let first = pid % 200;
+    for k in 0..200 {
+        let subnet = ((first + k) % 200 + 20) as u8;
+        if in_use.contains(&format!(" 10.250.{subnet}.1/")) {
+            continue;
+        }
+        let path = subnet_claim(subnet);
+        for _ in 0..2 {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut file) => {
+                    use std::io::Write;
+                    let _ = write!(file, "{pid}");
+                    return Ok(subnet);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let owner = std::fs::read_to_string(&path).unwrap_or_default();
+                    let alive = !owner.is_empty()
+                        && std::path::Path::new("/proc").join(owner.trim()).exists();
+                    if alive {
+                        break;
+                    }
+                    let _ = std::fs::remove_file(&path);
+                }
+                Err(e) => return Err(format!("{}: {e}", path.display())),
+            }
+        }
+    }
+    Err("no free 10.250.x.0/24 subnet for the members' namespaces".into())
+}
+
 impl Drop for Namespaces {
     fn drop(&mut self) {
         self.delete();
+        let _ = std::fs::remove_file(subnet_claim(self.subnet));
     }
 }
 

@@ -22,10 +22,10 @@
 //! - `limits-at-apply`: a committed txn is checked again at apply against
 //!   the member's own `--max-txn-ops` (the store), so members with
 //!   different limits apply different logs.
-//! - `install-visible-to-readers`: snapshot images, watch catch-up and
-//!   range reads no longer wait out a snapshot install, which refills the
-//!   store in small batches with a pause after each (the store): a backup
-//!   or a reader on an installing member sees it half-filled.
+//! - `install-visible-to-readers`: a snapshot install takes the store's
+//!   index lock only after refilling the rows, in small batches with a
+//!   pause after each (the store): backups, watch catch-up and reads on an
+//!   installing member see it half-filled.
 
 /// Whether mutation `name` is on in this process.
 #[cfg(feature = "chaos-mutations")]

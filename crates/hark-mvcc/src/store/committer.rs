@@ -136,14 +136,20 @@ impl Committer {
         let shared = self.shared.clone();
         // No physical compaction runs meanwhile, and none planned before runs after.
         let _compacting = shared.compacting.lock();
-        let mut index = shared.index.write();
+        // The mutation takes the locks only once the rows are in, as
+        // installs once did: readers meanwhile see the store half-filled.
+        let mut early = (!crate::chaos::mutation("install-visible-to-readers")).then(|| {
+            (
+                shared.index.write(),
+                shared.leases.lock(),
+                shared.alarms.lock(),
+            )
+        });
         // Bumped under the index lock and before any row changes: a reader
         // that took the generation under the index lock and finds it
         // unchanged afterwards saw no row of this install (see
         // `Shared::outside_installs`).
         shared.generation.fetch_add(1, Ordering::AcqRel);
-        let mut leases = shared.leases.lock();
-        let mut alarms = shared.alarms.lock();
         let backend = shared.backend.as_ref();
         for table in Table::ALL {
             clear_table(backend, table)?;
@@ -155,7 +161,7 @@ impl Committer {
             // The mutation refills in small batches with a pause after each,
             // so that a reader let in meanwhile meets a half-filled store.
             let (batch_rows, pause) = if crate::chaos::mutation("install-visible-to-readers") {
-                (100, std::time::Duration::from_millis(5))
+                (100, std::time::Duration::from_millis(200))
             } else {
                 (COMPACTION_BATCH, std::time::Duration::ZERO)
             };
@@ -212,6 +218,13 @@ impl Committer {
             batch.put(Table::Meta, META_LOG_POSITION.to_vec(), position.clone());
             backend.write(batch, true)
         })?;
+        let (mut index, mut leases, mut alarms) = early.take().unwrap_or_else(|| {
+            (
+                shared.index.write(),
+                shared.leases.lock(),
+                shared.alarms.lock(),
+            )
+        });
         let mut loaded = load_state(backend)?;
         // As on open: the key index forgets what the compaction removed (or
         // HashKV's keep set and reads differ from a member that restarted),

@@ -166,9 +166,7 @@ impl Shared {
                 self.generation.load(Ordering::Acquire)
             };
             let result = read();
-            if self.generation.load(Ordering::Acquire) == before
-                || crate::chaos::mutation("install-visible-to-readers")
-            {
+            if self.generation.load(Ordering::Acquire) == before {
                 return result;
             }
         }
@@ -181,8 +179,7 @@ impl Shared {
         &self,
         read: &mut dyn FnMut(&dyn BackendView) -> Result<()>,
     ) -> Result<()> {
-        let mut index =
-            (!crate::chaos::mutation("install-visible-to-readers")).then(|| self.index.read());
+        let mut index = Some(self.index.read());
         self.backend.read_snapshot(&mut |view| {
             index.take();
             read(view)
