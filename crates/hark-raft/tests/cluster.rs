@@ -250,22 +250,14 @@ async fn a_learner_joins_catches_up_is_promoted_and_a_member_is_removed() {
     // The learner's store can be ahead of what the leader has heard back
     // from it: until then promotion is refused as not ready, as in etcd,
     // and is tried again.
-    loop {
-        match cluster
-            .member(leader)
-            .replica
-            .change_membership(MembershipChange::Promote { id })
-            .await
-        {
-            Ok(_) => break,
-            Err(ReplicaError::Membership(MembershipError::LearnerNotReady))
-                if tokio::time::Instant::now() < deadline =>
-            {
-                tokio::time::sleep(Duration::from_millis(20)).await
-            }
-            Err(e) => panic!("promoting the learner: {e:?}"),
-        }
-    }
+    cluster
+        .change_membership_retrying(
+            leader,
+            MembershipChange::Promote { id },
+            MembershipError::LearnerNotReady,
+            deadline - tokio::time::Instant::now(),
+        )
+        .await;
     assert_eq!(
         cluster
             .member(leader)

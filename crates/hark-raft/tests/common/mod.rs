@@ -235,21 +235,39 @@ impl Cluster {
     /// `within` while that is refused as unhealthy (as etcd: until the
     /// leader has reached the voters without a break for 5 s).
     pub async fn remove(&self, via: u64, id: u64, within: Duration) {
+        self.change_membership_retrying(
+            via,
+            MembershipChange::Remove { id },
+            MembershipError::Unhealthy,
+            within,
+        )
+        .await
+    }
+
+    /// `change` through member `via`, asked again every 20 ms for up to
+    /// `within` while it is refused with `refusal`.
+    pub async fn change_membership_retrying(
+        &self,
+        via: u64,
+        change: MembershipChange,
+        refusal: MembershipError,
+        within: Duration,
+    ) {
         let deadline = tokio::time::Instant::now() + within;
         loop {
             match self
                 .member(via)
                 .replica
-                .change_membership(MembershipChange::Remove { id })
+                .change_membership(change.clone())
                 .await
             {
-                Ok(()) => break,
-                Err(ReplicaError::Membership(MembershipError::Unhealthy))
-                    if tokio::time::Instant::now() < deadline =>
+                Ok(_) => break,
+                Err(ReplicaError::Membership(e))
+                    if e == refusal && tokio::time::Instant::now() < deadline =>
                 {
-                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    tokio::time::sleep(Duration::from_millis(20)).await;
                 }
-                other => panic!("removing {id:x}: {other:?}"),
+                other => panic!("{change:?}: {other:?}"),
             }
         }
     }
