@@ -59,20 +59,12 @@ pub struct CatchingUp(Arc<Mutex<Option<(usize, Instant)>>>);
 const CATCHING_UP_FOR: Duration = Duration::from_secs(5);
 
 impl Fault {
-    /// The name `--faults` knows it by.
-    pub fn name(self) -> &'static str {
-        match self {
-            Fault::Kill => "kill",
-            Fault::PowerLoss => "power-loss",
-            Fault::KillLeader => "kill-leader",
-            Fault::Pause => "pause",
-            Fault::Partition => "partition",
-            Fault::IsolateLeader => "isolate-leader",
-            Fault::IsolateLeaderLong => "isolate-leader-long",
-            Fault::OneWay => "one-way",
-            Fault::KillCatchingUp => "kill-catching-up",
-            Fault::MemberReplace => "member-replace",
-        }
+    /// The name `--faults` knows it by (clap's, from the variant's name).
+    pub fn name(self) -> String {
+        clap::ValueEnum::to_possible_value(&self)
+            .expect("no fault kind is skipped")
+            .get_name()
+            .to_string()
     }
 }
 
@@ -110,7 +102,7 @@ pub async fn run(
         records.push(FaultRecord {
             at_us: clock.now_us(),
             what,
-            fault: began.map(|f| f.name().to_string()),
+            fault: began.map(Fault::name),
         });
     };
     let n = cluster.members.len();
