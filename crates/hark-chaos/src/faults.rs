@@ -50,12 +50,13 @@ pub enum Fault {
     MemberReplace,
 }
 
-/// The member that was just restarted to catch up (and may be installing a
-/// snapshot), while that lasts: the backup client saves from it then.
+/// The member that was just restarted or healed to catch up (and may be
+/// installing a snapshot), while that lasts: the backup client saves from it
+/// then.
 #[derive(Clone, Default)]
 pub struct CatchingUp(Arc<Mutex<Option<(usize, Instant)>>>);
 
-/// How long after its restart a member counts as catching up.
+/// How long after its restart or heal a member counts as catching up.
 const CATCHING_UP_FOR: Duration = Duration::from_secs(5);
 
 impl Fault {
@@ -131,7 +132,9 @@ pub async fn run(
                 continue;
             }
         };
-        catching_up.stopped();
+        // A member still catching up from the last fault stays the backups'
+        // target until its time is up: a healed member's install can begin
+        // seconds after the heal, when the next fault has already begun.
         let fault = *faults.choose(&mut rng).expect("a fault kind");
         let hold = Duration::from_millis(rng.random_range(ELECTION_MS * 2..ELECTION_MS * 5));
         let random = rng.random_range(0..n);
@@ -185,6 +188,11 @@ pub async fn run(
                 tokio::time::sleep(hold).await;
                 note(None, "heal".into());
                 cluster.links.heal();
+                // A member cut off for long falls behind the leader's log and
+                // installs a snapshot on healing, while it serves clients: the
+                // install a backup must not see half-done. (A restarted member
+                // installs before it serves, so only a partition shows this.)
+                catching_up.started(i);
             }
             Fault::KillCatchingUp => {
                 let i = (leader + rng.random_range(1..n)) % n;

@@ -77,7 +77,7 @@ struct Args {
     /// `near-limits`: txns and puts that one member's limits take and
     /// another's refuse (every member runs with its own limits); `backup`:
     /// `snapshot save` from a random member every 2-4 s (and several times a
-    /// second from a member just restarted to catch up), each restored and
+    /// second from a member just restarted or healed), each restored and
     /// compared with the log at its revision.
     #[arg(
         long,

@@ -24,8 +24,8 @@
 //!   different limits apply different logs.
 //! - `install-visible-to-readers`: a snapshot install takes the store's
 //!   index lock only after refilling the rows, in small batches with a
-//!   pause after each (the store): backups, watch catch-up and reads on an
-//!   installing member see it half-filled.
+//!   pause after each of the first five (the store): backups, watch
+//!   catch-up and reads on an installing member see it half-filled.
 
 /// Whether mutation `name` is on in this process.
 #[cfg(feature = "chaos-mutations")]

@@ -158,12 +158,15 @@ impl Committer {
             let image = StoreImage { view };
             let mut batch = WriteBatch::default();
             let mut failed = None;
-            // The mutation refills in small batches with a pause after each,
-            // so that a reader let in meanwhile meets a half-filled store.
-            let (batch_rows, pause) = if crate::chaos::mutation("install-visible-to-readers") {
-                (100, std::time::Duration::from_millis(200))
+            // The mutation refills in small batches with a pause after each
+            // of the first five, so that a reader let in meanwhile meets a
+            // half-filled store. Only five: an install slowed by seconds
+            // outlasts the leader's patience, is sent again and restarts,
+            // and the member never serves at all.
+            let (batch_rows, mut pauses) = if crate::chaos::mutation("install-visible-to-readers") {
+                (100, 5)
             } else {
-                (COMPACTION_BATCH, std::time::Duration::ZERO)
+                (COMPACTION_BATCH, 0)
             };
             image.for_each_row(&mut |k, v| {
                 batch.put(Table::Kv, k.to_vec(), v.to_vec());
@@ -172,8 +175,9 @@ impl Committer {
                         failed = Some(e);
                         return false;
                     }
-                    if !pause.is_zero() {
-                        std::thread::sleep(pause);
+                    if pauses > 0 {
+                        pauses -= 1;
+                        std::thread::sleep(std::time::Duration::from_millis(200));
                     }
                 }
                 true
