@@ -4,6 +4,7 @@
 use std::io::IsTerminal;
 
 use clap::Parser;
+use hark_server::config::etcd_flags;
 use hark_server::{Config, LogFormat};
 use tracing_subscriber::EnvFilter;
 
@@ -42,7 +43,16 @@ fn purge_freed_memory_at_once() {
 
 fn main() -> std::process::ExitCode {
     purge_freed_memory_at_once();
-    let config = Config::parse();
+    // etcd's flags that Hark does not act on are set aside before clap
+    // sees the command line, and warned about once logging is up.
+    let (args, set_aside) = match etcd_flags::set_aside(std::env::args_os()) {
+        Ok(split) => split,
+        Err(e) => {
+            eprintln!("hark: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let config = Config::parse_from(args);
     let level = match config.log_filter() {
         Ok(level) => level,
         Err(e) => {
@@ -61,6 +71,7 @@ fn main() -> std::process::ExitCode {
         LogFormat::Json => builder.json().init(),
         LogFormat::Text => builder.init(),
     }
+    etcd_flags::warn_about(&set_aside);
     let runtime = tokio::runtime::Runtime::new().expect("start the tokio runtime");
     runtime.block_on(async move {
         let server = match hark_server::start(&config).await {

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 
+pub mod etcd_flags;
+
 #[derive(Debug, Clone, Parser)]
 #[command(
     name = "hark",
@@ -254,8 +256,14 @@ pub struct Config {
     pub peer_local_addr: Option<std::net::IpAddr>,
 
     /// Do not fsync: a crash may lose acknowledged writes (tests and benchmarks).
-    #[arg(long, env = "HARK_UNSAFE_NO_FSYNC")]
+    #[arg(long, env = "HARK_UNSAFE_NO_FSYNC", num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false)]
     pub unsafe_no_fsync: bool,
+
+    /// The logger: `zap`, the only one etcd 3.5 and later know (Hark's
+    /// logs are its own, in the format --log-format names).
+    #[arg(long, env = "HARK_LOGGER", default_value = "zap", value_parser = ["zap"])]
+    pub logger: String,
 
     /// debug, info, warn or error.
     #[arg(long, env = "HARK_LOG_LEVEL", default_value = "info")]
@@ -297,6 +305,8 @@ pub struct ClusterPlan {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
     Json,
+    /// Text lines; etcd 3.6 calls its own `console`.
+    #[value(alias = "console")]
     Text,
 }
 

@@ -1,0 +1,594 @@
+//! etcd's flags that Hark takes without acting on them. An etcd deployment
+//! (a kubeadm manifest, a systemd unit, a config management role) passes
+//! flags tuned for etcd's internals; refusing them would stop the swap, and
+//! ignoring them silently would hide a difference. So each is accepted, set
+//! aside before the command line reaches clap, and warned about once, with
+//! why it has no effect. The few whose silent absence would weaken a
+//! guarantee the operator asked for (an allow-list, a discovery bootstrap
+//! that would otherwise start a cluster of one) are refused when given a
+//! value that asks for it.
+//!
+//! Every flag of etcd 3.5.17 and 3.6.0 (`etcd-flags/*.txt`) is either a
+//! [`super::Config`] flag or listed here; the tests below walk both lists.
+
+use std::ffi::OsString;
+
+/// How a flag takes its value, as Go's `flag` package parses it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Takes {
+    /// A switch: `--flag` alone, or `--flag=true|false`; never the next argument.
+    Switch,
+    /// `--flag=value` or `--flag value`.
+    Value,
+}
+
+/// Whether a value can be ignored safely.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IfSet {
+    /// Warn and go on, whatever the value.
+    Warn,
+    /// Warn when empty (or `*`, "anyone"); otherwise refuse to start: the
+    /// value asks for something Hark would silently not do.
+    RefuseUnlessEmpty,
+}
+
+/// One etcd flag that has no effect in Hark.
+pub struct WithoutEffect {
+    /// The long name, without dashes.
+    pub flag: &'static str,
+    pub takes: Takes,
+    pub if_set: IfSet,
+    /// Why it has no effect (or what Hark does instead).
+    pub reason: &'static str,
+}
+
+const fn warn(flag: &'static str, takes: Takes, reason: &'static str) -> WithoutEffect {
+    WithoutEffect {
+        flag,
+        takes,
+        if_set: IfSet::Warn,
+        reason,
+    }
+}
+
+const fn guarded(flag: &'static str, reason: &'static str) -> WithoutEffect {
+    WithoutEffect {
+        flag,
+        takes: Takes::Value,
+        if_set: IfSet::RefuseUnlessEmpty,
+        reason,
+    }
+}
+
+use Takes::{Switch, Value};
+
+const V2: &str = "Hark serves only etcd's v3 API";
+const BBOLT: &str = "tunes etcd's bbolt backend; Hark's store is RocksDB";
+const TRACING: &str = "Hark exports no OpenTelemetry traces; its logs carry tracing spans";
+const DISCOVERY: &str = "Hark has no discovery bootstrap: list the members in --initial-cluster";
+const NOT_YET: &str = "not implemented in Hark yet (issue #37): the member starts without it";
+const SLOW_LOG: &str =
+    "Hark logs no per-request slowness warnings; see the request duration metrics";
+
+/// Every etcd 3.5.17 / 3.6.0 flag Hark accepts without acting on it.
+pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
+    // Member
+    warn("wal-dir", Value, NOT_YET),
+    warn(
+        "initial-election-tick-advance",
+        Switch,
+        "openraft starts a member's election timer afresh at boot; there are no ticks to advance",
+    ),
+    warn(
+        "max-snapshots",
+        Value,
+        "Hark keeps one raft snapshot and replaces it; there are no snapshot files to count",
+    ),
+    warn(
+        "max-wals",
+        Value,
+        "Hark's raft log is purged after each snapshot; there are no WAL files to count",
+    ),
+    warn("memory-mlock", Switch, BBOLT),
+    warn("backend-bbolt-freelist-type", Value, BBOLT),
+    warn("backend-batch-interval", Value, BBOLT),
+    warn("backend-batch-limit", Value, BBOLT),
+    warn(
+        "grpc-keepalive-min-time",
+        Value,
+        "Hark does not police how often clients ping",
+    ),
+    warn("grpc-keepalive-interval", Value, NOT_YET),
+    warn("grpc-keepalive-timeout", Value, NOT_YET),
+    warn(
+        "socket-reuse-port",
+        Switch,
+        "Hark's listeners bind with SO_REUSEADDR only; two processes cannot share a port",
+    ),
+    warn(
+        "socket-reuse-address",
+        Switch,
+        "Hark's listeners always bind with SO_REUSEADDR",
+    ),
+    warn(
+        "enable-grpc-gateway",
+        Switch,
+        "Hark always serves the JSON gateway (on --listen-client-urls, or --listen-client-http-urls when set)",
+    ),
+    warn(
+        "raft-read-timeout",
+        Value,
+        "Hark's peer calls have deadlines derived from --election-timeout",
+    ),
+    warn(
+        "raft-write-timeout",
+        Value,
+        "Hark's peer calls have deadlines derived from --election-timeout",
+    ),
+    warn("feature-gates", Value, NOT_YET),
+    // Clustering
+    guarded("discovery", DISCOVERY),
+    guarded("discovery-srv", DISCOVERY),
+    guarded("discovery-endpoints", DISCOVERY),
+    warn("discovery-token", Value, DISCOVERY),
+    warn("discovery-dial-timeout", Value, DISCOVERY),
+    warn("discovery-request-timeout", Value, DISCOVERY),
+    warn("discovery-keepalive-time", Value, DISCOVERY),
+    warn("discovery-keepalive-timeout", Value, DISCOVERY),
+    warn("discovery-insecure-transport", Switch, DISCOVERY),
+    warn("discovery-insecure-skip-tls-verify", Switch, DISCOVERY),
+    warn("discovery-cert", Value, DISCOVERY),
+    warn("discovery-key", Value, DISCOVERY),
+    warn("discovery-cacert", Value, DISCOVERY),
+    warn("discovery-user", Value, DISCOVERY),
+    warn("discovery-password", Value, DISCOVERY),
+    warn("discovery-fallback", Value, DISCOVERY),
+    warn("discovery-proxy", Value, DISCOVERY),
+    warn("discovery-srv-name", Value, DISCOVERY),
+    warn(
+        "strict-reconfig-check",
+        Switch,
+        "Hark always refuses a membership change that would leave too few started members for a quorum (etcd's default)",
+    ),
+    warn(
+        "pre-vote",
+        Switch,
+        "openraft 0.9 has no pre-vote phase; a member coming back may start an election",
+    ),
+    warn("enable-v2", Switch, V2),
+    warn("v2-deprecation", Value, V2),
+    warn("experimental-enable-v2v3", Value, V2),
+    warn(
+        "max-learners",
+        Value,
+        "Hark allows one learner at a time, etcd's default",
+    ),
+    // Security
+    warn(
+        "client-cert-file",
+        Value,
+        "Hark's JSON gateway runs in-process and dials no client connection that would show it",
+    ),
+    warn(
+        "client-key-file",
+        Value,
+        "Hark's JSON gateway runs in-process and dials no client connection that would show it",
+    ),
+    guarded(
+        "client-cert-allowed-hostname",
+        "Hark does not check client certificates' SAN host names",
+    ),
+    guarded(
+        "peer-cert-allowed-hostname",
+        "Hark does not check peer certificates' SAN host names; use --peer-cert-allowed-cn",
+    ),
+    warn(
+        "peer-client-cert-file",
+        Value,
+        "Hark shows --peer-cert-file when dialling other members",
+    ),
+    warn(
+        "peer-client-key-file",
+        Value,
+        "Hark shows --peer-cert-file when dialling other members",
+    ),
+    warn(
+        "self-signed-cert-validity",
+        Value,
+        "--auto-tls and --peer-auto-tls certificates carry rcgen's default validity, not a number of years",
+    ),
+    guarded(
+        "host-whitelist",
+        "Hark does not filter HTTP requests by Host header; its gateway answers cross-origin browsers only as --cors allows",
+    ),
+    warn(
+        "experimental-peer-skip-client-san-verification",
+        Switch,
+        "Hark never checks the SAN of a dialling peer's certificate against its address",
+    ),
+    warn(
+        "peer-skip-client-san-verification",
+        Switch,
+        "Hark never checks the SAN of a dialling peer's certificate against its address",
+    ),
+    // Profiling and monitoring
+    warn(
+        "enable-pprof",
+        Switch,
+        "Hark serves no Go pprof; profile it with perf, and read /metrics",
+    ),
+    warn(
+        "metrics",
+        Value,
+        "Hark exports one set of metrics whatever the level asked for",
+    ),
+    // Logging
+    warn(
+        "enable-log-rotation",
+        Switch,
+        "Hark does not rotate its log file; use journald, or logrotate with copytruncate",
+    ),
+    warn(
+        "log-rotation-config-json",
+        Value,
+        "Hark does not rotate its log file; use journald, or logrotate with copytruncate",
+    ),
+    warn("log-outputs", Value, NOT_YET),
+    warn("warning-unary-request-duration", Value, SLOW_LOG),
+    warn(
+        "experimental-warning-unary-request-duration",
+        Value,
+        SLOW_LOG,
+    ),
+    warn("warning-apply-duration", Value, SLOW_LOG),
+    warn("experimental-warning-apply-duration", Value, SLOW_LOG),
+    // Distributed tracing
+    warn("experimental-enable-distributed-tracing", Switch, TRACING),
+    warn("enable-distributed-tracing", Switch, TRACING),
+    warn("experimental-distributed-tracing-address", Value, TRACING),
+    warn("distributed-tracing-address", Value, TRACING),
+    warn(
+        "experimental-distributed-tracing-service-name",
+        Value,
+        TRACING,
+    ),
+    warn("distributed-tracing-service-name", Value, TRACING),
+    warn(
+        "experimental-distributed-tracing-instance-id",
+        Value,
+        TRACING,
+    ),
+    warn("distributed-tracing-instance-id", Value, TRACING),
+    warn(
+        "experimental-distributed-tracing-sampling-rate",
+        Value,
+        TRACING,
+    ),
+    warn("distributed-tracing-sampling-rate", Value, TRACING),
+    // v2 proxy
+    warn("proxy", Value, V2),
+    warn("proxy-failure-wait", Value, V2),
+    warn("proxy-refresh-interval", Value, V2),
+    warn("proxy-dial-timeout", Value, V2),
+    warn("proxy-write-timeout", Value, V2),
+    warn("proxy-read-timeout", Value, V2),
+    // Experimental
+    warn("experimental-initial-corrupt-check", Switch, NOT_YET),
+    warn("experimental-corrupt-check-time", Value, NOT_YET),
+    warn("corrupt-check-time", Value, NOT_YET),
+    warn("experimental-compact-hash-check-enabled", Switch, NOT_YET),
+    warn("experimental-compact-hash-check-time", Value, NOT_YET),
+    warn("compact-hash-check-time", Value, NOT_YET),
+    warn(
+        "experimental-enable-lease-checkpoint",
+        Switch,
+        "Hark does not checkpoint leases' remaining TTLs; a new leader gives each lease its full TTL plus an election timeout",
+    ),
+    warn(
+        "experimental-enable-lease-checkpoint-persist",
+        Switch,
+        "Hark does not checkpoint leases' remaining TTLs; a new leader gives each lease its full TTL plus an election timeout",
+    ),
+    warn(
+        "experimental-compaction-batch-limit",
+        Value,
+        "Hark's compaction deletes in batches of its own size, off the write path",
+    ),
+    warn(
+        "compaction-batch-limit",
+        Value,
+        "Hark's compaction deletes in batches of its own size, off the write path",
+    ),
+    warn(
+        "experimental-compaction-sleep-interval",
+        Value,
+        "Hark's compaction deletes in batches of its own size, off the write path",
+    ),
+    warn(
+        "compaction-sleep-interval",
+        Value,
+        "Hark's compaction deletes in batches of its own size, off the write path",
+    ),
+    warn(
+        "experimental-downgrade-check-time",
+        Value,
+        "Hark has no cluster downgrade",
+    ),
+    warn(
+        "downgrade-check-time",
+        Value,
+        "Hark has no cluster downgrade",
+    ),
+    warn("experimental-memory-mlock", Switch, BBOLT),
+    warn(
+        "experimental-txn-mode-write-with-shared-buffer",
+        Switch,
+        BBOLT,
+    ),
+    warn(
+        "experimental-bootstrap-defrag-threshold-megabytes",
+        Value,
+        BBOLT,
+    ),
+    warn("bootstrap-defrag-threshold-megabytes", Value, BBOLT),
+    warn(
+        "experimental-stop-grpc-service-on-defrag",
+        Switch,
+        "Hark's defragmentation does not stop reads or writes, so clients need not be sent elsewhere",
+    ),
+    warn(
+        "experimental-snapshot-catchup-entries",
+        Value,
+        "Hark keeps min(--snapshot-count, 5000) log entries after a snapshot for followers to catch up from",
+    ),
+    warn(
+        "experimental-snapshot-catch-up-entries",
+        Value,
+        "Hark keeps min(--snapshot-count, 5000) log entries after a snapshot for followers to catch up from",
+    ),
+    warn(
+        "snapshot-catchup-entries",
+        Value,
+        "Hark keeps min(--snapshot-count, 5000) log entries after a snapshot for followers to catch up from",
+    ),
+    // Unsafe
+    warn("force-new-cluster", Switch, NOT_YET),
+];
+
+/// An etcd flag given to Hark that has no effect here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SetAside {
+    /// The long name, without dashes.
+    pub flag: &'static str,
+    pub reason: &'static str,
+}
+
+fn without_effect(name: &str) -> Option<&'static WithoutEffect> {
+    WITHOUT_EFFECT.iter().find(|w| w.flag == name)
+}
+
+/// Go's `strconv.ParseBool`, which etcd's switches use.
+fn go_bool(s: &str) -> Option<bool> {
+    match s {
+        "1" | "t" | "T" | "true" | "TRUE" | "True" => Some(true),
+        "0" | "f" | "F" | "false" | "FALSE" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+/// Takes the flags of [`WITHOUT_EFFECT`] out of `args` (the program name
+/// first), as Go's `flag` package would parse them (`-flag` or `--flag`,
+/// `=value` or the next argument, switches only with `=`), and returns the
+/// rest for clap with the flags set aside, each once, in the order given.
+/// A guarded flag with a value, a switch with a value that is not a Go
+/// boolean, or a value missing at the end is an error.
+pub fn set_aside(
+    args: impl IntoIterator<Item = OsString>,
+) -> Result<(Vec<OsString>, Vec<SetAside>), String> {
+    let mut kept = Vec::new();
+    let mut aside: Vec<SetAside> = Vec::new();
+    let mut args = args.into_iter();
+    kept.extend(args.next());
+    while let Some(arg) = args.next() {
+        let Some(text) = arg.to_str() else {
+            kept.push(arg);
+            continue;
+        };
+        if text == "--" {
+            kept.push(arg);
+            kept.extend(args.by_ref());
+            break;
+        }
+        let Some(body) = text.strip_prefix("--").or_else(|| text.strip_prefix('-')) else {
+            kept.push(arg);
+            continue;
+        };
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (body, None),
+        };
+        let Some(known) = without_effect(name) else {
+            kept.push(arg);
+            continue;
+        };
+        let value = match (known.takes, inline) {
+            (Takes::Switch, None) => String::new(),
+            (Takes::Switch, Some(v)) => {
+                if go_bool(&v).is_none() {
+                    return Err(format!(
+                        "invalid boolean value {v:?} for --{name}: parse error"
+                    ));
+                }
+                v
+            }
+            (Takes::Value, Some(v)) => v,
+            (Takes::Value, None) => match args.next() {
+                Some(v) => v.to_string_lossy().into_owned(),
+                None => return Err(format!("flag needs an argument: --{name}")),
+            },
+        };
+        if known.if_set == IfSet::RefuseUnlessEmpty && !value.is_empty() && value != "*" {
+            return Err(format!(
+                "--{name}={value:?} is not supported: {}",
+                known.reason
+            ));
+        }
+        if !aside.iter().any(|a| a.flag == known.flag) {
+            aside.push(SetAside {
+                flag: known.flag,
+                reason: known.reason,
+            });
+        }
+    }
+    Ok((kept, aside))
+}
+
+/// Logs one warning for each flag set aside.
+pub fn warn_about(aside: &[SetAside]) {
+    for a in aside {
+        tracing::warn!(flag = %format!("--{}", a.flag), reason = a.reason, "etcd flag has no effect in Hark");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+
+    fn os(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    /// One etcd version's flags from `etcd-flags/`: (name, takes, example).
+    fn etcd_flags(version: &str) -> Vec<(String, Takes, String)> {
+        let path = format!("{}/etcd-flags/{version}.txt", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        text.lines()
+            .filter(|l| l.starts_with("--"))
+            .map(|l| {
+                let mut parts = l.splitn(3, ' ');
+                let name = parts.next().unwrap().trim_start_matches('-').to_string();
+                let takes = match parts.next().unwrap() {
+                    "bool" => Takes::Switch,
+                    "value" => Takes::Value,
+                    other => panic!("{path}: {other:?} in {l:?}"),
+                };
+                (name, takes, parts.next().unwrap_or("").to_string())
+            })
+            .collect()
+    }
+
+    /// Hark's own long flag names and aliases.
+    fn hark_flags() -> Vec<String> {
+        super::super::Config::command()
+            .get_arguments()
+            .flat_map(|a| {
+                a.get_long()
+                    .into_iter()
+                    .chain(a.get_all_aliases().unwrap_or_default())
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// Each flag of etcd 3.5.17 and 3.6.0 is Hark's own or set aside (never
+    /// both), and `hark --flag=<example>` parses: none is refused.
+    #[test]
+    fn every_flag_of_etcd_3_5_17_and_3_6_0_is_implemented_or_set_aside() {
+        let hark = hark_flags();
+        for version in ["v3.5.17", "v3.6.0"] {
+            let flags = etcd_flags(version);
+            assert_eq!(flags.len(), if version == "v3.5.17" { 109 } else { 137 });
+            for (name, takes, example) in flags {
+                let own = hark.contains(&name);
+                let aside = without_effect(&name);
+                assert!(
+                    own != aside.is_some(),
+                    "{version} --{name}: Hark's own: {own}, set aside: {}",
+                    aside.is_some()
+                );
+                if let Some(w) = aside {
+                    assert_eq!(w.takes, takes, "{version} --{name}");
+                }
+                let arg = match takes {
+                    Takes::Switch => format!("--{name}"),
+                    Takes::Value => format!("--{name}={example}"),
+                };
+                let (rest, set) = set_aside(os(&["hark", &arg]))
+                    .unwrap_or_else(|e| panic!("{version} {arg}: {e}"));
+                assert_eq!(set.len(), usize::from(aside.is_some()), "{arg}");
+                if let Err(e) = super::super::Config::try_parse_from(rest) {
+                    panic!("{version} {arg}: {e}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_flag_set_aside_is_one_of_etcds() {
+        let all: Vec<String> = ["v3.5.17", "v3.6.0"]
+            .into_iter()
+            .flat_map(etcd_flags)
+            .map(|(name, _, _)| name)
+            .collect();
+        for w in WITHOUT_EFFECT {
+            assert!(
+                all.iter().any(|n| n == w.flag),
+                "--{} is no etcd flag",
+                w.flag
+            );
+            let same = WITHOUT_EFFECT.iter().filter(|o| o.flag == w.flag).count();
+            assert_eq!(same, 1, "--{} listed {same} times", w.flag);
+        }
+    }
+
+    #[test]
+    fn flags_are_parsed_as_gos_flag_package_parses_them() {
+        let (rest, set) = set_aside(os(&[
+            "hark",
+            "--name=a",
+            "-pre-vote",
+            "--metrics",
+            "extensive",
+            "--enable-v2=false",
+            "--metrics=basic",
+            "--data-dir",
+            "d",
+        ]))
+        .unwrap();
+        assert_eq!(rest, os(&["hark", "--name=a", "--data-dir", "d"]));
+        let names: Vec<_> = set.iter().map(|s| s.flag).collect();
+        assert_eq!(names, ["pre-vote", "metrics", "enable-v2"], "each once");
+        // A switch never takes the next argument.
+        let (rest, _) = set_aside(os(&["hark", "--pre-vote", "--name=b"])).unwrap();
+        assert_eq!(rest, os(&["hark", "--name=b"]));
+        // After `--`, nothing is a flag.
+        let (rest, set) = set_aside(os(&["hark", "--", "--pre-vote"])).unwrap();
+        assert_eq!((rest, set), (os(&["hark", "--", "--pre-vote"]), vec![]));
+
+        let err = set_aside(os(&["hark", "--pre-vote=maybe"])).unwrap_err();
+        assert!(err.contains("invalid boolean value"), "{err}");
+        let err = set_aside(os(&["hark", "--metrics"])).unwrap_err();
+        assert_eq!(err, "flag needs an argument: --metrics");
+    }
+
+    #[test]
+    fn a_value_hark_would_silently_not_honour_is_refused() {
+        for arg in [
+            "--discovery=https://discovery.etcd.io/abc",
+            "--discovery-srv=example.com",
+            "--peer-cert-allowed-hostname=peer.example.com",
+            "--client-cert-allowed-hostname=client.example.com",
+            "--host-whitelist=example.com",
+        ] {
+            let err = set_aside(os(&["hark", arg])).unwrap_err();
+            assert!(err.contains("is not supported"), "{arg}: {err}");
+        }
+        // Their defaults (empty, or `*` for anyone) are only warned about.
+        for arg in ["--discovery=", "--host-whitelist=*"] {
+            let (_, set) = set_aside(os(&["hark", arg])).unwrap();
+            assert_eq!(set.len(), 1, "{arg}");
+        }
+    }
+}

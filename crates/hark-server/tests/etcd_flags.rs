@@ -1,0 +1,96 @@
+//! The `hark` binary started with every etcd 3.5.17 and 3.6.0 flag it does
+//! not act on (`etcd-flags/*.txt`, classified in `config/etcd_flags.rs`):
+//! it serves, and warns exactly once about each of them, by name.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use hark_server::config::etcd_flags::{IfSet, Takes, WITHOUT_EFFECT};
+
+use common::{free_port, logs, ready, spawn};
+
+/// `--flag` or `--flag=<example>` for each flag set aside, from both lists.
+fn set_aside_flags() -> Vec<(String, String)> {
+    let mut seen = BTreeSet::new();
+    let mut flags = Vec::new();
+    for version in ["v3.5.17", "v3.6.0"] {
+        let path = format!("{}/etcd-flags/{version}.txt", env!("CARGO_MANIFEST_DIR"));
+        for line in std::fs::read_to_string(path).unwrap().lines() {
+            let mut parts = line.splitn(3, ' ');
+            let Some(name) = parts.next().and_then(|n| n.strip_prefix("--")) else {
+                continue;
+            };
+            let Some(w) = WITHOUT_EFFECT.iter().find(|w| w.flag == name) else {
+                continue; // Hark's own flag
+            };
+            if !seen.insert(name.to_string()) {
+                continue;
+            }
+            let arg = match (w.takes, parts.nth(1)) {
+                (Takes::Switch, _) => format!("--{name}"),
+                (Takes::Value, example) => {
+                    let example = example.unwrap_or("");
+                    assert!(
+                        w.if_set == IfSet::Warn || example.is_empty() || example == "*",
+                        "{name}: a guarded flag's example must be its harmless default"
+                    );
+                    format!("--{name}={example}")
+                }
+            };
+            flags.push((name.to_string(), arg));
+        }
+    }
+    flags
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_etcd_flag_without_effect_is_accepted_and_warned_about_once() {
+    let flags = set_aside_flags();
+    assert!(flags.len() > 80, "{} flags", flags.len());
+    let cwd = tempfile::tempdir().unwrap();
+    let endpoint = format!("http://127.0.0.1:{}", free_port());
+    let mut args = vec![format!("--listen-client-urls={endpoint}")];
+    args.extend(flags.iter().map(|(_, arg)| arg.clone()));
+    let mut child = spawn(cwd.path(), &args, &[]);
+    let mut c = ready(&endpoint, &mut child).await;
+    c.put("swapped", "in", None).await.unwrap();
+    let got = c.get("swapped", None).await.unwrap();
+    assert_eq!(got.kvs()[0].value(), b"in");
+
+    let log = logs(cwd.path());
+    for (name, _) in &flags {
+        let needle = format!("flag=--{name} ");
+        let lines: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("WARN") && l.contains(&needle))
+            .collect();
+        assert_eq!(lines.len(), 1, "--{name}: {lines:?}\n{log}");
+        assert!(
+            lines[0].contains("etcd flag has no effect in Hark") && lines[0].contains("reason="),
+            "{}",
+            lines[0]
+        );
+    }
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_guarded_flag_with_a_value_stops_the_start_with_a_clear_error() {
+    let out = Command::new(common::HARK)
+        .args(["--discovery=https://discovery.etcd.io/3e86b59982e49066c5d813af1c2e2579cbf573de"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--discovery=")
+            && err.contains("is not supported")
+            && err.contains("--initial-cluster"),
+        "{err}"
+    );
+}
