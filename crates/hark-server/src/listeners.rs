@@ -4,6 +4,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio_stream::StreamExt;
@@ -91,15 +92,31 @@ pub enum Traffic {
     NotCounted,
 }
 
-/// Serves `routes` on one listener; `max_streams` is each connection's
-/// SETTINGS_MAX_CONCURRENT_STREAMS (`--max-concurrent-streams`).
+/// What each client connection of a listener is allowed and asked.
+#[derive(Clone, Copy)]
+pub struct ConnectionRules {
+    pub traffic: Traffic,
+    /// SETTINGS_MAX_CONCURRENT_STREAMS (`--max-concurrent-streams`).
+    pub max_streams: u32,
+    /// How often an idle connection is pinged (`--grpc-keepalive-interval`;
+    /// `None`: never) and how long the answer may take before the connection
+    /// is closed (`--grpc-keepalive-timeout`).
+    pub keepalive: Option<(Duration, Duration)>,
+}
+
+/// Serves `routes` on one listener, each connection under `rules`.
 pub async fn serve(
     listener: TcpListener,
     tls: Option<Arc<TlsServer>>,
     routes: Routes,
     stop: Stop,
-    (traffic, max_streams): (Traffic, u32),
+    rules: ConnectionRules,
 ) {
+    let ConnectionRules {
+        traffic,
+        max_streams,
+        keepalive,
+    } = rules;
     // Every connection goes through AuthorityFix (see authority.rs).
     let incoming = connections(listener, tls).map(move |conn| {
         let counted = Counted::new(conn, traffic == Traffic::Counted);
@@ -110,6 +127,8 @@ pub async fn serve(
     let result = http2_server()
         .accept_http1(true)
         .max_concurrent_streams(max_streams)
+        .http2_keepalive_interval(keepalive.map(|(interval, _)| interval))
+        .http2_keepalive_timeout(keepalive.map(|(_, timeout)| timeout))
         // Every route of every listener behind one identity boundary.
         .layer(crate::transport::boundary::IdentityBoundaryLayer)
         .add_routes(routes)

@@ -55,6 +55,10 @@ pub struct Limits {
     pub quota_bytes: i64,
     /// `--max-concurrent-streams`, per connection.
     pub max_concurrent_streams: u32,
+    /// `--grpc-keepalive-interval` and `--grpc-keepalive-timeout`: how often
+    /// the server pings an idle client connection, and how long it waits for
+    /// the answer (`None`: no pings, the interval being 0).
+    pub keepalive: Option<(Duration, Duration)>,
 }
 
 /// Where the member is reached.
@@ -143,6 +147,7 @@ impl Plan {
                 max_message_bytes: config.max_request_bytes + GRPC_OVERHEAD_BYTES,
                 quota_bytes,
                 max_concurrent_streams: config.max_concurrent_streams,
+                keepalive: config.keepalive(),
             },
             addrs: addrs(config, bound)?,
             client_tls: client_tls(config, &data_dir)?,

@@ -14,7 +14,7 @@ use tonic::service::Routes;
 
 use crate::cluster_leases::{LeaseForwards, ReplicatedLeases, follow_leadership};
 use crate::config::Config;
-use crate::listeners::{Bound, Traffic, serve, serve_peers};
+use crate::listeners::{Bound, ConnectionRules, Traffic, serve, serve_peers};
 use crate::node::{Node, NodeHandle};
 use crate::ops::{auto_compaction, probes};
 use crate::plan::{Plan, TlsPlan};
@@ -117,7 +117,11 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     // until then); the metrics listener serves at once.
     let (first_published, published) = tokio::sync::oneshot::channel();
     let published = published.shared();
-    let streams = plan.limits.max_concurrent_streams;
+    let rules = |traffic| ConnectionRules {
+        traffic,
+        max_streams: plan.limits.max_concurrent_streams,
+        keepalive: plan.limits.keepalive,
+    };
     let tls_if = |https: bool| https.then(|| client_tls.clone()).flatten();
     // (kind, listeners, TLS per listener, routes, traffic, waits for publish)
     let listeners = [
@@ -154,7 +158,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
                 tls_if(https),
                 routes.clone(),
                 tasks.stop(),
-                (traffic, streams),
+                rules(traffic),
             );
             if !waits {
                 tasks.listener(name, serving);

@@ -181,6 +181,41 @@ async fn an_oversized_headers_frame_ends_the_connection_at_its_header() {
     client.put("still", "up", None).await.unwrap();
 }
 
+/// etcd's `--grpc-keepalive-interval` and `--grpc-keepalive-timeout`: an
+/// idle connection is pinged, and one whose client no longer answers is
+/// closed, so a vanished client's watches and keep-alives do not linger.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stops_answering_pings_is_cut_off() {
+    const PING: u8 = 0x6;
+    let server = common::start(&[
+        "--grpc-keepalive-interval=300ms",
+        "--grpc-keepalive-timeout=500ms",
+    ])
+    .await;
+    let addr = addr_of(&server.endpoint());
+    let (pinged, closed_after) = tokio::task::spawn_blocking(move || {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.write_all(PREFACE).unwrap();
+        s.write_all(&frame_header(0, SETTINGS, 0, 0)).unwrap();
+        let pinged = read_until(&mut s, PING).is_some();
+        // Never answered: the server must give up on the connection.
+        let since = std::time::Instant::now();
+        let mut rest = Vec::new();
+        let _ = s.read_to_end(&mut rest);
+        (pinged, since.elapsed())
+    })
+    .await
+    .unwrap();
+    assert!(pinged, "no PING on an idle connection");
+    assert!(
+        closed_after < Duration::from_secs(5),
+        "the connection stayed open {closed_after:?} after an unanswered PING"
+    );
+    let mut client = server.client().await;
+    client.put("still", "up", None).await.unwrap();
+}
+
 // --- one identity boundary ----------------------------------------------
 
 /// A raw HTTP/1.1 request; returns the status and the body's first line.

@@ -98,8 +98,6 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
         Value,
         "Hark does not police how often clients ping",
     ),
-    warn("grpc-keepalive-interval", Value, NOT_YET),
-    warn("grpc-keepalive-timeout", Value, NOT_YET),
     warn(
         "socket-reuse-port",
         Switch,

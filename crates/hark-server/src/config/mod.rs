@@ -71,6 +71,18 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrent_streams: u32,
 
+    /// How often the server pings a client connection to check it is alive
+    /// (HTTP/2 PING); 0 disables the pings.
+    #[arg(long, env = "HARK_GRPC_KEEPALIVE_INTERVAL", default_value = "2h",
+          value_parser = parse_go_duration)]
+    pub grpc_keepalive_interval: Duration,
+
+    /// How long a ping's answer may take before the connection is closed
+    /// (0: the 20 s default).
+    #[arg(long, env = "HARK_GRPC_KEEPALIVE_TIMEOUT", default_value = "20s",
+          value_parser = parse_go_duration)]
+    pub grpc_keepalive_timeout: Duration,
+
     /// Most watchers one watch stream may hold at once; a create past it is
     /// refused (Hark's own bound: etcd has none).
     #[arg(long, env = "HARK_MAX_WATCHERS_PER_STREAM", default_value_t = 100_000,
@@ -478,6 +490,17 @@ impl Config {
         } else {
             Retention::Period(retention)
         })
+    }
+
+    /// `--grpc-keepalive-interval` and `--grpc-keepalive-timeout`, as etcd
+    /// passes them to grpc-go (where a zero timeout means the default):
+    /// `None` when the server sends no pings.
+    pub fn keepalive(&self) -> Option<(Duration, Duration)> {
+        let timeout = match self.grpc_keepalive_timeout {
+            Duration::ZERO => Duration::from_secs(20),
+            t => t,
+        };
+        (!self.grpc_keepalive_interval.is_zero()).then_some((self.grpc_keepalive_interval, timeout))
     }
 
     /// `--log-level` as a tracing filter (etcd's `panic` and `fatal` map to error).
