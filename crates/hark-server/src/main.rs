@@ -45,8 +45,16 @@ fn main() -> std::process::ExitCode {
     purge_freed_memory_at_once();
     // etcd's flags that Hark does not act on are set aside before clap
     // sees the command line, and warned about once logging is up.
-    let (args, set_aside) = match etcd_flags::set_aside(std::env::args_os()) {
-        Ok(split) => split,
+    // etcd's ETCD_* variables fill the flags not given (HARK_* ones are
+    // clap's own).
+    let read = etcd_flags::from_environment(
+        std::env::args_os().collect(),
+        &etcd_flags::known_flags(),
+        std::env::vars_os(),
+    )
+    .and_then(|(args, unknown)| Ok((etcd_flags::set_aside(args)?, unknown)));
+    let ((args, set_aside), unknown_variables) = match read {
+        Ok(read) => read,
         Err(e) => {
             eprintln!("hark: {e}");
             return std::process::ExitCode::from(2);
@@ -72,6 +80,9 @@ fn main() -> std::process::ExitCode {
         LogFormat::Text => builder.init(),
     }
     etcd_flags::warn_about(&set_aside);
+    for name in unknown_variables {
+        tracing::warn!(variable = %name, "unrecognized environment variable");
+    }
     let runtime = tokio::runtime::Runtime::new().expect("start the tokio runtime");
     runtime.block_on(async move {
         let server = match hark_server::start(&config).await {

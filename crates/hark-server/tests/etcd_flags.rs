@@ -1,6 +1,8 @@
-//! The `hark` binary started with every etcd 3.5.17 and 3.6.0 flag it does
-//! not act on (`etcd-flags/*.txt`, classified in `config/etcd_flags.rs`):
-//! it serves, and warns exactly once about each of them, by name.
+//! The `hark` binary started as etcd is: with every etcd 3.5.17 and 3.6.0
+//! flag it does not act on (`etcd-flags/*.txt`, classified in
+//! `config/etcd_flags.rs`), which it warns about once each, by name; and
+//! from `ETCD_*` variables alone, as Debian's unit and `/etc/default/etcd`
+//! configure etcd.
 
 mod common;
 
@@ -9,7 +11,7 @@ use std::process::Command;
 
 use hark_server::config::etcd_flags::{IfSet, Takes, WITHOUT_EFFECT};
 
-use common::{free_port, logs, ready, spawn};
+use common::{free_port, logs, ready, spawn, spawn_exactly};
 
 /// `--flag` or `--flag=<example>` for each flag set aside, from both lists.
 fn set_aside_flags() -> Vec<(String, String)> {
@@ -91,6 +93,70 @@ fn a_guarded_flag_with_a_value_stops_the_start_with_a_clear_error() {
         err.contains("--discovery=")
             && err.contains("is not supported")
             && err.contains("--initial-cluster"),
+        "{err}"
+    );
+}
+
+/// Debian's etcd unit sets `ETCD_NAME` and `ETCD_DATA_DIR` and reads the
+/// rest from `/etc/default/etcd`; `ExecStart` passes no flag.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_configured_by_etcd_variables_alone_serves_as_configured() {
+    let cwd = tempfile::tempdir().unwrap();
+    let data_dir = cwd.path().join("var/lib/etcd/default");
+    let client = format!("http://127.0.0.1:{}", free_port());
+    let peer = format!("http://127.0.0.1:{}", free_port());
+    let env = [
+        ("ETCD_NAME", "debian-host".to_string()),
+        ("ETCD_DATA_DIR", data_dir.display().to_string()),
+        ("ETCD_LISTEN_CLIENT_URLS", client.clone()),
+        ("ETCD_ADVERTISE_CLIENT_URLS", client.clone()),
+        ("ETCD_LISTEN_PEER_URLS", peer.clone()),
+        ("ETCD_INITIAL_ADVERTISE_PEER_URLS", peer.clone()),
+        ("ETCD_INITIAL_CLUSTER", format!("debian-host={peer}")),
+        ("ETCD_INITIAL_CLUSTER_TOKEN", "debian-cluster".to_string()),
+        ("ETCD_PRE_VOTE", "true".to_string()),
+        ("ETCD_UNSUPPORTED_ARCH", "arm64".to_string()),
+        ("DAEMON_ARGS", String::new()),
+    ];
+    let mut child = spawn_exactly(cwd.path(), &[], &env);
+    let mut c = ready(&client, &mut child).await;
+    let members = c.member_list().await.unwrap();
+    assert_eq!(members.members()[0].name(), "debian-host");
+    assert_eq!(members.members()[0].peer_urls(), [peer.as_str()]);
+    assert_eq!(members.members()[0].client_urls(), [client.as_str()]);
+    c.put("k", "v", None).await.unwrap();
+    assert!(data_dir.is_dir(), "the data dir ETCD_DATA_DIR names");
+    let log = logs(cwd.path());
+    assert_eq!(
+        log.lines()
+            .filter(|l| l.contains("WARN") && l.contains("flag=--pre-vote "))
+            .count(),
+        1,
+        "{log}"
+    );
+    assert!(
+        log.lines().any(|l| l.contains("WARN")
+            && l.contains("unrecognized environment variable")
+            && l.contains("ETCD_UNSUPPORTED_ARCH")),
+        "{log}"
+    );
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_flag_given_on_the_command_line_and_in_etcd_variables_is_an_error() {
+    let out = Command::new(common::HARK)
+        .args(["--name=from-flag"])
+        .env("ETCD_NAME", "from-env")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("conflicting environment variable \"ETCD_NAME\" is shadowed by corresponding command-line flag"),
         "{err}"
     );
 }

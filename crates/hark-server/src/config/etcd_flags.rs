@@ -441,6 +441,86 @@ pub fn set_aside(
     Ok((kept, aside))
 }
 
+/// The flags named on a command line (before any `--`), as Go's `flag`
+/// package reads them: `-name`, `--name`, with or without `=value`.
+fn named_on(args: &[OsString]) -> Vec<String> {
+    args.iter()
+        .skip(1)
+        .map_while(|a| a.to_str().filter(|t| *t != "--").map(str::to_string))
+        .filter_map(|t| {
+            let body = t.strip_prefix("--").or_else(|| t.strip_prefix('-'))?;
+            Some(body.split_once('=').map_or(body, |(n, _)| n).to_string())
+        })
+        .collect()
+}
+
+/// `name`'s environment variable with `prefix`: `ETCD_` + `LISTEN_CLIENT_URLS`.
+fn variable(prefix: &str, name: &str) -> String {
+    format!("{prefix}{}", name.to_ascii_uppercase().replace('-', "_"))
+}
+
+/// etcd's environment, as etcd reads it: each flag not on the command line
+/// is taken from `ETCD_<FLAG>` when set, unless Hark's own `HARK_<FLAG>` is
+/// (clap reads that one), and comes back as `--flag=value` appended to
+/// `args`. A flag given on the command line and in `ETCD_<FLAG>` as well is
+/// an error, as in etcd. `known` are every flag name Hark takes (its own
+/// and those set aside); the `ETCD_*` variables that name none come back
+/// too, to be warned about.
+pub fn from_environment(
+    mut args: Vec<OsString>,
+    known: &[String],
+    env: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Result<(Vec<OsString>, Vec<String>), String> {
+    let env: Vec<(String, OsString)> = env
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v)))
+        .collect();
+    let set = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    let on_command_line = named_on(&args);
+    let mut unknown = Vec::new();
+    for (key, _) in env.iter().filter(|(k, _)| k.starts_with("ETCD_")) {
+        if !known.iter().any(|n| variable("ETCD_", n) == *key) {
+            unknown.push(key.clone());
+        }
+    }
+    for name in known {
+        let Some(value) = set(&variable("ETCD_", name)) else {
+            continue;
+        };
+        if on_command_line.iter().any(|n| n == name) {
+            return Err(format!(
+                "conflicting environment variable {:?} is shadowed by corresponding \
+                 command-line flag (either unset environment variable or disable flag)",
+                variable("ETCD_", name)
+            ));
+        }
+        if set(&variable("HARK_", name)).is_some() {
+            continue;
+        }
+        let mut arg = OsString::from(format!("--{name}="));
+        arg.push(value);
+        args.push(arg);
+    }
+    Ok((args, unknown))
+}
+
+/// Every flag name `hark` takes: [`super::Config`]'s and those set aside.
+pub fn known_flags() -> Vec<String> {
+    use clap::CommandFactory;
+    let mut names: Vec<String> = super::Config::command()
+        .get_arguments()
+        .flat_map(|a| {
+            a.get_long()
+                .into_iter()
+                .chain(a.get_all_aliases().unwrap_or_default())
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    names.extend(WITHOUT_EFFECT.iter().map(|w| w.flag.to_string()));
+    names
+}
+
 /// Logs one warning for each flag set aside.
 pub fn warn_about(aside: &[SetAside]) {
     for a in aside {
@@ -451,7 +531,7 @@ pub fn warn_about(aside: &[SetAside]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::{CommandFactory, Parser};
+    use clap::Parser;
 
     fn os(args: &[&str]) -> Vec<OsString> {
         args.iter().map(OsString::from).collect()
@@ -478,15 +558,9 @@ mod tests {
 
     /// Hark's own long flag names and aliases.
     fn hark_flags() -> Vec<String> {
-        super::super::Config::command()
-            .get_arguments()
-            .flat_map(|a| {
-                a.get_long()
-                    .into_iter()
-                    .chain(a.get_all_aliases().unwrap_or_default())
-                    .map(str::to_string)
-                    .collect::<Vec<_>>()
-            })
+        let all = known_flags();
+        all.into_iter()
+            .filter(|n| without_effect(n).is_none())
             .collect()
     }
 
@@ -569,6 +643,64 @@ mod tests {
         assert!(err.contains("invalid boolean value"), "{err}");
         let err = set_aside(os(&["hark", "--metrics"])).unwrap_err();
         assert_eq!(err, "flag needs an argument: --metrics");
+    }
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect()
+    }
+
+    #[test]
+    fn etcd_variables_fill_the_flags_not_given_as_etcd_reads_them() {
+        let known = known_flags();
+        let env = vars(&[
+            ("ETCD_NAME", "from-etcd-env"),
+            ("ETCD_DATA_DIR", "/var/lib/etcd/default"),
+            ("ETCD_PRE_VOTE", "true"),
+            ("ETCD_MAX_TXN_OPS", "64"),
+            ("HARK_MAX_TXN_OPS", "32"),
+            ("ETCD_UNSUPPORTED_ARCH", "arm64"),
+            ("ETCDCTL_API", "3"),
+            ("PATH", "/usr/bin"),
+        ]);
+        let (args, unknown) =
+            from_environment(os(&["hark", "--snapshot-count=5"]), &known, env).unwrap();
+        assert_eq!(
+            args,
+            os(&[
+                "hark",
+                "--snapshot-count=5",
+                "--name=from-etcd-env",
+                "--data-dir=/var/lib/etcd/default",
+                "--pre-vote=true",
+            ]),
+            "HARK_MAX_TXN_OPS wins over ETCD_MAX_TXN_OPS (clap reads it)"
+        );
+        assert_eq!(unknown, ["ETCD_UNSUPPORTED_ARCH"]);
+        // Both on the command line and in ETCD_*: etcd's fatal error.
+        for given in ["--name=x", "-name", "--name"] {
+            let err = from_environment(
+                os(&["hark", given, "x"]),
+                &known,
+                vars(&[("ETCD_NAME", "y")]),
+            )
+            .unwrap_err();
+            assert!(
+                err.contains("conflicting environment variable \"ETCD_NAME\""),
+                "{err}"
+            );
+        }
+        // After `--` nothing is a flag.
+        assert!(
+            from_environment(
+                os(&["hark", "--", "--name=x"]),
+                &known,
+                vars(&[("ETCD_NAME", "y")])
+            )
+            .is_ok()
+        );
     }
 
     #[test]

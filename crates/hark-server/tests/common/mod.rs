@@ -152,9 +152,12 @@ pub fn spawn_exactly(cwd: &Path, args: &[String], env: &[(&str, String)]) -> Chi
         .args(args)
         .stdout(Stdio::null())
         .stderr(log);
-    // The test's own HARK_* settings do not leak into the member, except the
-    // mutation switch, which exists to run the tests against a deliberate bug.
-    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("HARK_") && k != "HARK_MUTATION") {
+    // The test's own HARK_* and ETCD_* settings do not leak into the member,
+    // except the mutation switch, which exists to run the tests against a
+    // deliberate bug.
+    for (k, _) in std::env::vars()
+        .filter(|(k, _)| (k.starts_with("HARK_") || k.starts_with("ETCD_")) && k != "HARK_MUTATION")
+    {
         cmd.env_remove(k);
     }
     for (k, v) in env {
