@@ -16,6 +16,7 @@ mod cluster_leases;
 pub mod config;
 mod grpc;
 mod listeners;
+pub mod logging;
 mod node;
 mod ops;
 mod plan;

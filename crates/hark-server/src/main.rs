@@ -1,12 +1,9 @@
 //! The `hark` binary: etcd's flags in, a serving member out; SIGTERM or SIGINT
 //! stops it cleanly (exit status 0).
 
-use std::io::IsTerminal;
-
 use clap::Parser;
+use hark_server::Config;
 use hark_server::config::etcd_flags;
-use hark_server::{Config, LogFormat};
-use tracing_subscriber::EnvFilter;
 
 // glibc's malloc took about a sixth of a member's CPU under write load
 // (fragmented free lists, consolidation); mimalloc's per-thread pages do not.
@@ -61,23 +58,9 @@ fn main() -> std::process::ExitCode {
         }
     };
     let config = Config::parse_from(args);
-    let level = match config.log_filter() {
-        Ok(level) => level,
-        Err(e) => {
-            eprintln!("hark: {e}");
-            return std::process::ExitCode::from(2);
-        }
-    };
-    // RUST_LOG, when set, overrides --log-level (e.g. to see h2's own logs).
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new(format!("{level},h2=warn,hyper=warn,tower=warn")));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr);
-    match config.log_format {
-        LogFormat::Json => builder.json().init(),
-        LogFormat::Text => builder.init(),
+    if let Err(e) = hark_server::logging::init(&config) {
+        eprintln!("hark: {e}");
+        return std::process::ExitCode::from(2);
     }
     etcd_flags::warn_about(&set_aside);
     for name in unknown_variables {

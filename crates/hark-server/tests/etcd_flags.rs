@@ -13,6 +13,16 @@ use hark_server::config::etcd_flags::{IfSet, Takes, WITHOUT_EFFECT};
 
 use common::{free_port, logs, ready, spawn, spawn_exactly};
 
+/// The log's zap JSON lines at `level` (the harness's `--- file` headers
+/// skipped).
+fn zap_lines(log: &str, level: &str) -> Vec<serde_json::Value> {
+    log.lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["level"] == level)
+        .collect()
+}
+
 /// `--flag` or `--flag=<example>` for each flag set aside, from both lists.
 fn set_aside_flags() -> Vec<(String, String)> {
     let mut seen = BTreeSet::new();
@@ -62,18 +72,15 @@ async fn every_etcd_flag_without_effect_is_accepted_and_warned_about_once() {
     assert_eq!(got.kvs()[0].value(), b"in");
 
     let log = logs(cwd.path());
+    let warnings = zap_lines(&log, "warn");
     for (name, _) in &flags {
-        let needle = format!("flag=--{name} ");
-        let lines: Vec<&str> = log
-            .lines()
-            .filter(|l| l.contains("WARN") && l.contains(&needle))
+        let about: Vec<_> = warnings
+            .iter()
+            .filter(|w| w["flag"] == format!("--{name}"))
             .collect();
-        assert_eq!(lines.len(), 1, "--{name}: {lines:?}\n{log}");
-        assert!(
-            lines[0].contains("etcd flag has no effect in Hark") && lines[0].contains("reason="),
-            "{}",
-            lines[0]
-        );
+        assert_eq!(about.len(), 1, "--{name}: {about:?}\n{log}");
+        assert_eq!(about[0]["msg"], "etcd flag has no effect in Hark");
+        assert!(about[0]["reason"].as_str().is_some_and(|r| !r.is_empty()));
     }
     let _ = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
@@ -127,17 +134,17 @@ async fn a_member_configured_by_etcd_variables_alone_serves_as_configured() {
     c.put("k", "v", None).await.unwrap();
     assert!(data_dir.is_dir(), "the data dir ETCD_DATA_DIR names");
     let log = logs(cwd.path());
-    assert_eq!(
-        log.lines()
-            .filter(|l| l.contains("WARN") && l.contains("flag=--pre-vote "))
-            .count(),
-        1,
-        "{log}"
-    );
+    let warnings = zap_lines(&log, "warn");
+    let pre_vote = warnings
+        .iter()
+        .filter(|w| w["flag"] == "--pre-vote")
+        .count();
+    assert_eq!(pre_vote, 1, "{log}");
     assert!(
-        log.lines().any(|l| l.contains("WARN")
-            && l.contains("unrecognized environment variable")
-            && l.contains("ETCD_UNSUPPORTED_ARCH")),
+        warnings
+            .iter()
+            .any(|w| w["msg"] == "unrecognized environment variable"
+                && w["variable"] == "ETCD_UNSUPPORTED_ARCH"),
         "{log}"
     );
     let _ = Command::new("kill")

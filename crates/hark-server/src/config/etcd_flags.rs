@@ -231,7 +231,6 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
         Value,
         "Hark does not rotate its log file; use journald, or logrotate with copytruncate",
     ),
-    warn("log-outputs", Value, NOT_YET),
     warn("warning-unary-request-duration", Value, SLOW_LOG),
     warn(
         "experimental-warning-unary-request-duration",

@@ -281,9 +281,20 @@ pub struct Config {
     #[arg(long, env = "HARK_LOG_LEVEL", default_value = "info")]
     pub log_level: String,
 
-    /// Log lines as text or JSON (on stderr).
-    #[arg(long, env = "HARK_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    /// Log lines as zap's JSON, as etcd writes them, or zap's `console`
+    /// form (tab-separated; `text` is the same).
+    #[arg(long, env = "HARK_LOG_FORMAT", value_enum, default_value_t = LogFormat::Json)]
     pub log_format: LogFormat,
+
+    /// Where log lines go, comma-separated: `default` or `stderr`,
+    /// `stdout`, or files (appended to; `/dev/null` discards).
+    #[arg(
+        long,
+        env = "HARK_LOG_OUTPUTS",
+        value_delimiter = ',',
+        default_value = "default"
+    )]
+    pub log_outputs: Vec<String>,
 }
 
 /// etcd's default `--quota-backend-bytes`: 2 GiB.
@@ -317,9 +328,8 @@ pub struct ClusterPlan {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
     Json,
-    /// Text lines; etcd 3.6 calls its own `console`.
-    #[value(alias = "console")]
-    Text,
+    #[value(alias = "text")]
+    Console,
 }
 
 /// What auto-compaction keeps.
