@@ -38,7 +38,7 @@ pub use admission::{CLUSTER_ID_HEADER, MEMBER_ID_HEADER};
 pub use network::{PeerHandshake, PeerStream, PeerTls};
 pub use replica::{
     ForwardHandler, Join, LeadershipWatch, Member, MembershipChange, MembershipError, Replica,
-    ReplicaConfig, ReplicaError, ReplicaStatus,
+    ReplicaConfig, ReplicaDirs, ReplicaError, ReplicaStatus,
 };
 pub use service::PeerService;
 pub use transfer::TransferStep;

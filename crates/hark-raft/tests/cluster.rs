@@ -11,7 +11,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use common::{Cluster, ELECTION, Member, Settings, put, put_via};
 use hark_mvcc::{PutRequest, RangeRequest, Store, StoreOptions};
-use hark_raft::{MemberInfo, MembershipChange, MembershipError, Replica, ReplicaError, ids};
+use hark_raft::{
+    MemberInfo, MembershipChange, MembershipError, Replica, ReplicaDirs, ReplicaError, ids,
+};
 
 fn settings(snapshot_count: u64) -> Settings {
     Settings {
@@ -497,7 +499,7 @@ async fn a_store_that_applied_entries_is_refused_without_its_log() {
         }
         .config(id, initial),
         store,
-        &dir.path().join("raft"),
+        &ReplicaDirs::under(&dir.path().join("raft")),
     )
     .await;
     let err = started.err().expect("refused");

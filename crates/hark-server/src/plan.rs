@@ -10,7 +10,7 @@ use std::time::Duration;
 use hark_auth::AuthOptions;
 use hark_lease::LessorConfig;
 use hark_mvcc::StoreOptions;
-use hark_raft::{Join, MemberInfo, ReplicaConfig};
+use hark_raft::{Join, MemberInfo, ReplicaConfig, ReplicaDirs};
 use hark_watch::WatchConfig;
 
 use crate::config::{ClusterPlan, ClusterState, Config, MAX_SUGGESTED_QUOTA_BYTES, Retention};
@@ -24,6 +24,9 @@ const GRPC_OVERHEAD_BYTES: usize = 512 * 1024;
 pub struct Plan {
     pub name: String,
     pub data_dir: PathBuf,
+    /// The replicated log's and the snapshots' directories: under
+    /// `<data-dir>/raft`, the log in `--wal-dir` when given.
+    pub raft_dirs: ReplicaDirs,
     pub store: StoreOptions,
     pub watch: WatchConfig,
     pub lessor: LessorConfig,
@@ -159,6 +162,13 @@ impl Plan {
                 peer: https(&config.listen_peer_urls),
             },
             cors: config.cors.clone(),
+            raft_dirs: ReplicaDirs {
+                log: config
+                    .wal_dir
+                    .clone()
+                    .unwrap_or_else(|| data_dir.join("raft").join("log")),
+                snapshots: data_dir.join("raft").join("snapshots"),
+            },
             data_dir,
         })
     }

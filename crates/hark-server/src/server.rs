@@ -67,8 +67,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         peer_tls: peer_tls.as_ref().and_then(|t| t.peer_tls()),
         ..plan.replica
     };
-    let replica =
-        Replica::start(replica_config, store.clone(), &plan.data_dir.join("raft")).await?;
+    let replica = Replica::start(replica_config, store.clone(), &plan.raft_dirs).await?;
     let lease_log = Arc::new(ReplicatedLeases {
         replica: replica.clone(),
         runtime: tokio::runtime::Handle::current(),

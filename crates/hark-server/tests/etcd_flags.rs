@@ -167,3 +167,62 @@ fn a_flag_given_on_the_command_line_and_in_etcd_variables_is_an_error() {
         "{err}"
     );
 }
+
+/// `--wal-dir`: the replicated log lives there, the store stays in the
+/// data dir, a restart finds both; started without it, the member refuses
+/// rather than serve a store whose log it cannot see.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_raft_log_goes_to_the_wal_dir() {
+    let cwd = tempfile::tempdir().unwrap();
+    let (data, wal) = (cwd.path().join("data"), cwd.path().join("wal"));
+    let endpoint = format!("http://127.0.0.1:{}", free_port());
+    let args = vec![
+        format!("--listen-client-urls={endpoint}"),
+        format!("--data-dir={}", data.display()),
+        format!("--wal-dir={}", wal.display()),
+    ];
+    let stop = |child: &mut std::process::Child| {
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let _ = child.wait();
+    };
+    let mut child = spawn(cwd.path(), &args, &[]);
+    let mut c = ready(&endpoint, &mut child).await;
+    c.put("in", "the log", None).await.unwrap();
+    drop(c);
+    stop(&mut child);
+    assert!(
+        std::fs::read_dir(&wal).unwrap().count() > 0,
+        "the log is in --wal-dir"
+    );
+    assert!(
+        !data.join("raft").join("log").exists(),
+        "and not in the data dir"
+    );
+
+    let mut child = spawn(cwd.path(), &args, &[]);
+    let mut c = ready(&endpoint, &mut child).await;
+    assert_eq!(
+        c.get("in", None).await.unwrap().kvs()[0].value(),
+        b"the log"
+    );
+    drop(c);
+    stop(&mut child);
+
+    let without = Command::new(common::HARK)
+        .current_dir(cwd.path())
+        .args([
+            format!("--listen-client-urls={endpoint}"),
+            format!("--data-dir={}", data.display()),
+            "--listen-peer-urls=http://127.0.0.1:0".to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert!(!without.status.success());
+    let err = String::from_utf8_lossy(&without.stderr);
+    assert!(
+        err.contains("its log") && err.contains("is missing"),
+        "{err}"
+    );
+}

@@ -48,6 +48,25 @@ pub trait ForwardHandler: Send + Sync + 'static {
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Vec<u8>> + Send>>;
 }
 
+/// Where a member keeps its log and its snapshots.
+#[derive(Debug, Clone)]
+pub struct ReplicaDirs {
+    /// The replicated log (etcd's `--wal-dir`, when given).
+    pub log: std::path::PathBuf,
+    /// The latest snapshot, and one being received or installed.
+    pub snapshots: std::path::PathBuf,
+}
+
+impl ReplicaDirs {
+    /// Both in `dir`: `dir/log` and `dir/snapshots`.
+    pub fn under(dir: &std::path::Path) -> Self {
+        ReplicaDirs {
+            log: dir.join("log"),
+            snapshots: dir.join("snapshots"),
+        }
+    }
+}
+
 /// How a member is started.
 #[derive(Debug, Clone)]
 pub struct ReplicaConfig {

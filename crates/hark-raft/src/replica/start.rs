@@ -3,7 +3,6 @@
 //! crash interrupted finished, raft started, and the member's own tasks.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -15,7 +14,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::propose::{PROPOSAL_QUEUE, run_proposer};
-use super::{Join, Replica, ReplicaConfig};
+use super::{Join, Replica, ReplicaConfig, ReplicaDirs};
 use crate::admission::{Caller, Vouches};
 use crate::log_store::{Alone, LogStore, PurgeFloor};
 use crate::network::{Method, Network, PeerChannels, PeerHealth, call};
@@ -30,13 +29,13 @@ const SNAPSHOT_CHUNK_TIMEOUT: Duration = Duration::from_secs(30);
 const SNAPSHOT_CHUNK_BYTES: u64 = 1024 * 1024;
 
 impl Replica {
-    /// Opens the log in `dir/log` (snapshots in `dir/snapshots`), feeds its
-    /// committed entries to `store` (from the store's recorded position on),
-    /// and joins or starts the cluster.
+    /// Opens the log in `dirs.log` (snapshots in `dirs.snapshots`), feeds
+    /// its committed entries to `store` (from the store's recorded position
+    /// on), and joins or starts the cluster.
     pub async fn start(
         config: ReplicaConfig,
         store: Store,
-        dir: &Path,
+        dirs: &ReplicaDirs,
     ) -> Result<Arc<Replica>, String> {
         let raft_config = openraft::Config {
             cluster_name: config.cluster_token.clone(),
@@ -66,18 +65,13 @@ impl Replica {
         .map_err(|e| format!("raft configuration: {e}"))?;
         let purge_floor = PurgeFloor::default();
         let alone = Alone::default();
-        let mut log = LogStore::open(
-            &dir.join("log"),
-            config.fsync,
-            purge_floor.clone(),
-            alone.clone(),
-        )?;
+        let mut log = LogStore::open(&dirs.log, config.fsync, purge_floor.clone(), alone.clone())?;
         let channels = PeerChannels::new(config.peer_source, config.peer_tls.clone());
         if log.identity()?.is_none() && store.log_position().map_err(|e| e.to_string())?.is_some() {
             return Err(format!(
                 "the store in this data dir applied raft entries but its log ({}) is missing; \
                  restore the member from a snapshot or remove and re-add it",
-                dir.join("log").display()
+                dirs.log.display()
             ));
         }
         let (member_id, cluster_id) = match (log.identity()?, &config.join) {
@@ -91,7 +85,7 @@ impl Replica {
             cluster_id,
             ..config
         };
-        let (unfinished, snapshots) = (store.clone(), dir.join("snapshots"));
+        let (unfinished, snapshots) = (store.clone(), dirs.snapshots.clone());
         tokio::task::spawn_blocking(move || finish_interrupted_install(&unfinished, &snapshots))
             .await
             .map_err(|e| e.to_string())??;
@@ -108,7 +102,7 @@ impl Replica {
             store,
             config.member_id,
             pending.clone(),
-            dir.join("snapshots"),
+            dirs.snapshots.clone(),
             purge_floor,
         )?;
         // Killed after a snapshot install reached the store but before its

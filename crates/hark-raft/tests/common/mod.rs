@@ -13,7 +13,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use hark_mvcc::{PutRequest, Store, StoreOptions, WriteRequest, WriteResponse};
 use hark_raft::{
-    MemberInfo, MembershipChange, MembershipError, Replica, ReplicaConfig, ReplicaError, ids,
+    MemberInfo, MembershipChange, MembershipError, Replica, ReplicaConfig, ReplicaDirs,
+    ReplicaError, ids,
 };
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -128,7 +129,7 @@ impl Cluster {
         let replica = Replica::start(
             self.settings.config(id, initial),
             store.clone(),
-            &dir.join("raft"),
+            &ReplicaDirs::under(&dir.join("raft")),
         )
         .await
         .unwrap();

@@ -73,7 +73,6 @@ const SLOW_LOG: &str =
 /// Every etcd 3.5.17 / 3.6.0 flag Hark accepts without acting on it.
 pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
     // Member
-    warn("wal-dir", Value, NOT_YET),
     warn(
         "initial-election-tick-advance",
         Switch,
