@@ -40,6 +40,9 @@ pub struct GatewayOptions {
     pub server_version: String,
     /// `etcdcluster` in `GET /version`.
     pub cluster_version: String,
+    /// More `GET /version` fields, after etcd's two: the implementation's
+    /// own version and build (clients ignore fields they do not know).
+    pub implementation: Vec<(&'static str, String)>,
     /// The largest request body read; a larger one is refused with
     /// ResourceExhausted (HTTP 429), as gRPC refuses an oversize message.
     pub max_body_bytes: usize,
@@ -59,11 +62,19 @@ const STREAM_REQUESTS: usize = 64;
 
 /// The gateway's routes, calling `grpc` for every RPC.
 pub fn routes(grpc: GrpcService, options: GatewayOptions) -> Router {
-    let version = format!(
-        r#"{{"etcdserver":{},"etcdcluster":{}}}"#,
+    let mut version = format!(
+        r#"{{"etcdserver":{},"etcdcluster":{}"#,
         serde_json::Value::from(options.server_version),
         serde_json::Value::from(options.cluster_version),
     );
+    for (name, value) in &options.implementation {
+        version += &format!(
+            ",{}:{}",
+            serde_json::Value::from(*name),
+            serde_json::Value::from(value.as_str())
+        );
+    }
+    version.push('}');
     let gateway = Gateway {
         grpc,
         max_body_bytes: options.max_body_bytes,

@@ -29,8 +29,27 @@ pub use config::{Config, LogFormat};
 pub use node::Node;
 pub use server::{RunningServer, start};
 
+/// The etcd version Hark implements, as a literal for `concat!`.
+macro_rules! etcd_version {
+    () => {
+        "3.5.17"
+    };
+}
+
 /// The version Hark reports in `Status`: clients gate features on etcd's version,
 /// and Hark implements the 3.5 API (progress requests need at least 3.5.8...).
-pub const ETCD_VERSION: &str = "3.5.17";
+pub const ETCD_VERSION: &str = etcd_version!();
+/// Hark's own version.
+pub const HARK_VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The commit this build is from (`build.rs`; `unknown` outside a repository).
+pub const GIT_COMMIT: &str = env!("HARK_GIT_COMMIT");
+/// `hark --version`.
+pub const VERSION_TEXT: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\nGit SHA: ",
+    env!("HARK_GIT_COMMIT"),
+    "\netcd API version: ",
+    etcd_version!()
+);
 /// The cluster version in `GET /version`, as a 3.5 cluster reports it.
 pub const ETCD_CLUSTER_VERSION: &str = "3.5.0";

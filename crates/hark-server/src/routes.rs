@@ -63,6 +63,10 @@ pub fn listener_routes(
         hark_http::GatewayOptions {
             server_version: crate::ETCD_VERSION.to_string(),
             cluster_version: crate::ETCD_CLUSTER_VERSION.to_string(),
+            implementation: vec![
+                ("harkserver", crate::HARK_VERSION.to_string()),
+                ("harkcommit", crate::GIT_COMMIT.to_string()),
+            ],
             // Room for base64 (4/3) and JSON around the largest request.
             max_body_bytes: 2 * limit,
         },

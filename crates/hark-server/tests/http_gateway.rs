@@ -413,6 +413,14 @@ async fn version_and_a_separate_http_port() {
                 "{field}: {text}"
             );
         }
+        // Which Hark build answers, after etcd's fields.
+        assert_eq!(value["harkserver"], hark_server::HARK_VERSION);
+        assert_eq!(value["harkcommit"], hark_server::GIT_COMMIT);
+        assert!(
+            version.body.starts_with(r#"{"etcdserver":"#),
+            "{}",
+            version.body
+        );
         let put = post(
             &http_endpoint,
             "/v3/kv/put",

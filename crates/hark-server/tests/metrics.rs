@@ -54,6 +54,13 @@ async fn covers_etcds_mixin_from_the_first_scrape(srv: &common::TestServer) {
     ] {
         assert!(body.contains(line), "no line {line:?}");
     }
+    // Which Hark build this member runs.
+    let build = format!(
+        "hark_build_info{{version=\"{}\",commit=\"{}\"}} 1",
+        hark_server::HARK_VERSION,
+        hark_server::GIT_COMMIT
+    );
+    assert!(body.contains(&build), "no line {build:?}");
 }
 
 /// A closed watch stream counts as Canceled (etcd's code for it), and

@@ -268,3 +268,24 @@ async fn kill_9_under_write_load_loses_no_acknowledged_write() {
     assert_eq!(r.count() as usize, all.len());
     stop_cleanly(&mut child, cwd.path());
 }
+
+#[test]
+fn version_names_the_build_and_the_etcd_api() {
+    let out = Command::new(common::HARK)
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with(&format!("hark {}\n", hark_server::HARK_VERSION))
+            && text.contains(&format!("Git SHA: {}\n", hark_server::GIT_COMMIT))
+            && text.contains(&format!("etcd API version: {}", hark_server::ETCD_VERSION)),
+        "{text}"
+    );
+    assert!(
+        hark_server::GIT_COMMIT.len() == 12 || hark_server::GIT_COMMIT == "unknown",
+        "{}",
+        hark_server::GIT_COMMIT
+    );
+}

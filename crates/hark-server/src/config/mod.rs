@@ -12,7 +12,7 @@ pub mod etcd_flags;
 #[derive(Debug, Clone, Parser)]
 #[command(
     name = "hark",
-    version,
+    version = crate::VERSION_TEXT,
     about = "Hark: an etcd v3 compatible key-value store built around watch"
 )]
 pub struct Config {

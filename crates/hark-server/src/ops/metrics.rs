@@ -33,7 +33,7 @@ const DISK_HISTOGRAMS: [(&str, &str); 2] = [
     ),
 ];
 
-const GAUGES: [(&str, &str); 17] = [
+const GAUGES: [(&str, &str); 18] = [
     (
         "etcd_server_has_leader",
         "Whether or not a leader exists. 1 is existence, 0 is not.",
@@ -98,6 +98,10 @@ const GAUGES: [(&str, &str); 17] = [
     (
         "etcd_server_version",
         "Which version is running. 1 for 'server_version' label with current version.",
+    ),
+    (
+        "hark_build_info",
+        "Which Hark build is running: 1, with its version and commit as labels.",
     ),
 ];
 
@@ -174,11 +178,13 @@ pub fn register(node: &Node) {
     // The gauges the layers below keep up to date start at zero here; those
     // with a known value now get it.
     for (name, _) in GAUGES {
-        if name != "etcd_server_version" {
+        if name != "etcd_server_version" && name != "hark_build_info" {
             metrics::gauge!(name).increment(0.0);
         }
     }
     metrics::gauge!("etcd_server_version", "server_version" => crate::ETCD_VERSION).set(1.0);
+    metrics::gauge!("hark_build_info", "version" => crate::HARK_VERSION, "commit" => crate::GIT_COMMIT)
+        .set(1.0);
     metrics::gauge!("etcd_server_quota_backend_bytes").set(node.quota_bytes as f64);
     metrics::gauge!("etcd_debugging_mvcc_current_revision")
         .set(node.store.current_revision() as f64);
