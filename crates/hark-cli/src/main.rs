@@ -150,6 +150,8 @@ enum Command {
     /// Enable or disable authentication
     #[command(subcommand)]
     Auth(auth::AuthCommand),
+    /// Prints the version of harkctl
+    Version,
 }
 
 fn main() {
@@ -245,6 +247,9 @@ async fn run(cli: Cli) -> Outcome {
         Command::Endpoint(EndpointCommand::Health { cluster }) => {
             endpoint::endpoint_health(&ctx.with_cluster_endpoints(cluster).await?).await
         }
+        Command::Endpoint(EndpointCommand::Hashkv { cluster, rev }) => {
+            endpoint::endpoint_hashkv(&ctx.with_cluster_endpoints(cluster).await?, rev).await
+        }
         Command::Snapshot(c) => snapshot::run(&ctx, c).await,
         Command::Defrag => maintenance::defrag(&ctx).await,
         Command::Alarm(a) => maintenance::alarm(&ctx, a).await,
@@ -253,6 +258,12 @@ async fn run(cli: Cli) -> Outcome {
         Command::User(c) => auth::user(&ctx, c).await,
         Command::Role(c) => auth::role(&ctx, c).await,
         Command::Auth(c) => auth::auth(&ctx, c).await,
+        Command::Version => {
+            // etcdctl's two lines; the API is etcd's 3.5.
+            println!("harkctl version: {}", env!("CARGO_PKG_VERSION"));
+            println!("API version: 3.5");
+            Ok(())
+        }
     }
 }
 

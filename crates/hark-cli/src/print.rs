@@ -422,6 +422,50 @@ impl Format {
         Ok(())
     }
 
+    /// `endpoint hashkv`, as etcdctl 3.5 prints it.
+    pub fn endpoint_hashkv(&self, hashes: &[(String, pb::HashKvResponse)]) -> Result<(), Exit> {
+        let rows: Vec<Vec<String>> = hashes
+            .iter()
+            .map(|(ep, h)| vec![ep.clone(), h.hash.to_string()])
+            .collect();
+        match self {
+            Format::Simple { .. } => {
+                for row in rows {
+                    println!("{}", row.join(", "));
+                }
+            }
+            Format::Json => {
+                let items: Vec<String> = hashes
+                    .iter()
+                    .map(|(ep, h)| {
+                        let hash = Obj::new()
+                            .opt("header", json::header(&h.header))
+                            .int_nz("hash", h.hash)
+                            .int_nz("compact_revision", h.compact_revision)
+                            // No hash_revision: etcdctl 3.5.1, the golden
+                            // output, predates the field (3.5.17 prints it).
+                            .end();
+                        Obj::new()
+                            .raw("Endpoint", &json::string(ep))
+                            .raw("HashKV", &hash)
+                            .end()
+                    })
+                    .collect();
+                println!("[{}]", items.join(","));
+            }
+            Format::Table => print_table(&["endpoint", "hash"], &rows),
+            Format::Fields => {
+                for (ep, h) in hashes {
+                    fields_header(&h.header);
+                    println!("\"Endpoint\" : {}", go_quote(ep.as_bytes()));
+                    println!("\"Hash\" : {}", h.hash);
+                    println!();
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub fn endpoint_health(&self, results: &[Health]) -> Result<(), Exit> {
         match self {
             Format::Simple { .. } => {

@@ -309,6 +309,12 @@ fn script() -> Vec<(Vec<String>, String)> {
         s(&["endpoint", "status", "-w", "json"]),
         s(&["endpoint", "health"]),
         s(&["endpoint", "health", "-w", "json"]),
+        s(&["endpoint", "hashkv"]),
+        s(&["endpoint", "hashkv", "--rev=2"]),
+        s(&["endpoint", "hashkv", "-w", "json"]),
+        s(&["endpoint", "hashkv", "-w", "table"]),
+        s(&["endpoint", "hashkv", "-w", "fields"]),
+        s(&["endpoint", "hashkv", "--rev=100000"]),
         s(&["defrag"]),
         s(&["alarm", "list"]),
         s(&["alarm", "list", "-w", "json"]),
@@ -553,6 +559,13 @@ fn fixed_outputs() {
     let ep = srv.running.endpoints()[0].clone();
     let out = |args: &[&str], stdin: &str| run(HARKCTL, &ep, args, stdin);
     assert_eq!(out(&["put", "k", "v"], "").stdout, "OK\n");
+    assert_eq!(
+        out(&["version"], "").stdout,
+        format!(
+            "harkctl version: {}\nAPI version: 3.5\n",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
     assert_eq!(
         out(&["put", "--prev-kv", "k", "v2"], "").stdout,
         "OK\nk\nv\n"

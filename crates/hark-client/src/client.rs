@@ -580,6 +580,18 @@ impl Client {
         .await
     }
 
+    /// The hash of every key-value the endpoint's store holds up to
+    /// `revision` (0: its latest), from its compaction revision on (etcd's
+    /// HashKV): members agree on it at any revision both hold.
+    pub async fn hash_kv(&self, revision: i64) -> Result<pb::HashKvResponse, Error> {
+        self.call(|ch| async move {
+            MaintenanceClient::new(ch)
+                .hash_kv(pb::HashKvRequest { revision })
+                .await
+        })
+        .await
+    }
+
     /// Makes member `target` the leader (etcd's MoveLeader). Only the leader
     /// takes it: the client must be connected to the leader's endpoint.
     pub async fn move_leader(&self, target: u64) -> Result<pb::MoveLeaderResponse, Error> {
