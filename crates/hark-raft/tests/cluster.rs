@@ -22,6 +22,7 @@ fn settings(snapshot_count: u64) -> Settings {
         snapshot_count,
         fsync: true,
         leader_deadline: ELECTION * 10,
+        request_timeout: Duration::from_secs(5),
     }
 }
 
@@ -423,6 +424,46 @@ async fn a_member_behind_a_snapshot_of_many_megabytes_catches_up() {
     }
     let m = cluster.member(lagging);
     assert_eq!(value_at(&m.store, "big129").map(|v| v.1), Some(newest));
+}
+
+/// A member behind a snapshot publishes its attributes once, then waits
+/// until it has caught up. Each Publish is a membership entry, at which
+/// openraft rebuilds the leader's replication streams and so restarts the
+/// snapshot being sent to this very member; proposed again at every read
+/// barrier that timed out (here after 300 ms, less than the send takes),
+/// the member never caught up (the fault suite's member-replace, seed 1351).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_member_publishing_itself_while_behind_a_snapshot_still_catches_up() {
+    let mut cluster = Cluster::start(3, settings(20)).await;
+    let leader = cluster.leader().await;
+    let lagging = cluster.follower(leader);
+    cluster.stop(lagging).await;
+    let value = "x".repeat(100_000);
+    let mut newest = 0;
+    for i in 0..130 {
+        newest = put_via(cluster.member(leader), &format!("big{i}"), &value).await;
+    }
+    cluster.settings.request_timeout = Duration::from_millis(300);
+    cluster.restart(lagging).await;
+    let replica = cluster.member(lagging).replica.clone();
+    let (first, published) = tokio::sync::oneshot::channel();
+    let publishing = tokio::spawn(async move {
+        let urls = vec!["http://lagging.test:2379".to_string()];
+        replica.keep_published("lagging".into(), urls, first).await
+    });
+    cluster.caught_up(lagging, newest).await;
+    tokio::time::timeout(Duration::from_secs(20), published)
+        .await
+        .expect("published once caught up")
+        .unwrap();
+    let shown = cluster.member(leader).replica.members();
+    assert!(
+        shown
+            .iter()
+            .any(|m| m.id == lagging && m.info.client_urls == ["http://lagging.test:2379"]),
+        "{shown:?}"
+    );
+    publishing.abort();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -27,6 +27,7 @@ const SETTINGS: Settings = Settings {
     snapshot_count: 10_000,
     fsync: false,
     leader_deadline: ELECTION.saturating_mul(20),
+    request_timeout: Duration::from_secs(5),
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -380,6 +380,14 @@ impl Replica {
     /// a change that fails is retried every 200 ms. Returns only when the
     /// member stops.
     ///
+    /// A `Publish` that committed is not proposed again while this member
+    /// is still catching up to it: each one is a membership entry, at which
+    /// openraft rebuilds every replication stream, and so restarts a
+    /// snapshot being sent to this very member. Proposed every time a read
+    /// barrier timed out, a new member behind a snapshot longer to send
+    /// than the barrier's time-out never caught up (the fault suite's
+    /// member-replace, seed 1351).
+    ///
     /// `first` is told once the membership first shows them: etcd serves
     /// clients only from then on, so a client that reads the member list
     /// (clientv3's endpoint sync) finds every serving member's client URLs.
@@ -391,16 +399,25 @@ impl Replica {
     ) {
         let id = self.member_id;
         let mut first = Some(first);
+        // Whether a Publish of ours committed since the last time the
+        // membership was seen, caught up, without our attributes.
+        let mut committed = false;
         loop {
-            let published = self.read_barrier().await.is_ok()
-                && self.members().into_iter().any(|m| {
-                    m.id == id && m.info.name == name && m.info.client_urls == client_urls
-                });
-            let wait = if published {
+            let caught_up = self.read_barrier().await.is_ok();
+            let shown = self
+                .members()
+                .into_iter()
+                .any(|m| m.id == id && m.info.name == name && m.info.client_urls == client_urls);
+            let wait = if caught_up && shown {
                 if let Some(first) = first.take() {
                     let _ = first.send(());
                 }
                 Duration::from_secs(5)
+            } else if (committed || shown) && !caught_up {
+                // Ours is in the log (this member's view, however far
+                // behind, shows it, or our last Publish committed): wait
+                // until this member has caught up.
+                Duration::from_millis(200)
             } else {
                 let change = MembershipChange::Publish {
                     id,
@@ -408,7 +425,10 @@ impl Replica {
                     client_urls: client_urls.clone(),
                 };
                 match self.change_membership(change).await {
-                    Ok(()) => Duration::ZERO,
+                    Ok(()) => {
+                        committed = true;
+                        Duration::ZERO
+                    }
                     Err(ReplicaError::Stopped) => return,
                     Err(e) => {
                         tracing::debug!(error = %e, "publishing this member's attributes; retrying");

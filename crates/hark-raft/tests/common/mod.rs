@@ -30,6 +30,9 @@ pub struct Settings {
     pub fsync: bool,
     /// How long [`Cluster::leader`] waits for the members to agree on one.
     pub leader_deadline: Duration,
+    /// How long a write or a linearizable read may wait (5 s unless a
+    /// test needs read barriers to give up sooner).
+    pub request_timeout: Duration,
 }
 
 impl Settings {
@@ -45,7 +48,7 @@ impl Settings {
             heartbeat_interval: Duration::from_millis(50),
             election_timeout: ELECTION,
             snapshot_count: self.snapshot_count,
-            request_timeout: Duration::from_secs(5),
+            request_timeout: self.request_timeout,
             fsync: self.fsync,
             peer_source: None,
             peer_tls: None,
@@ -66,7 +69,7 @@ pub struct Member {
 
 pub struct Cluster {
     root: tempfile::TempDir,
-    settings: Settings,
+    pub settings: Settings,
     initial: BTreeMap<u64, MemberInfo>,
     listeners: BTreeMap<u64, std::net::SocketAddr>,
     pub members: BTreeMap<u64, Member>,
