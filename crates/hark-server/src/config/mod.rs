@@ -29,7 +29,7 @@ pub struct Config {
     pub data_dir: Option<PathBuf>,
 
     /// A dedicated directory for the replicated log (etcd's WAL), e.g. on
-    /// a faster disk [default: <data-dir>/raft/log]. Moving an existing
+    /// a faster disk (default: `<data-dir>/raft/log`). Moving an existing
     /// log there is the operator's job: started with the store's log
     /// missing, a member refuses to start.
     #[arg(long, env = "HARK_WAL_DIR")]
