@@ -15,6 +15,11 @@ use hark_raft::{
     MemberInfo, MembershipChange, MembershipError, Replica, ReplicaDirs, ReplicaError, ids,
 };
 
+/// Held by the tests that send a member a snapshot of many megabytes: run
+/// at once, on two cores, each starved the other's member of the time to
+/// catch up (CI, 2026-12-04).
+static MANY_MEGABYTES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn settings(snapshot_count: u64) -> Settings {
     Settings {
         cluster_id: 1,
@@ -389,6 +394,7 @@ async fn a_member_behind_the_purged_log_gets_a_snapshot_and_continues_from_it() 
 /// fault suite as a member out of reach for over a minute after a restart).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_member_behind_a_snapshot_of_many_megabytes_catches_up() {
+    let _alone = MANY_MEGABYTES.lock().await;
     let mut cluster = Cluster::start(3, settings(20)).await;
     let leader = cluster.leader().await;
     let lagging = cluster.follower(leader);
@@ -434,6 +440,7 @@ async fn a_member_behind_a_snapshot_of_many_megabytes_catches_up() {
 /// the member never caught up (the fault suite's member-replace, seed 1351).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_member_publishing_itself_while_behind_a_snapshot_still_catches_up() {
+    let _alone = MANY_MEGABYTES.lock().await;
     let mut cluster = Cluster::start(3, settings(20)).await;
     let leader = cluster.leader().await;
     let lagging = cluster.follower(leader);
