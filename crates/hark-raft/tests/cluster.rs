@@ -388,13 +388,10 @@ async fn a_member_behind_the_purged_log_gets_a_snapshot_and_continues_from_it() 
     }
 }
 
-/// A snapshot of several megabytes, sent in chunks (a debug build decodes
-/// a chunk slowly): each chunk must get through in its own time allowance,
-/// or the leader starts the whole send again, over and over (seen in the
-/// fault suite as a member out of reach for over a minute after a restart).
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_member_behind_a_snapshot_of_many_megabytes_catches_up() {
-    let _alone = MANY_MEGABYTES.lock().await;
+/// A cluster (snapshots every 20 entries) with one follower stopped while
+/// 130 values of 100 kB were written: to catch up it needs a snapshot of
+/// about 13 MB. Returns the cluster, that member and the newest revision.
+async fn behind_many_megabytes() -> (Cluster, u64, i64) {
     let mut cluster = Cluster::start(3, settings(20)).await;
     let leader = cluster.leader().await;
     let lagging = cluster.follower(leader);
@@ -404,6 +401,17 @@ async fn a_member_behind_a_snapshot_of_many_megabytes_catches_up() {
     for i in 0..130 {
         newest = put_via(cluster.member(leader), &format!("big{i}"), &value).await;
     }
+    (cluster, lagging, newest)
+}
+
+/// A snapshot of several megabytes, sent in chunks (a debug build decodes
+/// a chunk slowly): each chunk must get through in its own time allowance,
+/// or the leader starts the whole send again, over and over (seen in the
+/// fault suite as a member out of reach for over a minute after a restart).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_member_behind_a_snapshot_of_many_megabytes_catches_up() {
+    let _alone = MANY_MEGABYTES.lock().await;
+    let (mut cluster, lagging, newest) = behind_many_megabytes().await;
     // Busy threads share the cores, as the other members and the clients
     // of a loaded machine do: chunks take longer to encode and decode.
     let stop = Arc::new(AtomicBool::new(false));
@@ -441,15 +449,7 @@ async fn a_member_behind_a_snapshot_of_many_megabytes_catches_up() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_member_publishing_itself_while_behind_a_snapshot_still_catches_up() {
     let _alone = MANY_MEGABYTES.lock().await;
-    let mut cluster = Cluster::start(3, settings(20)).await;
-    let leader = cluster.leader().await;
-    let lagging = cluster.follower(leader);
-    cluster.stop(lagging).await;
-    let value = "x".repeat(100_000);
-    let mut newest = 0;
-    for i in 0..130 {
-        newest = put_via(cluster.member(leader), &format!("big{i}"), &value).await;
-    }
+    let (mut cluster, lagging, newest) = behind_many_megabytes().await;
     cluster.settings.request_timeout = Duration::from_millis(300);
     cluster.restart(lagging).await;
     let replica = cluster.member(lagging).replica.clone();
@@ -463,6 +463,7 @@ async fn a_member_publishing_itself_while_behind_a_snapshot_still_catches_up() {
         .await
         .expect("published once caught up")
         .unwrap();
+    let leader = cluster.leader().await;
     let shown = cluster.member(leader).replica.members();
     assert!(
         shown

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use hark_server::config::etcd_flags::{IfSet, Takes, WITHOUT_EFFECT};
 
-use common::{free_port, logs, ready, spawn, spawn_exactly};
+use common::{free_port, logs, ready, spawn, spawn_exactly, stop_cleanly};
 
 /// The log's zap JSON lines at `level` (the harness's `--- file` headers
 /// skipped).
@@ -82,10 +82,7 @@ async fn every_etcd_flag_without_effect_is_accepted_and_warned_about_once() {
         assert_eq!(about[0]["msg"], "etcd flag has no effect in Hark");
         assert!(about[0]["reason"].as_str().is_some_and(|r| !r.is_empty()));
     }
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let _ = child.wait();
+    stop_cleanly(&mut child, cwd.path());
 }
 
 #[test]
@@ -147,10 +144,7 @@ async fn a_member_configured_by_etcd_variables_alone_serves_as_configured() {
                 && w["variable"] == "ETCD_UNSUPPORTED_ARCH"),
         "{log}"
     );
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let _ = child.wait();
+    stop_cleanly(&mut child, cwd.path());
 }
 
 #[test]
@@ -181,17 +175,11 @@ async fn the_raft_log_goes_to_the_wal_dir() {
         format!("--data-dir={}", data.display()),
         format!("--wal-dir={}", wal.display()),
     ];
-    let stop = |child: &mut std::process::Child| {
-        let _ = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status();
-        let _ = child.wait();
-    };
     let mut child = spawn(cwd.path(), &args, &[]);
     let mut c = ready(&endpoint, &mut child).await;
     c.put("in", "the log", None).await.unwrap();
     drop(c);
-    stop(&mut child);
+    stop_cleanly(&mut child, cwd.path());
     assert!(
         std::fs::read_dir(&wal).unwrap().count() > 0,
         "the log is in --wal-dir"
@@ -208,7 +196,7 @@ async fn the_raft_log_goes_to_the_wal_dir() {
         b"the log"
     );
     drop(c);
-    stop(&mut child);
+    stop_cleanly(&mut child, cwd.path());
 
     let without = Command::new(common::HARK)
         .current_dir(cwd.path())

@@ -4,24 +4,7 @@
 
 mod common;
 
-use std::process::Command;
-use std::time::{Duration, Instant};
-
-use common::{free_port, logs, ready, spawn};
-
-fn stop(child: &mut std::process::Child) {
-    let ok = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "hark did not exit");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+use common::{free_port, logs, ready, spawn, stop_cleanly};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_start_a_put_and_a_shutdown_are_logged_as_zap_json_lines() {
@@ -35,7 +18,7 @@ async fn a_start_a_put_and_a_shutdown_are_logged_as_zap_json_lines() {
     let mut c = ready(&endpoint, &mut child).await;
     c.put("logged", "yes", None).await.unwrap();
     drop(c);
-    stop(&mut child);
+    stop_cleanly(&mut child, cwd.path());
 
     let log = logs(cwd.path());
     let ts = regex::Regex::new(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$").unwrap();
@@ -87,7 +70,7 @@ async fn the_console_form_goes_to_every_output_named() {
     );
     let c = ready(&endpoint, &mut child).await;
     drop(c);
-    stop(&mut child);
+    stop_cleanly(&mut child, cwd.path());
     let (a, b) = (
         std::fs::read_to_string(a).unwrap(),
         std::fs::read_to_string(b).unwrap(),

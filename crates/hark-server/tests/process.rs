@@ -7,42 +7,14 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::net::TcpListener;
-use std::path::Path;
-use std::process::{Child, Command};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use etcd_client::{EventType, GetOptions, WatchOptions};
 use parking_lot::Mutex;
 
-use common::{free_port, logs, ready, spawn, spawn_exactly};
-
-/// SIGTERM, then the child must exit with status 0 (its logs if not).
-fn stop_cleanly(child: &mut Child, cwd: &Path) {
-    sigterm(child);
-    let status = wait_exit(child);
-    assert!(status.success(), "exit status {status}\n{}", logs(cwd));
-}
-
-fn sigterm(child: &Child) {
-    let ok = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
-}
-
-fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        assert!(Instant::now() < deadline, "hark did not exit");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+use common::{free_port, logs, ready, spawn, spawn_exactly, stop_cleanly, wait_exit};
 
 // Multi-threaded throughout: the tests block a thread waiting for the child,
 // and the client's connection must stay responsive meanwhile (a server that

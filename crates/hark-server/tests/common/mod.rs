@@ -251,3 +251,30 @@ pub fn go_clientv3_watcher() -> Option<std::path::PathBuf> {
     );
     Some(binary)
 }
+
+/// SIGTERM, then the child must exit with status 0 (its logs if not).
+pub fn stop_cleanly(child: &mut Child, cwd: &Path) {
+    sigterm(child);
+    let status = wait_exit(child);
+    assert!(status.success(), "exit status {status}\n{}", logs(cwd));
+}
+
+pub fn sigterm(child: &Child) {
+    let ok = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+}
+
+pub fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "hark did not exit");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
