@@ -69,6 +69,18 @@ const DISCOVERY: &str = "Hark has no discovery bootstrap: list the members in --
 const NOT_YET: &str = "not implemented in Hark yet (issue #37): the member starts without it";
 const SLOW_LOG: &str =
     "Hark logs no per-request slowness warnings; see the request duration metrics";
+const COMPACTION: &str = "Hark's compaction deletes in batches of its own size, off the write path";
+const LEASE_CHECKPOINT: &str = "Hark does not checkpoint leases' remaining TTLs; a new leader gives each lease its full TTL plus an election timeout";
+const CATCH_UP: &str = "Hark keeps min(--snapshot-count, 5000) log entries after a snapshot for followers to catch up from";
+const IN_PROCESS_GATEWAY: &str =
+    "Hark's JSON gateway runs in-process and dials no client connection that would show it";
+const PEER_CLIENT_CERT: &str = "Hark shows --peer-cert-file when dialling other members";
+const NO_ROTATION: &str =
+    "Hark does not rotate its log file; use journald, or logrotate with copytruncate";
+const PEER_SAN: &str =
+    "Hark never checks the SAN of a dialling peer's certificate against its address";
+const RAFT_TIMEOUTS: &str = "Hark's peer calls have deadlines derived from --election-timeout";
+const NO_DOWNGRADE: &str = "Hark has no cluster downgrade";
 
 /// Every etcd 3.5.17 / 3.6.0 flag Hark accepts without acting on it.
 pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
@@ -112,16 +124,8 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
         Switch,
         "Hark always serves the JSON gateway (on --listen-client-urls, or --listen-client-http-urls when set)",
     ),
-    warn(
-        "raft-read-timeout",
-        Value,
-        "Hark's peer calls have deadlines derived from --election-timeout",
-    ),
-    warn(
-        "raft-write-timeout",
-        Value,
-        "Hark's peer calls have deadlines derived from --election-timeout",
-    ),
+    warn("raft-read-timeout", Value, RAFT_TIMEOUTS),
+    warn("raft-write-timeout", Value, RAFT_TIMEOUTS),
     warn("feature-gates", Value, NOT_YET),
     // Clustering
     guarded("discovery", DISCOVERY),
@@ -161,16 +165,8 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
         "Hark allows one learner at a time, etcd's default",
     ),
     // Security
-    warn(
-        "client-cert-file",
-        Value,
-        "Hark's JSON gateway runs in-process and dials no client connection that would show it",
-    ),
-    warn(
-        "client-key-file",
-        Value,
-        "Hark's JSON gateway runs in-process and dials no client connection that would show it",
-    ),
+    warn("client-cert-file", Value, IN_PROCESS_GATEWAY),
+    warn("client-key-file", Value, IN_PROCESS_GATEWAY),
     guarded(
         "client-cert-allowed-hostname",
         "Hark does not check client certificates' SAN host names",
@@ -179,16 +175,8 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
         "peer-cert-allowed-hostname",
         "Hark does not check peer certificates' SAN host names; use --peer-cert-allowed-cn",
     ),
-    warn(
-        "peer-client-cert-file",
-        Value,
-        "Hark shows --peer-cert-file when dialling other members",
-    ),
-    warn(
-        "peer-client-key-file",
-        Value,
-        "Hark shows --peer-cert-file when dialling other members",
-    ),
+    warn("peer-client-cert-file", Value, PEER_CLIENT_CERT),
+    warn("peer-client-key-file", Value, PEER_CLIENT_CERT),
     warn(
         "self-signed-cert-validity",
         Value,
@@ -201,13 +189,9 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
     warn(
         "experimental-peer-skip-client-san-verification",
         Switch,
-        "Hark never checks the SAN of a dialling peer's certificate against its address",
+        PEER_SAN,
     ),
-    warn(
-        "peer-skip-client-san-verification",
-        Switch,
-        "Hark never checks the SAN of a dialling peer's certificate against its address",
-    ),
+    warn("peer-skip-client-san-verification", Switch, PEER_SAN),
     // Profiling and monitoring
     warn(
         "enable-pprof",
@@ -220,16 +204,8 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
         "Hark exports one set of metrics whatever the level asked for",
     ),
     // Logging
-    warn(
-        "enable-log-rotation",
-        Switch,
-        "Hark does not rotate its log file; use journald, or logrotate with copytruncate",
-    ),
-    warn(
-        "log-rotation-config-json",
-        Value,
-        "Hark does not rotate its log file; use journald, or logrotate with copytruncate",
-    ),
+    warn("enable-log-rotation", Switch, NO_ROTATION),
+    warn("log-rotation-config-json", Value, NO_ROTATION),
     warn("warning-unary-request-duration", Value, SLOW_LOG),
     warn(
         "experimental-warning-unary-request-duration",
@@ -278,43 +254,19 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
     warn(
         "experimental-enable-lease-checkpoint",
         Switch,
-        "Hark does not checkpoint leases' remaining TTLs; a new leader gives each lease its full TTL plus an election timeout",
+        LEASE_CHECKPOINT,
     ),
     warn(
         "experimental-enable-lease-checkpoint-persist",
         Switch,
-        "Hark does not checkpoint leases' remaining TTLs; a new leader gives each lease its full TTL plus an election timeout",
+        LEASE_CHECKPOINT,
     ),
-    warn(
-        "experimental-compaction-batch-limit",
-        Value,
-        "Hark's compaction deletes in batches of its own size, off the write path",
-    ),
-    warn(
-        "compaction-batch-limit",
-        Value,
-        "Hark's compaction deletes in batches of its own size, off the write path",
-    ),
-    warn(
-        "experimental-compaction-sleep-interval",
-        Value,
-        "Hark's compaction deletes in batches of its own size, off the write path",
-    ),
-    warn(
-        "compaction-sleep-interval",
-        Value,
-        "Hark's compaction deletes in batches of its own size, off the write path",
-    ),
-    warn(
-        "experimental-downgrade-check-time",
-        Value,
-        "Hark has no cluster downgrade",
-    ),
-    warn(
-        "downgrade-check-time",
-        Value,
-        "Hark has no cluster downgrade",
-    ),
+    warn("experimental-compaction-batch-limit", Value, COMPACTION),
+    warn("compaction-batch-limit", Value, COMPACTION),
+    warn("experimental-compaction-sleep-interval", Value, COMPACTION),
+    warn("compaction-sleep-interval", Value, COMPACTION),
+    warn("experimental-downgrade-check-time", Value, NO_DOWNGRADE),
+    warn("downgrade-check-time", Value, NO_DOWNGRADE),
     warn("experimental-memory-mlock", Switch, BBOLT),
     warn(
         "experimental-txn-mode-write-with-shared-buffer",
@@ -332,21 +284,9 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
         Switch,
         "Hark's defragmentation does not stop reads or writes, so clients need not be sent elsewhere",
     ),
-    warn(
-        "experimental-snapshot-catchup-entries",
-        Value,
-        "Hark keeps min(--snapshot-count, 5000) log entries after a snapshot for followers to catch up from",
-    ),
-    warn(
-        "experimental-snapshot-catch-up-entries",
-        Value,
-        "Hark keeps min(--snapshot-count, 5000) log entries after a snapshot for followers to catch up from",
-    ),
-    warn(
-        "snapshot-catchup-entries",
-        Value,
-        "Hark keeps min(--snapshot-count, 5000) log entries after a snapshot for followers to catch up from",
-    ),
+    warn("experimental-snapshot-catchup-entries", Value, CATCH_UP),
+    warn("experimental-snapshot-catch-up-entries", Value, CATCH_UP),
+    warn("snapshot-catchup-entries", Value, CATCH_UP),
     // Unsafe
     warn("force-new-cluster", Switch, NOT_YET),
 ];
