@@ -2,7 +2,8 @@
 //! random member every few seconds, and several times a second from a
 //! member just restarted or healed to catch up, while members are killed,
 //! cut off, catch up and install snapshots from the leader (a healed member
-//! installs while it serves; a restarted one serves only once caught up). After the run each backup is checked
+//! installs while it serves; a restarted one serves only once caught up).
+//! After the run each backup is checked
 //! as an operator would rely on it: its checksum verified, restored (with
 //! `hark-snapshot`, which reads etcd's format) and its keys compared with
 //! the revision log as of the revision the backup claims. A backup taken
@@ -70,10 +71,10 @@ pub async fn backup_client(
 
 /// Streams one member's snapshot into `path`, over a connection with
 /// etcdctl's keep-alive (a ping every 2 s, 6 s for its answer) and no
-/// per-request time-out, as `etcdctl snapshot save` connects. The workload's
-/// 1 s keep-alive gave up on a member busy installing or on a loaded
-/// machine before any row came: 92 of 567 backups in one batch of runs, and
-/// every save aimed at an install, so installs went unchecked.
+/// per-request time-out, as `etcdctl snapshot save` connects. With the
+/// workload's 1 s keep-alive, a save sent to a member not yet serving (its
+/// connection waiting in the listener's queue) or on a loaded machine gave
+/// up before any row came.
 async fn save(endpoint: &str, path: &Path) -> Result<(), String> {
     let options = ConnectOptions::new()
         .with_connect_timeout(Duration::from_secs(2))
@@ -160,8 +161,8 @@ pub fn check(history: &History, log: &RevisionLog, report: &mut Report) {
 /// backup that one member began after another of its backups had finished
 /// claims at least that one's revision. A backup read from a half-installed
 /// store breaks this even when its keys agree with its revision: the
-/// install clears the store first, so a read meanwhile finds some rows and
-/// no revision yet, and restores as an empty store at revision 1.
+/// install clears the store and refills it in revision order, so a read
+/// meanwhile finds an older state (or none, at revision 1).
 /// `revisions` holds (index into `backups`, restored revision).
 fn check_member_order(backups: &[BackupRecord], revisions: &[(usize, i64)], report: &mut Report) {
     for &(i, revision) in revisions {
