@@ -292,7 +292,14 @@ impl Cluster {
 
     /// Waits until member `id` has applied revision `rev`.
     pub async fn caught_up(&self, id: u64, rev: i64) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        self.caught_up_within(id, rev, Duration::from_secs(20))
+            .await;
+    }
+
+    /// Waits until member `id` has applied revision `rev`, failing after
+    /// `within`: a bound on liveness, not a speed target.
+    pub async fn caught_up_within(&self, id: u64, rev: i64, within: Duration) {
+        let deadline = tokio::time::Instant::now() + within;
         while self.member(id).store.current_revision() < rev {
             assert!(
                 tokio::time::Instant::now() < deadline,
