@@ -31,6 +31,8 @@ const PROTOS: &[&str] = &[
     "etcd/api/mvccpb/kv.proto",
     "etcd/api/authpb/auth.proto",
     "etcd/api/etcdserverpb/rpc.proto",
+    "etcd/server/v3lockpb/v3lock.proto",
+    "etcd/server/v3electionpb/v3election.proto",
     "hark/peerpb/peer.proto",
 ];
 
@@ -44,11 +46,21 @@ const EXPECTED_OUTPUTS: &[&str] = &[
     "harkpeerpb.rs",
     "mvccpb.rs",
     "mvccpb.serde.rs",
+    "v3electionpb.rs",
+    "v3electionpb.serde.rs",
+    "v3lockpb.rs",
+    "v3lockpb.serde.rs",
 ];
 
 /// Packages that get serde impls in the proto3 JSON mapping (pbjson), for
 /// etcd's JSON gateway. Hark's peer protocol is gRPC-only.
-const JSON_PACKAGES: &[&str] = &[".authpb", ".etcdserverpb", ".mvccpb"];
+const JSON_PACKAGES: &[&str] = &[
+    ".authpb",
+    ".etcdserverpb",
+    ".mvccpb",
+    ".v3electionpb",
+    ".v3lockpb",
+];
 
 /// Where the generated code is committed, relative to the workspace root.
 const GENERATED_DIR: &str = "crates/hark-proto/src/generated";

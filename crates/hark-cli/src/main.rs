@@ -4,6 +4,7 @@
 
 mod auth;
 mod cluster;
+mod concurrency;
 mod ctx;
 mod endpoint;
 mod exit;
@@ -150,6 +151,10 @@ enum Command {
     /// Enable or disable authentication
     #[command(subcommand)]
     Auth(auth::AuthCommand),
+    /// Acquires a named lock
+    Lock(concurrency::LockArgs),
+    /// Observes and participates in leader election
+    Elect(concurrency::ElectArgs),
     /// Prints the version of harkctl
     Version,
 }
@@ -258,6 +263,8 @@ async fn run(cli: Cli) -> Outcome {
         Command::User(c) => auth::user(&ctx, c).await,
         Command::Role(c) => auth::role(&ctx, c).await,
         Command::Auth(c) => auth::auth(&ctx, c).await,
+        Command::Lock(a) => concurrency::lock(&ctx, a).await,
+        Command::Elect(a) => concurrency::elect(&ctx, a).await,
         Command::Version => {
             // etcdctl's two lines; the API is etcd's 3.5.
             println!("harkctl version: {}", env!("CARGO_PKG_VERSION"));

@@ -84,10 +84,16 @@ impl Format {
                 "print-value-only is only for `--write-out=simple`",
             ));
         }
+        self.range(r, a.print_value_only)
+    }
+
+    /// What a Range read, as etcdctl's `display.Get` prints it (`lock` and
+    /// `elect` print their key this way too).
+    pub fn range(&self, r: &pb::RangeResponse, print_value_only: bool) -> Result<(), Exit> {
         match self {
             Format::Simple { .. } => {
                 for kv in &r.kvs {
-                    self.kv(kv, a.print_value_only);
+                    self.kv(kv, print_value_only);
                 }
             }
             Format::Json => println!("{}", json::range(r)),

@@ -9,6 +9,8 @@
 //!   own buffer. A broken stream is re-opened with backoff and every watch is
 //!   re-created from the revision after the last one it delivered, so a
 //!   consumer sees no gap and no duplicate. See [`watch`].
+//! * Locks and elections through etcd's lock and election services:
+//!   [`Client::lock`], [`Client::campaign`], [`Client::observe`].
 //! * [`Cache`]: a list-and-watch cache of a prefix, with waits for a revision
 //!   (consistent reads from cache) and change subscriptions.
 //! * Blocking queries in the Nomad style: [`Client::wait_for_change`] and
@@ -42,6 +44,7 @@ mod auth;
 mod blocking;
 pub mod cache;
 mod client;
+mod concurrency;
 mod endpoints;
 mod secure;
 mod txn;
@@ -51,6 +54,7 @@ pub use auth::PermissionType;
 pub use blocking::{Changed, Changes};
 pub use cache::{Cache, CacheEvent};
 pub use client::{Client, Error, KeepAlive};
+pub use concurrency::LeaderKey;
 pub use hark_proto::authpb::Permission;
 pub use hark_proto::etcdserverpb as pb;
 pub use hark_proto::mvccpb::{Event, KeyValue, event::EventType};

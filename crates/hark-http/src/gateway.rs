@@ -1,6 +1,7 @@
 //! etcd's JSON gateway: `POST /v3/<path>` (and `/v3beta/<path>`, which etcd
-//! still rewrites to `/v3/`) for every RPC of KV, Lease, Cluster, Maintenance
-//! and Auth, the Watch and LeaseKeepAlive streams, and `GET /version`.
+//! still rewrites to `/v3/`) for every RPC of KV, Lease, Cluster, Maintenance,
+//! Auth, Lock and Election, the Watch, LeaseKeepAlive and Observe streams,
+//! and `GET /version`.
 //!
 //! Each route decodes the JSON body into the RPC's request (proto3 JSON
 //! mapping: either field name, 64-bit integers as numbers or strings, any
@@ -22,6 +23,8 @@ use hark_proto::etcdserverpb::{
     self as pb, auth_client::AuthClient, cluster_client::ClusterClient, kv_client::KvClient,
     lease_client::LeaseClient, maintenance_client::MaintenanceClient, watch_client::WatchClient,
 };
+use hark_proto::v3electionpb::{self as election, election_client::ElectionClient};
+use hark_proto::v3lockpb::{self as lock, lock_client::LockClient};
 use http::{HeaderMap, StatusCode, header};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -205,6 +208,28 @@ fn rpcs() -> Vec<(&'static str, MethodRouter<Gateway>)> {
             unary!(MaintenanceClient, hash, pb::HashRequest),
         ),
         ("maintenance/snapshot", post(snapshot)),
+        ("lock/lock", unary!(LockClient, lock, lock::LockRequest)),
+        (
+            "lock/unlock",
+            unary!(LockClient, unlock, lock::UnlockRequest),
+        ),
+        (
+            "election/campaign",
+            unary!(ElectionClient, campaign, election::CampaignRequest),
+        ),
+        (
+            "election/proclaim",
+            unary!(ElectionClient, proclaim, election::ProclaimRequest),
+        ),
+        (
+            "election/leader",
+            unary!(ElectionClient, leader, election::LeaderRequest),
+        ),
+        ("election/observe", post(observe)),
+        (
+            "election/resign",
+            unary!(ElectionClient, resign, election::ResignRequest),
+        ),
         (
             "maintenance/transfer-leadership",
             unary!(MaintenanceClient, move_leader, pb::MoveLeaderRequest),
@@ -396,6 +421,23 @@ async fn snapshot(State(gw): State<Gateway>, headers: HeaderMap, body: Body) -> 
     match MaintenanceClient::new(gw.grpc)
         .max_decoding_message_size(usize::MAX)
         .snapshot(with_metadata(request, &headers))
+        .await
+    {
+        Ok(responses) => streamed::<_, ()>(responses.into_inner(), None),
+        Err(status) => error_response(status.code(), status.message()),
+    }
+}
+
+/// `POST /v3/election/observe`: the leader and each change, one chunk each,
+/// until the HTTP client goes away.
+async fn observe(State(gw): State<Gateway>, headers: HeaderMap, body: Body) -> Response {
+    let request = match gw.request::<election::LeaderRequest>(body).await {
+        Ok(request) => request,
+        Err(refused) => return refused,
+    };
+    match ElectionClient::new(gw.grpc)
+        .max_decoding_message_size(usize::MAX)
+        .observe(with_metadata(request, &headers))
         .await
     {
         Ok(responses) => streamed::<_, ()>(responses.into_inner(), None),

@@ -2,8 +2,9 @@
 
 //! The etcd v3 API as Rust types: prost messages and tonic clients/servers.
 //!
-//! The protos under `proto/etcd/api/` reproduce etcd's `etcdserverpb`,
-//! `mvccpb` and `authpb` packages field for field, so Hark speaks the same
+//! The protos under `proto/etcd/` reproduce etcd's `etcdserverpb`,
+//! `mvccpb` and `authpb` packages and its lock and election services
+//! (`v3lockpb`, `v3electionpb`) field for field, so Hark speaks the same
 //! wire format and gRPC method paths (e.g. `/etcdserverpb.KV/Range`) as etcd
 //! and works with etcd's clients. Two fields are Hark's own, both number
 //! 1000, not encoded when 0 and skipped by etcd's clients: `hark_flags` in
@@ -51,6 +52,22 @@ pub mod etcdserverpb {
     include!("generated/etcdserverpb.rs");
     #[cfg(feature = "serde")]
     include!("generated/etcdserverpb.serde.rs");
+}
+
+/// etcd's lock service (`v3lockpb`).
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
+pub mod v3lockpb {
+    include!("generated/v3lockpb.rs");
+    #[cfg(feature = "serde")]
+    include!("generated/v3lockpb.serde.rs");
+}
+
+/// etcd's election service (`v3electionpb`).
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
+pub mod v3electionpb {
+    include!("generated/v3electionpb.rs");
+    #[cfg(feature = "serde")]
+    include!("generated/v3electionpb.serde.rs");
 }
 
 /// Hark's member-to-member protocol (`harkpeerpb`): openraft messages and

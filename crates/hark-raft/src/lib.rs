@@ -25,6 +25,7 @@
 //! Consensus itself is openraft's; this crate only adapts it.
 
 mod admission;
+pub mod corruption;
 pub mod ids;
 mod log_store;
 mod network;

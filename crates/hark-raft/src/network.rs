@@ -199,6 +199,7 @@ where
         Method::Members => client.members(req).await,
         Method::Forward => client.forward(req).await,
         Method::TransferLeader => client.transfer_leader(req).await,
+        Method::HashKv => client.hash_kv(req).await,
     }?;
     decode(&resp.into_inner().data)
         .map_err(|e| tonic::Status::internal(format!("undecodable peer response: {e}")))
@@ -215,6 +216,7 @@ pub(crate) enum Method {
     Members,
     Forward,
     TransferLeader,
+    HashKv,
 }
 
 /// Most bytes in one AppendEntries of several entries: openraft gives each

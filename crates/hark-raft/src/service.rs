@@ -113,6 +113,12 @@ impl Peer for PeerService {
         self.replica.clone().take_transfer_step(step);
         pack(&Ok::<(), ()>(()))
     }
+
+    async fn hash_kv(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
+        self.admit(&req, Asks::Forwarded).await?;
+        let revision: i64 = unpack(req)?;
+        pack(&self.replica.hash_for_peer(revision).await)
+    }
 }
 
 impl Replica {

@@ -1,9 +1,7 @@
 //! The `hark` binary: etcd's flags in, a serving member out; SIGTERM or SIGINT
 //! stops it cleanly (exit status 0).
 
-use clap::Parser;
-use hark_server::Config;
-use hark_server::config::etcd_flags;
+use hark_server::config::command_line;
 
 // glibc's malloc took about a sixth of a member's CPU under write load
 // (fragmented free lists, consolidation); mimalloc's per-thread pages do not.
@@ -40,32 +38,22 @@ fn purge_freed_memory_at_once() {
 
 fn main() -> std::process::ExitCode {
     purge_freed_memory_at_once();
-    // etcd's flags that Hark does not act on are set aside before clap
-    // sees the command line, and warned about once logging is up.
-    // etcd's ETCD_* variables fill the flags not given (HARK_* ones are
-    // clap's own).
-    let read = etcd_flags::from_environment(
-        std::env::args_os().collect(),
-        &etcd_flags::known_flags(),
-        std::env::vars_os(),
-    )
-    .and_then(|(args, unknown)| Ok((etcd_flags::set_aside(args)?, unknown)));
-    let ((args, set_aside), unknown_variables) = match read {
-        Ok(read) => read,
-        Err(e) => {
-            eprintln!("hark: {e}");
-            return std::process::ExitCode::from(2);
-        }
-    };
-    let config = Config::parse_from(args);
+    // etcd's command line, ETCD_* variables or config file, read as etcd
+    // reads them; what was ignored is logged once logging is up.
+    let (config, notices) =
+        match command_line::read(std::env::args_os().collect(), std::env::vars_os().collect()) {
+            Ok(read) => read,
+            Err(command_line::Error::Clap(e)) => e.exit(),
+            Err(command_line::Error::Other(e)) => {
+                eprintln!("hark: {e}");
+                return std::process::ExitCode::from(2);
+            }
+        };
     if let Err(e) = hark_server::logging::init(&config) {
         eprintln!("hark: {e}");
         return std::process::ExitCode::from(2);
     }
-    etcd_flags::warn_about(&set_aside);
-    for name in unknown_variables {
-        tracing::warn!(variable = %name, "unrecognized environment variable");
-    }
+    notices.log();
     let runtime = tokio::runtime::Runtime::new().expect("start the tokio runtime");
     runtime.block_on(async move {
         let server = match hark_server::start(&config).await {

@@ -45,6 +45,16 @@ pub struct Plan {
     pub https: Https,
     /// `--cors`.
     pub cors: String,
+    pub corruption: CorruptionChecks,
+}
+
+/// etcd's corruption checks (see `hark_raft::corruption`).
+#[derive(Clone, Copy, Debug)]
+pub struct CorruptionChecks {
+    /// Compare hashes with the peers before serving clients.
+    pub initial: bool,
+    /// How often the leader compares every member's hash (`None`: never).
+    pub every: Option<Duration>,
 }
 
 /// What one request may cost.
@@ -111,7 +121,17 @@ impl Plan {
                 .map(|u| crate::config::is_https(u))
                 .collect()
         };
+        let gates = crate::config::feature_gates::parse(&config.feature_gates)
+            .map_err(|e| format!("--feature-gates: {e}"))?;
+        for (gate, reason) in &gates.without_effect {
+            tracing::warn!(gate, reason, "etcd feature gate has no effect in Hark");
+        }
+        let corruption = CorruptionChecks {
+            initial: config.experimental_initial_corrupt_check || gates.initial_corrupt_check,
+            every: Some(config.corrupt_check_time).filter(|t| !t.is_zero()),
+        };
         Ok(Plan {
+            corruption,
             name: config.name.clone(),
             store: StoreOptions {
                 // The raft log's fsync is the durability point; the store
@@ -143,7 +163,10 @@ impl Plan {
                 token_ttl: Duration::from_secs(config.auth_token_ttl.max(1)),
                 tokens: config.token_kind()?,
             },
-            replica: replica_config(config, &cluster),
+            replica: ReplicaConfig {
+                initial_corruption_check: corruption.initial,
+                ..replica_config(config, &cluster)
+            },
             retention: config.retention()?,
             limits: Limits {
                 max_request_bytes: config.max_request_bytes,
@@ -247,6 +270,7 @@ fn replica_config(config: &Config, plan: &ClusterPlan) -> ReplicaConfig {
         fsync: !config.unsafe_no_fsync,
         peer_source: config.peer_local_addr,
         peer_tls: None,
+        initial_corruption_check: false,
         // etcd's request timeout: 5 s plus two election timeouts.
         request_timeout: Duration::from_secs(5) + 2 * election,
     }

@@ -1,10 +1,13 @@
 //! What each listener serves: the gRPC services, the HTTP dialects that call
 //! them in process, the probes and the web console.
 
+use hark_concurrency::{ElectionService, LockService};
 use hark_proto::etcdserverpb::{
     auth_server::AuthServer, cluster_server::ClusterServer, kv_server::KvServer,
     lease_server::LeaseServer, maintenance_server::MaintenanceServer,
 };
+use hark_proto::v3electionpb::election_server::ElectionServer;
+use hark_proto::v3lockpb::lock_server::LockServer;
 use tonic::service::Routes;
 
 use crate::grpc::auth::AuthService;
@@ -15,6 +18,18 @@ use crate::grpc::watch::WatchService;
 use crate::node::NodeHandle;
 use crate::ops::probes;
 use crate::plan::Limits;
+
+/// gRPC routes as a listener serves them.
+fn on_the_wire(routes: Routes) -> axum::Router {
+    // Before the in-process clone: a gateway request must not name a user
+    // by certificate (etcd ignores the CN for gateway requests).
+    routes
+        .into_axum_router()
+        .layer(crate::transport::wire_edits::WireEditsLayer)
+        // Outermost, to count what goes over the wire (after the rewrite of
+        // oversized-message statuses above).
+        .layer(crate::transport::grpc_metrics::GrpcMetricsLayer::new())
+}
 
 /// The routes of each kind of listener.
 pub struct ListenerRoutes {
@@ -32,7 +47,7 @@ pub fn listener_routes(
     separate_http: bool,
 ) -> ListenerRoutes {
     let limit = limits.max_message_bytes;
-    let grpc =
+    let core =
         Routes::new(KvServer::new(KvService::new(handle.clone())).max_decoding_message_size(limit))
             .add_service(WatchService::new(handle.clone(), limit))
             .add_service(
@@ -48,14 +63,17 @@ pub fn listener_routes(
                 ClusterServer::new(ClusterService::new(handle.clone()))
                     .max_decoding_message_size(limit),
             );
-    // Before the in-process clone: a gateway request must not name a user
-    // by certificate (etcd ignores the CN for gateway requests).
-    let grpc = grpc
-        .into_axum_router()
-        .layer(crate::transport::wire_edits::WireEditsLayer)
-        // Outermost, to count what goes over the wire (after the rewrite of
-        // oversized-message statuses above).
-        .layer(crate::transport::grpc_metrics::GrpcMetricsLayer::new());
+    // Locks and elections are made of calls on the services above, in
+    // process and as their caller (as etcd's server makes them).
+    let steps = hark_http::in_process(Routes::from(on_the_wire(core.clone())));
+    let grpc = on_the_wire(
+        core.add_service(
+            LockServer::new(LockService::new(steps.clone())).max_decoding_message_size(limit),
+        )
+        .add_service(
+            ElectionServer::new(ElectionService::new(steps)).max_decoding_message_size(limit),
+        ),
+    );
     // The HTTP dialects call these same gRPC routes in process.
     let in_process = hark_http::in_process(Routes::from(grpc.clone()));
     let gateway = hark_http::routes(

@@ -195,24 +195,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         "lessor follows leadership",
         follow_leadership(replica.clone(), handle.clone()),
     );
-    // etcd's publish: this member's name and client URLs in the membership.
-    tasks.background("publish", {
-        let (replica, name, urls) = (replica.clone(), node.name.clone(), node.client_urls.clone());
-        async move { replica.keep_published(name, urls, first_published).await }
-    });
-    if let Some(compaction) = auto_compaction::run(handle.clone(), plan.retention) {
-        tasks.background("auto-compaction", compaction);
-    }
-    tracing::info!(
-        name = %node.name,
-        data_dir = %node.data_dir.display(),
-        clients = ?plan.addrs.client,
-        metrics = ?plan.addrs.metrics,
-        client_http = ?plan.addrs.client_http,
-        revision = node.store.current_revision(),
-        "hark is serving"
-    );
-    Ok(RunningServer {
+    let mut running = RunningServer {
         client_addrs: plan.addrs.client,
         metrics_addrs: plan.addrs.metrics,
         client_http_addrs: plan.addrs.client_http,
@@ -220,7 +203,43 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         node,
         node_dropped,
         tasks,
-    })
+    };
+    // As etcd, the check comes before the publish, which the client
+    // listeners wait for: a member whose data disagrees with its peers'
+    // never serves a client.
+    if plan.corruption.initial
+        && let Err(e) = replica.initial_corruption_check().await
+    {
+        running.shutdown().await;
+        return Err(e);
+    }
+    let node = running.node.clone();
+    // etcd's publish: this member's name and client URLs in the membership.
+    running.tasks.background("publish", {
+        let (replica, name, urls) = (replica.clone(), node.name.clone(), node.client_urls.clone());
+        async move { replica.keep_published(name, urls, first_published).await }
+    });
+    if let Some(compaction) = auto_compaction::run(handle.clone(), plan.retention) {
+        running.tasks.background("auto-compaction", compaction);
+    }
+    if let Some(every) = plan.corruption.every {
+        let stop = running.tasks.stop();
+        running.tasks.background(
+            "corruption check",
+            replica.check_for_corruption_every(every, async move { stop.raised().await }),
+        );
+    }
+    tracing::info!(
+        name = %node.name,
+        data_dir = %node.data_dir.display(),
+        clients = ?running.client_addrs,
+        metrics = ?running.metrics_addrs,
+        client_http = ?running.client_http_addrs,
+        revision = node.store.current_revision(),
+        "hark is serving"
+    );
+    drop(node);
+    Ok(running)
 }
 
 fn open_tls(plan: TlsPlan) -> Result<Arc<TlsServer>, String> {

@@ -2,7 +2,7 @@
 //! flag it does not act on (`etcd-flags/*.txt`, classified in
 //! `config/etcd_flags.rs`), which it warns about once each, by name; and
 //! from `ETCD_*` variables alone, as Debian's unit and `/etc/default/etcd`
-//! configure etcd.
+//! configure etcd; and from etcd's own sample `--config-file`.
 
 mod common;
 
@@ -213,4 +213,110 @@ async fn the_raft_log_goes_to_the_wal_dir() {
         err.contains("its log") && err.contains("is missing"),
         "{err}"
     );
+}
+
+/// etcd's own sample configuration file: `HARK_ETCD_SAMPLE_CONFIG`, or
+/// where `.ci/run` installs it (from Debian's source of etcd 3.5.16).
+fn etcd_sample_config() -> Option<String> {
+    let path = std::env::var("HARK_ETCD_SAMPLE_CONFIG")
+        .unwrap_or_else(|_| "/usr/local/share/etcd/etcd.conf.yml.sample".into());
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(e) => {
+            assert_ne!(
+                std::env::var("HARK_REQUIRE_ETCDCTL").as_deref(),
+                Ok("1"),
+                "etcd's sample config {path}: {e}"
+            );
+            eprintln!("no etcd sample config at {path}: skipped");
+            None
+        }
+    }
+}
+
+/// `hark --config-file` with etcd's `etcd.conf.yml.sample`, changed only in
+/// its two ports (2379 and 2380 would collide with other tests): the member
+/// serves as the file says, knows every key in it, warns once about each
+/// setting without effect, and ignores the other flags and the ETCD_* and
+/// HARK_* variables, as etcd does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn etcds_sample_config_file_starts_a_member_alone() {
+    let Some(sample) = etcd_sample_config() else {
+        return;
+    };
+    let (client_port, peer_port) = (free_port(), free_port());
+    for port in ["localhost:2379", "localhost:2380"] {
+        assert_eq!(sample.matches(port).count(), 2, "{port} in the sample");
+    }
+    let text = sample
+        .replace("localhost:2379", &format!("localhost:{client_port}"))
+        .replace("localhost:2380", &format!("localhost:{peer_port}"));
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.path().join("etcd.conf.yml"), text).unwrap();
+    let ignored_port = free_port();
+    let env = [
+        ("ETCD_NAME", "from-etcd-env".to_string()),
+        ("HARK_NAME", "from-hark-env".to_string()),
+        (
+            "HARK_LISTEN_CLIENT_URLS",
+            format!("http://127.0.0.1:{ignored_port}"),
+        ),
+    ];
+    let args = [
+        "--config-file=etcd.conf.yml".to_string(),
+        "--max-txn-ops=1".to_string(),
+    ];
+    let mut child = spawn_exactly(cwd.path(), &args, &env);
+    let mut c = ready(&format!("http://127.0.0.1:{client_port}"), &mut child).await;
+    let members = c.member_list().await.unwrap();
+    let me = &members.members()[0];
+    assert_eq!(me.name(), "default");
+    assert_eq!(me.peer_urls(), [format!("http://localhost:{peer_port}")]);
+    assert_eq!(
+        me.client_urls(),
+        [format!("http://localhost:{client_port}")]
+    );
+    // --max-txn-ops=1 was ignored: two puts in one txn pass.
+    let two = etcd_client::Txn::new().and_then([
+        etcd_client::TxnOp::put("a", "1", None),
+        etcd_client::TxnOp::put("b", "2", None),
+    ]);
+    c.txn(two).await.unwrap();
+    assert!(
+        cwd.path().join("default.hark").is_dir(),
+        "the sample's empty data-dir is the default, <name>.hark"
+    );
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", ignored_port)).is_err(),
+        "HARK_LISTEN_CLIENT_URLS was ignored"
+    );
+    let log = logs(cwd.path());
+    let info = zap_lines(&log, "info");
+    assert!(
+        info.iter().any(|l| l["msg"]
+            .as_str()
+            .unwrap()
+            .starts_with("loaded server configuration")
+            && l["path"] == "etcd.conf.yml"),
+        "{log}"
+    );
+    let warnings = zap_lines(&log, "warn");
+    for flag in [
+        "--enable-pprof",
+        "--max-wals",
+        "--self-signed-cert-validity",
+    ] {
+        let n = warnings.iter().filter(|w| w["flag"] == flag).count();
+        assert_eq!(n, 1, "{flag}: {log}");
+    }
+    assert!(
+        !warnings
+            .iter()
+            .any(|w| w["msg"] == "unrecognized configuration file key"),
+        "every key of etcd's sample is known: {log}"
+    );
+    // The sample's `log-level: debug` holds.
+    assert!(!zap_lines(&log, "debug").is_empty(), "{log}");
+    drop(c);
+    stop_cleanly(&mut child, cwd.path());
 }

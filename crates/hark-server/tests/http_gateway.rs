@@ -154,6 +154,31 @@ fn script() -> Vec<Step> {
         step("/v3/kv/range", r#"{"key":"Zm9v","revision":"2"}"#),
         step("/v3/kv/range", r#"{"key":"Zm9v","revision":"100"}"#),
         step("/v3/kv/compaction", r#"{"revision":"100"}"#),
+        // Locks and elections under a lease of a chosen id (1da3 in hex):
+        // keys `l/1da3` and `e/1da3`.
+        step("/v3/lease/grant", r#"{"TTL": 60, "ID": "7587"}"#),
+        step("/v3/lock/lock", r#"{"name":"bA==","lease":"7587"}"#),
+        step("/v3/lock/lock", r#"{"name":"bA==","lease":"7587"}"#),
+        step("/v3/lock/lock", r#"{"name":"bA==","lease":"1"}"#),
+        step("/v3/lock/unlock", r#"{"key":"bC8xZGEz"}"#),
+        step("/v3/election/leader", r#"{"name":"ZQ=="}"#),
+        step(
+            "/v3/election/campaign",
+            r#"{"name":"ZQ==","lease":"7587","value":"djE="}"#,
+        ),
+        step("/v3/election/leader", r#"{"name":"ZQ=="}"#),
+        step(
+            "/v3/election/proclaim",
+            r#"{"leader":{"name":"ZQ==","key":"ZS8xZGEz","rev":"1","lease":"7587"},"value":"djI="}"#,
+        ),
+        step("/v3/election/proclaim", r#"{"value":"djI="}"#),
+        step(
+            "/v3/election/resign",
+            r#"{"leader":{"name":"ZQ==","key":"ZS8xZGEz","rev":"1"}}"#,
+        ),
+        step("/v3/election/resign", "{}"),
+        step("/v3/lease/revoke", r#"{"ID":"7587"}"#),
+        step("/v3/election/leader", r#"{"name":"ZQ=="}"#),
         // Cluster and maintenance, ids and sizes masked.
         step("/v3/cluster/member/list", "{}"),
         step("/v3/maintenance/status", "{}"),

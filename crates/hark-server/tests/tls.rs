@@ -4,7 +4,8 @@
 //! plaintext against the TLS port), a stalled handshake that holds up
 //! nobody, certificate rotation without a restart, and --auto-tls; three
 //! `hark` processes over mutual peer TLS (and over --peer-auto-tls), with
-//! plaintext, certificate-less and wrong-name dialers refused at a peer port.
+//! plaintext, certificate-less and wrong-name dialers refused at a peer port;
+//! and the same set up by the TLS blocks of an etcd YAML `--config-file`.
 
 mod common;
 
@@ -791,4 +792,76 @@ fn a_refused_handshake_is_logged_with_the_client_and_the_reason() {
             .any(|l| l.contains("no certificate") || l.contains("NoCertificates")),
         "{logs}"
     );
+}
+
+/// etcd's YAML `--config-file` with its two TLS blocks: the client block
+/// serves mutual TLS to etcdctl, the peer block (whose keys drop `peer-`)
+/// serves the peer port to the allowed common name only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_config_files_transport_security_blocks_serve_tls() {
+    let Some(bin) = common::etcd::tool("etcdctl-3.5") else {
+        return;
+    };
+    let pki = pki();
+    let cwd = tempfile::tempdir().unwrap();
+    let (client, peer) = (common::free_port(), common::free_port());
+    let config = format!(
+        "name: from-file
+data-dir: data
+listen-client-urls: https://127.0.0.1:{client}
+advertise-client-urls: https://127.0.0.1:{client}
+listen-peer-urls: https://127.0.0.1:{peer}
+initial-advertise-peer-urls: https://127.0.0.1:{peer}
+initial-cluster: from-file=https://127.0.0.1:{peer}
+client-transport-security:
+  cert-file: {server_pem}
+  key-file: {server_key}
+  client-cert-auth: true
+  trusted-ca-file: {ca}
+  auto-tls: false
+peer-transport-security:
+  cert-file: {peer_pem}
+  key-file: {peer_key}
+  client-cert-auth: true
+  trusted-ca-file: {ca}
+  allowed-cn: hark peer
+",
+        server_pem = pki.path_str("server.pem"),
+        server_key = pki.path_str("server.key"),
+        peer_pem = pki.path_str("peer.pem"),
+        peer_key = pki.path_str("peer.key"),
+        ca = pki.path_str("ca.pem"),
+    );
+    std::fs::write(cwd.path().join("tls.yml"), config).unwrap();
+    let mut child = common::spawn_exactly(cwd.path(), &["--config-file=tls.yml".to_string()], &[]);
+    let endpoint = format!("https://127.0.0.1:{client}");
+    let run = |who, args: &[&str]| ctl(&bin, &endpoint, &pki, who, args);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !run(Some("alice"), &["endpoint", "health"]).0 {
+        assert!(
+            child.try_wait().unwrap().is_none() && Instant::now() < deadline,
+            "not serving\n{}",
+            common::logs(cwd.path())
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(
+        run(Some("alice"), &["put", "k", "v"]),
+        (true, "OK\n".into())
+    );
+    assert_eq!(run(Some("alice"), &["get", "k"]), (true, "k\nv\n".into()));
+    assert!(!run(None, &["get", "k"]).0, "no client certificate");
+    let (ok, members) = run(Some("alice"), &["member", "list"]);
+    assert!(
+        ok && members.contains(&format!("https://127.0.0.1:{peer}")),
+        "{members}"
+    );
+    let peer = format!("127.0.0.1:{peer}");
+    assert!(peer_serves(&peer, &pki, Some("peer")).await);
+    assert!(
+        !peer_serves(&peer, &pki, Some("stranger")).await,
+        "allowed-cn"
+    );
+    assert!(!peer_serves(&peer, &pki, None).await, "plaintext");
+    common::stop_cleanly(&mut child, cwd.path());
 }

@@ -232,6 +232,23 @@ pub mod peer_client {
                 .insert(GrpcMethod::new("harkpeerpb.Peer", "TransferLeader"));
             self.inner.unary(req, path, codec).await
         }
+        /// This member's HashKV at a revision, for etcd's corruption checks: a
+        /// member starting with the initial check, and the leader periodically,
+        /// compare their hash with every other member's.
+        pub async fn hash_kv(
+            &mut self,
+            request: impl tonic::IntoRequest<super::Envelope>,
+        ) -> std::result::Result<tonic::Response<super::Envelope>, tonic::Status> {
+            self.inner.ready().await.map_err(|e| {
+                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
+            })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static("/harkpeerpb.Peer/HashKv");
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("harkpeerpb.Peer", "HashKv"));
+            self.inner.unary(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -292,6 +309,13 @@ pub mod peer_server {
         /// A step of a leader transfer (etcd's MoveLeader) run by the leader: hold
         /// elections on the other voters, or have the target stand for election.
         async fn transfer_leader(
+            &self,
+            request: tonic::Request<super::Envelope>,
+        ) -> std::result::Result<tonic::Response<super::Envelope>, tonic::Status>;
+        /// This member's HashKV at a revision, for etcd's corruption checks: a
+        /// member starting with the initial check, and the leader periodically,
+        /// compare their hash with every other member's.
+        async fn hash_kv(
             &self,
             request: tonic::Request<super::Envelope>,
         ) -> std::result::Result<tonic::Response<super::Envelope>, tonic::Status>;
@@ -692,6 +716,43 @@ pub mod peer_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = TransferLeaderSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/harkpeerpb.Peer/HashKv" => {
+                    #[allow(non_camel_case_types)]
+                    struct HashKvSvc<T: Peer>(pub Arc<T>);
+                    impl<T: Peer> tonic::server::UnaryService<super::Envelope> for HashKvSvc<T> {
+                        type Response = super::Envelope;
+                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::Envelope>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move { <T as Peer>::hash_kv(&inner, request).await };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = HashKvSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(

@@ -99,6 +99,10 @@ pub struct ReplicaConfig {
     pub peer_source: Option<std::net::IpAddr>,
     /// How `https://` peer URLs are dialled (the server's peer TLS).
     pub peer_tls: Option<crate::network::PeerTls>,
+    /// The member will run [`Replica::initial_corruption_check`]: until it
+    /// passes, peers asking for this member's hash are refused (etcd serves
+    /// no peer traffic before its check).
+    pub initial_corruption_check: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -206,6 +210,11 @@ pub struct Replica {
     /// `(term, last log index)` when openraft restored this member as
     /// leader at start (see [`Replica::read_index_here`]).
     restored_leadership: Option<(u64, u64)>,
+    /// The store the log applies to, hashed for the corruption checks.
+    pub(crate) store: hark_mvcc::Store,
+    /// Peers' hash questions are refused while true (see
+    /// [`ReplicaConfig::initial_corruption_check`]).
+    pub(crate) hashes_held: std::sync::atomic::AtomicBool,
 }
 
 /// Follows this member's leadership as openraft reports it (its server

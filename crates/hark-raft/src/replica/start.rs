@@ -98,6 +98,7 @@ impl Replica {
             None => None,
         };
         let pending = Arc::new(Pending::default());
+        let hashed = store.clone();
         let mut state_machine = StateMachine::new(
             store,
             config.member_id,
@@ -180,6 +181,8 @@ impl Replica {
             vouches: Vouches::default(),
             term: Arc::new(AtomicU64::new(raft_term(&raft_server_metrics.borrow()))),
             restored_leadership,
+            store: hashed,
+            hashes_held: config.initial_corruption_check.into(),
         });
         tokio::spawn(run_proposer(Arc::downgrade(&replica), queue));
         tokio::spawn(follow_server_metrics(

@@ -52,6 +52,7 @@ impl Settings {
             fsync: self.fsync,
             peer_source: None,
             peer_tls: None,
+            initial_corruption_check: false,
         }
     }
 }

@@ -70,7 +70,7 @@ const NOT_YET: &str = "not implemented in Hark yet (issue #37): the member start
 const SLOW_LOG: &str =
     "Hark logs no per-request slowness warnings; see the request duration metrics";
 const COMPACTION: &str = "Hark's compaction deletes in batches of its own size, off the write path";
-const LEASE_CHECKPOINT: &str = "Hark does not checkpoint leases' remaining TTLs; a new leader gives each lease its full TTL plus an election timeout";
+pub(super) const LEASE_CHECKPOINT: &str = "Hark does not checkpoint leases' remaining TTLs; a new leader gives each lease its full TTL plus an election timeout";
 const CATCH_UP: &str = "Hark keeps min(--snapshot-count, 5000) log entries after a snapshot for followers to catch up from";
 const IN_PROCESS_GATEWAY: &str =
     "Hark's JSON gateway runs in-process and dials no client connection that would show it";
@@ -81,6 +81,7 @@ const PEER_SAN: &str =
     "Hark never checks the SAN of a dialling peer's certificate against its address";
 const RAFT_TIMEOUTS: &str = "Hark's peer calls have deadlines derived from --election-timeout";
 const NO_DOWNGRADE: &str = "Hark has no cluster downgrade";
+pub(super) const COMPACT_HASH: &str = "Hark keeps no hashes taken at compactions; the periodic check (--corrupt-check-time) compares the members' current hashes";
 
 /// Every etcd 3.5.17 / 3.6.0 flag Hark accepts without acting on it.
 pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
@@ -126,7 +127,6 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
     ),
     warn("raft-read-timeout", Value, RAFT_TIMEOUTS),
     warn("raft-write-timeout", Value, RAFT_TIMEOUTS),
-    warn("feature-gates", Value, NOT_YET),
     // Clustering
     guarded("discovery", DISCOVERY),
     guarded("discovery-srv", DISCOVERY),
@@ -245,12 +245,13 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
     warn("proxy-write-timeout", Value, V2),
     warn("proxy-read-timeout", Value, V2),
     // Experimental
-    warn("experimental-initial-corrupt-check", Switch, NOT_YET),
-    warn("experimental-corrupt-check-time", Value, NOT_YET),
-    warn("corrupt-check-time", Value, NOT_YET),
-    warn("experimental-compact-hash-check-enabled", Switch, NOT_YET),
-    warn("experimental-compact-hash-check-time", Value, NOT_YET),
-    warn("compact-hash-check-time", Value, NOT_YET),
+    warn(
+        "experimental-compact-hash-check-enabled",
+        Switch,
+        COMPACT_HASH,
+    ),
+    warn("experimental-compact-hash-check-time", Value, COMPACT_HASH),
+    warn("compact-hash-check-time", Value, COMPACT_HASH),
     warn(
         "experimental-enable-lease-checkpoint",
         Switch,
@@ -304,7 +305,7 @@ fn without_effect(name: &str) -> Option<&'static WithoutEffect> {
 }
 
 /// Go's `strconv.ParseBool`, which etcd's switches use.
-fn go_bool(s: &str) -> Option<bool> {
+pub(super) fn go_bool(s: &str) -> Option<bool> {
     match s {
         "1" | "t" | "T" | "true" | "TRUE" | "True" => Some(true),
         "0" | "f" | "F" | "false" | "FALSE" | "False" => Some(false),

@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 
+pub mod command_line;
+pub mod config_file;
 pub mod etcd_flags;
+pub mod feature_gates;
 
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -16,6 +19,13 @@ pub mod etcd_flags;
     about = "Hark: an etcd v3 compatible key-value store built around watch"
 )]
 pub struct Config {
+    /// etcd's YAML configuration file (keys are these flags' names, TLS in
+    /// `client-transport-security` / `peer-transport-security`); when
+    /// given, every other flag and environment variable is ignored, as in
+    /// etcd.
+    #[arg(long, env = "HARK_CONFIG_FILE")]
+    pub config_file: Option<PathBuf>,
+
     /// Human-readable name for this member.
     #[arg(long, env = "HARK_NAME", default_value = "default")]
     pub name: String,
@@ -267,6 +277,24 @@ pub struct Config {
     /// Applied log entries between raft snapshots (after which the log is purged).
     #[arg(long, env = "HARK_SNAPSHOT_COUNT", default_value_t = 100_000)]
     pub snapshot_count: u64,
+
+    /// Before serving clients, compare this member's HashKV with every
+    /// peer's at this member's revision, and refuse to start on a mismatch
+    /// (etcd 3.6: `--feature-gates=InitialCorruptCheck=true`).
+    #[arg(long, env = "HARK_EXPERIMENTAL_INITIAL_CORRUPT_CHECK", num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false)]
+    pub experimental_initial_corrupt_check: bool,
+
+    /// How often the leader compares its HashKV with every member's and
+    /// raises the CORRUPT alarm on a mismatch; 0 never.
+    #[arg(long, alias = "experimental-corrupt-check-time", env = "HARK_CORRUPT_CHECK_TIME",
+          default_value = "0s", value_parser = parse_go_duration)]
+    pub corrupt_check_time: Duration,
+
+    /// etcd 3.6's feature gates, `Name=true|false,...`: `InitialCorruptCheck`
+    /// is honoured; the others are accepted and warned about.
+    #[arg(long, env = "HARK_FEATURE_GATES", default_value = "")]
+    pub feature_gates: String,
 
     /// The local address connections to other members leave from (e.g. on a
     /// host with several addresses, or for a proxy that tells members apart
