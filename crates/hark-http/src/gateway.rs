@@ -561,7 +561,8 @@ mod tests {
         assert_eq!(unique.len(), paths.len());
         // etcd's paths (rpc.pb.gw.go): 5 KV, watch, 8 lease (with the
         // kv/lease aliases), 5 cluster, 7 maintenance (HashKV has none:
-        // its path is Hash's, which wins), 17 auth.
-        assert_eq!(paths.len(), 43);
+        // its path is Hash's, which wins), 17 auth; and v3lock.pb.gw.go's 2,
+        // v3election.pb.gw.go's 5.
+        assert_eq!(paths.len(), 50);
     }
 }
