@@ -5,7 +5,8 @@
 //! nobody, certificate rotation without a restart, and --auto-tls; three
 //! `hark` processes over mutual peer TLS (and over --peer-auto-tls), with
 //! plaintext, certificate-less and wrong-name dialers refused at a peer port;
-//! and the same set up by the TLS blocks of an etcd YAML `--config-file`.
+//! and the same set up by the TLS blocks of an etcd YAML `--config-file`;
+//! and a member started with kubeadm's etcd arguments (3.5 and 3.6 forms).
 
 mod common;
 
@@ -864,4 +865,92 @@ peer-transport-security:
     );
     assert!(!peer_serves(&peer, &pki, None).await, "plaintext");
     common::stop_cleanly(&mut child, cwd.path());
+}
+
+/// The argument list kubeadm writes into its etcd static pod manifest, for
+/// etcd 3.5 and for 3.6 (`--feature-gates` and the un-prefixed progress
+/// flag), with this test's certificates, ports and a second loopback
+/// address standing in for the node's: the member serves etcdctl over
+/// mutual TLS, and the kubelet's probes on the metrics URL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubeadms_etcd_arguments_start_a_member_etcdctl_can_use() {
+    let Some(bin) = common::etcd::tool("etcdctl-3.5") else {
+        return;
+    };
+    let pki = pki();
+    for version in ["3.5", "3.6"] {
+        let cwd = tempfile::tempdir().unwrap();
+        let (client, peer, metrics) = (
+            common::free_port(),
+            common::free_port(),
+            common::free_port(),
+        );
+        let (corrupt_check, progress) = if version == "3.5" {
+            (
+                "--experimental-initial-corrupt-check=true",
+                "--experimental-watch-progress-notify-interval=5s",
+            )
+        } else {
+            (
+                "--feature-gates=InitialCorruptCheck=true",
+                "--watch-progress-notify-interval=5s",
+            )
+        };
+        let node = "127.0.0.2";
+        let args: Vec<String> = vec![
+            format!("--advertise-client-urls=https://{node}:{client}"),
+            format!("--cert-file={}", pki.path_str("server.pem")),
+            "--client-cert-auth=true".into(),
+            "--data-dir=var/lib/etcd".into(),
+            corrupt_check.into(),
+            progress.into(),
+            format!("--initial-advertise-peer-urls=https://{node}:{peer}"),
+            format!("--initial-cluster=node1=https://{node}:{peer}"),
+            format!("--key-file={}", pki.path_str("server.key")),
+            format!("--listen-client-urls=https://127.0.0.1:{client},https://{node}:{client}"),
+            format!("--listen-metrics-urls=http://127.0.0.1:{metrics}"),
+            format!("--listen-peer-urls=https://{node}:{peer}"),
+            "--name=node1".into(),
+            format!("--peer-cert-file={}", pki.path_str("peer.pem")),
+            "--peer-client-cert-auth=true".into(),
+            format!("--peer-key-file={}", pki.path_str("peer.key")),
+            format!("--peer-trusted-ca-file={}", pki.path_str("ca.pem")),
+            "--snapshot-count=10000".into(),
+            format!("--trusted-ca-file={}", pki.path_str("ca.pem")),
+        ];
+        let mut child = common::spawn_exactly(cwd.path(), &args, &[]);
+        let endpoint = format!("https://127.0.0.1:{client}");
+        let run = |args: &[&str]| ctl(&bin, &endpoint, &pki, Some("root"), args);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !run(&["endpoint", "health"]).0 {
+            assert!(
+                child.try_wait().unwrap().is_none() && Instant::now() < deadline,
+                "{version}: not serving\n{}",
+                common::logs(cwd.path())
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        assert_eq!(run(&["put", "/registry/k", "v"]), (true, "OK\n".into()));
+        assert_eq!(
+            run(&["get", "/registry/k", "--print-value-only"]),
+            (true, "v\n".into())
+        );
+        let (ok, members) = run(&["member", "list"]);
+        assert!(
+            ok && members.contains("node1")
+                && members.contains(&format!("https://{node}:{client}")),
+            "{version}: {members}"
+        );
+        let probes: std::net::SocketAddr = format!("127.0.0.1:{metrics}").parse().unwrap();
+        for probe in ["/livez", "/readyz", "/health"] {
+            let (code, body) = common::http_get(probes, probe);
+            assert_eq!(code, 200, "{version} {probe}: {body}");
+        }
+        let log = common::logs(cwd.path());
+        assert!(
+            log.contains("initial corruption checking passed"),
+            "{version}: {log}"
+        );
+        common::stop_cleanly(&mut child, cwd.path());
+    }
 }
