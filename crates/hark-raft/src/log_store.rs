@@ -240,6 +240,17 @@ impl LogStore {
         self.get_state(KEY_IDENTITY).map_err(|e| e.to_string())
     }
 
+    /// Appends `entry` (synced) outside openraft, which is not running:
+    /// `--force-new-cluster`'s membership entry.
+    pub(crate) fn append_before_start(&self, entry: Entry) -> Result<(), String> {
+        let encoded = encode(&entry);
+        let mut batch = WriteBatch::default();
+        batch.put_cf(self.cf(CF_LOGS), index_key(entry.log_id.index), &encoded);
+        self.write(batch, true).map_err(|e| e.to_string())?;
+        self.inner.recent.lock().push(entry, encoded.len());
+        Ok(())
+    }
+
     /// Records the ids (synced): a restart keeps them whatever the flags say.
     pub fn save_identity(&self, ids: (u64, u64)) -> Result<(), String> {
         let mut batch = WriteBatch::default();

@@ -271,6 +271,7 @@ fn replica_config(config: &Config, plan: &ClusterPlan) -> ReplicaConfig {
         peer_source: config.peer_local_addr,
         peer_tls: None,
         initial_corruption_check: false,
+        force_new_cluster: config.force_new_cluster,
         // etcd's request timeout: 5 s plus two election timeouts.
         request_timeout: Duration::from_secs(5) + 2 * election,
     }

@@ -1314,3 +1314,81 @@ async fn corruption_checks_refuse_an_altered_member_and_raise_the_alarm() {
         "{err}"
     );
 }
+
+/// etcd's disaster recovery: two members of three are lost for good; the
+/// survivor, restarted with `--force-new-cluster`, serves its data as a
+/// cluster of one under its own member id and takes writes, and then
+/// restarts without the flag as that cluster.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn force_new_cluster_makes_a_survivor_a_cluster_of_one() {
+    let _one = ONE_CLUSTER_AT_A_TIME.lock().await;
+    let cwd = tempfile::tempdir().unwrap();
+    let mut members = start_cluster(cwd.path()).await;
+    let leader = leader_index(&members).await;
+    let mut c = Client::connect([&members[leader].client], None)
+        .await
+        .unwrap();
+    for i in 0..20 {
+        c.put(format!("k{i:02}"), "v", None).await.unwrap();
+    }
+    let survivor = (leader + 1) % 3;
+    let mut s = Client::connect([&members[survivor].client], None)
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while s
+        .get("k19", Some(GetOptions::new().with_serializable()))
+        .await
+        .unwrap()
+        .kvs()
+        .is_empty()
+    {
+        assert!(Instant::now() < deadline, "the survivor did not catch up");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let id = member_id_of(&members[survivor].client).await;
+    drop((c, s));
+    for m in &mut members {
+        let _ = m.child.kill();
+        let _ = m.child.wait();
+    }
+
+    let m = &mut members[survivor];
+    let mut forced = m.args.clone();
+    forced.push("--force-new-cluster".into());
+    m.child = spawn(cwd.path(), &forced, &[]);
+    let mut c = ready(&m.client, &mut m.child).await;
+    let check = |c: &mut Client| {
+        let mut c = c.clone();
+        let name = m.name.clone();
+        async move {
+            let list = c.member_list().await.unwrap();
+            assert_eq!(list.members().len(), 1, "{:?}", list.members());
+            assert_eq!(list.members()[0].id(), id, "the member id is kept");
+            assert_eq!(list.members()[0].name(), name);
+            let all = c
+                .get("k", Some(GetOptions::new().with_prefix().with_count_only()))
+                .await
+                .unwrap();
+            assert_eq!(all.count(), 20, "every acknowledged write is there");
+        }
+    };
+    check(&mut c).await;
+    c.put("after", "forcing", None).await.unwrap();
+    let log = logs(cwd.path());
+    assert!(
+        log.contains("forcing a new cluster of this member alone"),
+        "{log}"
+    );
+    drop(c);
+
+    common::stop_cleanly(&mut m.child, cwd.path());
+    m.child = spawn(cwd.path(), &m.args, &[]);
+    let mut c = ready(&m.client, &mut m.child).await;
+    check(&mut c).await;
+    assert_eq!(
+        c.get("after", None).await.unwrap().kvs()[0].value(),
+        b"forcing"
+    );
+    c.put("and", "on", None).await.unwrap();
+}

@@ -28,6 +28,7 @@ use crate::transfer::TransferState;
 use crate::types::{MemberInfo, Proposal, Proposed, Raft};
 
 mod admit;
+mod force;
 mod forward;
 mod membership;
 mod propose;
@@ -103,6 +104,9 @@ pub struct ReplicaConfig {
     /// passes, peers asking for this member's hash are refused (etcd serves
     /// no peer traffic before its check).
     pub initial_corruption_check: bool,
+    /// etcd's `--force-new-cluster`: an existing member restarts as the
+    /// only member of its cluster (see `replica/force.rs`).
+    pub force_new_cluster: bool,
 }
 
 #[derive(Debug, Clone)]

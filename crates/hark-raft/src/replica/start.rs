@@ -123,6 +123,9 @@ impl Replica {
                 .await
                 .map_err(|e| format!("snapshotting the store: {e}"))?;
         }
+        if config.force_new_cluster {
+            super::force::force_new_cluster(&mut log, &mut state_machine, config.member_id).await?;
+        }
         let restored_leadership = restored_leadership(&mut log, config.member_id).await?;
         let log_closed = Box::new(log.closed_probe());
         let health = PeerHealth::default();

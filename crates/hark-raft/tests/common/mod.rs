@@ -53,6 +53,7 @@ impl Settings {
             peer_source: None,
             peer_tls: None,
             initial_corruption_check: false,
+            force_new_cluster: false,
         }
     }
 }

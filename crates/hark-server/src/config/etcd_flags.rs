@@ -66,7 +66,6 @@ const V2: &str = "Hark serves only etcd's v3 API";
 const BBOLT: &str = "tunes etcd's bbolt backend; Hark's store is RocksDB";
 const TRACING: &str = "Hark exports no OpenTelemetry traces; its logs carry tracing spans";
 const DISCOVERY: &str = "Hark has no discovery bootstrap: list the members in --initial-cluster";
-const NOT_YET: &str = "not implemented in Hark yet (issue #37): the member starts without it";
 const SLOW_LOG: &str =
     "Hark logs no per-request slowness warnings; see the request duration metrics";
 const COMPACTION: &str = "Hark's compaction deletes in batches of its own size, off the write path";
@@ -288,8 +287,6 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
     warn("experimental-snapshot-catchup-entries", Value, CATCH_UP),
     warn("experimental-snapshot-catch-up-entries", Value, CATCH_UP),
     warn("snapshot-catchup-entries", Value, CATCH_UP),
-    // Unsafe
-    warn("force-new-cluster", Switch, NOT_YET),
 ];
 
 /// An etcd flag given to Hark that has no effect here.

@@ -278,6 +278,14 @@ pub struct Config {
     #[arg(long, env = "HARK_SNAPSHOT_COUNT", default_value_t = 100_000)]
     pub snapshot_count: u64,
 
+    /// Restart this member, with its data, as the only member of its
+    /// cluster (after the others are lost for good): entries not known to
+    /// be committed are dropped, the other members removed. Start without
+    /// it afterwards; add members back with MemberAdd.
+    #[arg(long, env = "HARK_FORCE_NEW_CLUSTER", num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false)]
+    pub force_new_cluster: bool,
+
     /// Before serving clients, compare this member's HashKV with every
     /// peer's at this member's revision, and refuse to start on a mismatch
     /// (etcd 3.6: `--feature-gates=InitialCorruptCheck=true`).
