@@ -63,8 +63,15 @@ fn main() -> std::process::ExitCode {
                 return std::process::ExitCode::FAILURE;
             }
         };
+        // systemd's Type=notify (contrib/systemd/hark.service): the unit is
+        // started once the listeners are bound. Without NOTIFY_SOCKET this
+        // does nothing.
+        if let Err(e) = sd_notify::notify(&[sd_notify::NotifyState::Ready]) {
+            tracing::warn!(error = %e, "could not notify systemd (NOTIFY_SOCKET) of readiness");
+        }
         wait_for_signal().await;
         tracing::info!("shutting down");
+        let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
         server.shutdown().await;
         std::process::ExitCode::SUCCESS
     })
