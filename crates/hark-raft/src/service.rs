@@ -57,6 +57,9 @@ impl Peer for PeerService {
 
     async fn install_snapshot(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
         self.admit(&req, Asks::Raft).await?;
+        self.replica
+            .clone()
+            .hold_elections_while_receiving_a_snapshot();
         // A chunk is up to a mebibyte decoded byte by byte: not on the
         // threads that serve clients and heartbeats.
         let rpc: InstallSnapshotRequest<TypeConfig> =

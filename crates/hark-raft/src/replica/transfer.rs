@@ -148,6 +148,17 @@ impl Replica {
         }
     }
 
+    /// A member receiving a snapshot is behind the leader sending it: an
+    /// election it called would only depose that leader at a higher term
+    /// and start the send over (openraft 0.9 has no pre-vote), which under
+    /// load kept a member behind a many-megabyte snapshot out for minutes.
+    /// So each chunk holds its elections for as long as the next chunk may
+    /// take; the caught-up members still elect if the leader dies.
+    pub(crate) fn hold_elections_while_receiving_a_snapshot(self: Arc<Self>) {
+        let millis = self.raft.config().install_snapshot_timeout;
+        self.take_transfer_step(TransferStep::HoldElections { millis });
+    }
+
     /// A transfer step asked of this member by the leader (runs in the
     /// background; the leader watches the outcome).
     pub(crate) fn take_transfer_step(self: Arc<Self>, step: TransferStep) {
@@ -156,13 +167,19 @@ impl Replica {
                 let until = Instant::now() + Duration::from_millis(millis);
                 *self.transfer.held_until.lock() = Some(until);
                 self.raft.runtime_config().elect(false);
+                // Weak: a hold must not keep a stopped member (and its
+                // store) alive until it ends.
+                let member = Arc::downgrade(&self);
                 tokio::spawn(async move {
                     tokio::time::sleep_until(until).await;
-                    let mut held = self.transfer.held_until.lock();
+                    let Some(member) = member.upgrade() else {
+                        return;
+                    };
+                    let mut held = member.transfer.held_until.lock();
                     // The latest hold decides when elections resume.
                     if held.is_some_and(|u| u <= Instant::now()) {
                         *held = None;
-                        self.raft.runtime_config().elect(true);
+                        member.raft.runtime_config().elect(true);
                     }
                 });
             }
