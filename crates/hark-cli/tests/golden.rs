@@ -516,11 +516,15 @@ fn etcdctl_3_5_is_the_golden_output() {
             );
         }
     }
-    // Watches: history with prev_kv, in simple and json.
+    // Watches: history with prev_kv, in simple and json; and a command run
+    // for each event (after `--`, so `--rev` goes before it).
     let revision = regex::Regex::new(r#""revision":(\d+)"#).unwrap();
-    for (mut args, lines) in [
-        (vec!["watch", "w", "--prev-kv"], 8),
-        (vec!["watch", "w", "--prefix", "-w", "json"], 1),
+    let each_event =
+        "echo $ETCD_WATCH_REVISION $ETCD_WATCH_EVENT_TYPE $ETCD_WATCH_KEY $ETCD_WATCH_VALUE";
+    for (mut args, exec, lines) in [
+        (vec!["watch", "w", "--prev-kv"], vec![], 8),
+        (vec!["watch", "w", "--prefix", "-w", "json"], vec![], 1),
+        (vec!["watch", "w"], vec!["--", "sh", "-c", each_event], 8),
     ] {
         let mut first = String::new();
         for (bin, ep) in [(etcdctl.as_str(), &ge), (HARKCTL, &oe)] {
@@ -531,6 +535,7 @@ fn etcdctl_3_5_is_the_golden_output() {
         }
         let rev = format!("--rev={first}");
         args.push(&rev);
+        args.extend(exec);
         let want = run_watch(&etcdctl, &ge, &args, lines);
         let got = run_watch(HARKCTL, &oe, &args, lines);
         assert_eq!(want.len(), lines, "etcdctl printed {want:?}");
