@@ -157,6 +157,11 @@ enum Command {
     Elect(concurrency::ElectArgs),
     /// Prints the version of harkctl
     Version,
+    /// Generates a completion script: `source <(harkctl completion bash)`
+    Completion {
+        /// bash, zsh, fish, powershell or elvish
+        shell: clap_complete::Shell,
+    },
 }
 
 fn main() {
@@ -265,6 +270,16 @@ async fn run(cli: Cli) -> Outcome {
         Command::Auth(c) => auth::auth(&ctx, c).await,
         Command::Lock(a) => concurrency::lock(&ctx, a).await,
         Command::Elect(a) => concurrency::elect(&ctx, a).await,
+        Command::Completion { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "harkctl",
+                &mut std::io::stdout(),
+            );
+            Ok(())
+        }
         Command::Version => {
             // etcdctl's two lines; the API is etcd's 3.5.
             println!("harkctl version: {}", env!("CARGO_PKG_VERSION"));

@@ -1047,3 +1047,35 @@ fn dial_timeout_bounds_a_server_that_never_answers() {
     }
     drop(silent);
 }
+
+/// `harkctl completion <shell>` (etcdctl 3.6's command): bash loads the
+/// script and completes harkctl with it; the others get a script naming it.
+#[test]
+fn completion_scripts_load_in_their_shells() {
+    let script = |shell: &str| {
+        let out = Command::new(HARKCTL)
+            .args(["completion", shell])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{shell}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        assert!(script(shell).contains("harkctl"), "{shell}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("harkctl.bash");
+    std::fs::write(&path, script("bash")).unwrap();
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!("source {} && complete -p harkctl", path.display()))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && said.contains("harkctl"), "{out:?}");
+    let bad = Command::new(HARKCTL)
+        .args(["completion", "tcsh"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+}
