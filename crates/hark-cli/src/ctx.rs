@@ -8,9 +8,17 @@ use hark_client::Client;
 use crate::exit::{EXIT_BAD_CONNECTION, EXIT_ERROR, Exit};
 use crate::print::Format;
 
+/// `defrag`'s timeout when `--command-timeout` is not given: Hark
+/// defragments about 1 GiB in 20 s (docs/benchmarks.md), so this covers an
+/// 8 GiB store (etcd's largest recommended quota) with room to spare.
+pub(crate) const LONG_COMMAND_TIMEOUT: Duration = Duration::from_secs(300);
+
 pub struct Ctx {
     pub(crate) endpoints: Vec<String>,
     pub(crate) command_timeout: Duration,
+    /// The timeout of commands that take as long as the store is big
+    /// (`defrag`): `--command-timeout` when given, else [`LONG_COMMAND_TIMEOUT`].
+    pub(crate) long_timeout: Duration,
     pub(crate) format: Format,
     /// `--hex` (etcdctl's JSON member list prints ids in hex with it).
     pub(crate) hex: bool,
@@ -56,6 +64,7 @@ impl Ctx {
         Ok(Ctx {
             endpoints,
             command_timeout: self.command_timeout,
+            long_timeout: self.long_timeout,
             format: self.format,
             hex: self.hex,
             options: self.options.clone(),

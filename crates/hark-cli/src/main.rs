@@ -3,6 +3,7 @@
 //! `hark-client`. Works against Hark and etcd.
 
 mod auth;
+mod check;
 mod cluster;
 mod concurrency;
 mod ctx;
@@ -13,6 +14,7 @@ mod kv;
 mod lease;
 mod maintenance;
 mod print;
+mod progress;
 mod snapshot;
 mod txn;
 mod watch;
@@ -57,14 +59,9 @@ struct Cli {
         env = "ETCDCTL_DIAL_TIMEOUT"
     )]
     dial_timeout: String,
-    /// timeout for short running command (excluding dial timeout)
-    #[arg(
-        long,
-        global = true,
-        default_value = "5s",
-        env = "ETCDCTL_COMMAND_TIMEOUT"
-    )]
-    command_timeout: String,
+    /// timeout for short running command (excluding dial timeout) [default: 5s; defrag: 5m]
+    #[arg(long, global = true, env = "ETCDCTL_COMMAND_TIMEOUT")]
+    command_timeout: Option<String>,
     /// set the output format (fields, json, simple, table)
     #[arg(
         short = 'w',
@@ -133,7 +130,11 @@ enum Command {
     #[command(subcommand)]
     Snapshot(snapshot::SnapshotCommand),
     /// Defragments the storage of the etcd members with given endpoints
-    Defrag,
+    Defrag {
+        /// use all endpoints from the cluster member list
+        #[arg(long)]
+        cluster: bool,
+    },
     /// Alarm related commands
     #[command(subcommand)]
     Alarm(AlarmCommand),
@@ -157,6 +158,14 @@ enum Command {
     Elect(concurrency::ElectArgs),
     /// Prints the version of harkctl
     Version,
+    /// commands for checking properties of the etcd cluster
+    #[command(subcommand)]
+    Check(check::CheckCommand),
+    /// Writes man pages for harkctl and each of its commands into a directory
+    Man {
+        /// The directory (created if missing)
+        dir: std::path::PathBuf,
+    },
     /// Generates a completion script: `source <(harkctl completion bash)`
     Completion {
         /// bash, zsh, fish, powershell or elvish
@@ -199,15 +208,15 @@ fn main() {
 
 async fn run(cli: Cli) -> Outcome {
     let format = Format::parse(&cli.write_out, cli.hex)?;
-    let command_timeout = parse_duration(&cli.command_timeout).ok_or_else(|| {
-        Exit::new(
-            EXIT_ERROR,
-            format!(
-                "invalid argument {:?} for \"--command-timeout\" flag",
-                cli.command_timeout
-            ),
-        )
-    })?;
+    let command_timeout = match &cli.command_timeout {
+        None => None,
+        Some(given) => Some(parse_duration(given).ok_or_else(|| {
+            Exit::new(
+                EXIT_ERROR,
+                format!("invalid argument {given:?} for \"--command-timeout\" flag"),
+            )
+        })?),
+    };
     let dial_timeout = parse_duration(&cli.dial_timeout).ok_or_else(|| {
         Exit::new(
             EXIT_ERROR,
@@ -223,7 +232,8 @@ async fn run(cli: Cli) -> Outcome {
     };
     let ctx = Ctx {
         endpoints: cli.endpoints.iter().map(|e| e.trim().to_string()).collect(),
-        command_timeout,
+        command_timeout: command_timeout.unwrap_or(Duration::from_secs(5)),
+        long_timeout: command_timeout.unwrap_or(ctx::LONG_COMMAND_TIMEOUT),
         format,
         hex: cli.hex,
         options,
@@ -261,7 +271,9 @@ async fn run(cli: Cli) -> Outcome {
             endpoint::endpoint_hashkv(&ctx.with_cluster_endpoints(cluster).await?, rev).await
         }
         Command::Snapshot(c) => snapshot::run(&ctx, c).await,
-        Command::Defrag => maintenance::defrag(&ctx).await,
+        Command::Defrag { cluster } => {
+            maintenance::defrag(&ctx.with_cluster_endpoints(cluster).await?).await
+        }
         Command::Alarm(a) => maintenance::alarm(&ctx, a).await,
         Command::Member(m) => cluster::member(&ctx, m).await,
         Command::MoveLeader { args } => cluster::move_leader(&ctx, &args).await,
@@ -270,6 +282,12 @@ async fn run(cli: Cli) -> Outcome {
         Command::Auth(c) => auth::auth(&ctx, c).await,
         Command::Lock(a) => concurrency::lock(&ctx, a).await,
         Command::Elect(a) => concurrency::elect(&ctx, a).await,
+        Command::Check(c) => check::check(&ctx, c).await,
+        Command::Man { dir } => {
+            use clap::CommandFactory;
+            write_man_pages(&dir, Cli::command())
+                .map_err(|e| Exit::new(EXIT_ERROR, format!("{}: {e}", dir.display())))
+        }
         Command::Completion { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(
@@ -287,6 +305,28 @@ async fn run(cli: Cli) -> Outcome {
             Ok(())
         }
     }
+}
+
+/// `harkctl.1`, then `harkctl-<command>.1` (and `harkctl-<command>-<sub>.1`)
+/// for every command, in `man`'s own format.
+fn write_man_pages(dir: &std::path::Path, cli: clap::Command) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut cli = cli;
+    cli.build();
+    fn write(dir: &std::path::Path, name: String, cmd: &clap::Command) -> std::io::Result<()> {
+        let page = cmd
+            .clone()
+            .name(name.clone())
+            .bin_name(name.replace('-', " "));
+        let mut out = Vec::new();
+        clap_mangen::Man::new(page).render(&mut out)?;
+        std::fs::write(dir.join(format!("{name}.1")), out)?;
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            write(dir, format!("{name}-{}", sub.get_name()), sub)?;
+        }
+        Ok(())
+    }
+    write(dir, "harkctl".to_string(), &cli)
 }
 
 /// etcdctl's `--user`, `--password` and TLS flags as client options: TLS

@@ -3,8 +3,11 @@
 use clap::{Args, Subcommand};
 use hark_client::pb;
 
+use std::time::{Duration, Instant};
+
 use crate::ctx::Ctx;
 use crate::exit::{EXIT_BAD_ARGS, EXIT_ERROR, Exit, Outcome};
+use crate::progress::{Progress, si_bytes};
 
 #[derive(Subcommand)]
 pub(crate) enum AlarmCommand {
@@ -14,16 +17,43 @@ pub(crate) enum AlarmCommand {
     Disarm,
 }
 
-/// etcdctl's `defrag`: each endpoint in turn, a line for each.
+/// etcdctl's `defrag` (`--cluster`: every member): each endpoint in turn,
+/// a line for each. Hark reclaims space gently, about 20 s per GiB stored
+/// (docs/operations.md), so without `--command-timeout` each member gets
+/// [`Ctx::long_timeout`] rather than etcdctl's 5 s. A spinner shows the
+/// member's size while it shrinks; off a terminal, log lines say when each
+/// member starts and ends.
 pub(crate) async fn defrag(ctx: &Ctx) -> Outcome {
     let mut failed = false;
     for ep in &ctx.endpoints {
+        let progress = Progress::spinner("harkctl/maintenance.rs");
+        progress.set_message(format!("defragmenting {ep}"));
+        let started = Instant::now();
         let result = match ctx.connect(&[ep]).await {
-            Ok(c) => c.defragment().await.map_err(Exit::from),
+            Ok(c) => {
+                let before = db_size(ctx, &c).await;
+                progress.log(
+                    "defragmenting",
+                    &[("endpoint", ep.clone()), ("current-db-size", before)],
+                );
+                let defragmented = defrag_showing_size(ctx, &c, ep, &progress).await;
+                if defragmented.is_ok() {
+                    progress.log(
+                        "finished defragmenting",
+                        &[
+                            ("endpoint", ep.clone()),
+                            ("current-db-size", db_size(ctx, &c).await),
+                            ("took", format!("{:?}", started.elapsed())),
+                        ],
+                    );
+                }
+                defragmented
+            }
             Err(e) => Err(e),
         };
+        progress.finish();
         match result {
-            Ok(_) => println!("Finished defragmenting etcd member[{ep}]"),
+            Ok(()) => println!("Finished defragmenting etcd member[{ep}]"),
             Err(e) => {
                 failed = true;
                 eprintln!(
@@ -37,6 +67,40 @@ pub(crate) async fn defrag(ctx: &Ctx) -> Outcome {
         return Err(Exit::silent(EXIT_ERROR));
     }
     Ok(())
+}
+
+/// One member's Defragment under [`Ctx::long_timeout`], its size polled
+/// into the spinner meanwhile.
+async fn defrag_showing_size(
+    ctx: &Ctx,
+    c: &hark_client::Client,
+    ep: &str,
+    progress: &Progress,
+) -> Result<(), Exit> {
+    let call = tokio::time::timeout(ctx.long_timeout, c.defragment());
+    tokio::pin!(call);
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            done = &mut call => {
+                return match done {
+                    Ok(r) => r.map(|_| ()).map_err(Exit::from),
+                    Err(_) => Err(Exit::new(EXIT_ERROR, "context deadline exceeded")),
+                };
+            }
+            _ = tick.tick(), if progress.on_terminal() => {
+                progress.set_message(format!("defragmenting {ep}: {}", db_size(ctx, c).await));
+            }
+        }
+    }
+}
+
+/// The member's backend size as etcd logs it, or `?` when Status fails.
+async fn db_size(ctx: &Ctx, c: &hark_client::Client) -> String {
+    match ctx.timed(c.status()).await {
+        Ok(s) => si_bytes(u64::try_from(s.db_size).unwrap_or(0)),
+        Err(_) => "?".to_string(),
+    }
 }
 
 /// etcdctl's `alarm list` and `alarm disarm` (which lists, then disarms each

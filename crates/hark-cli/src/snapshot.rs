@@ -5,11 +5,15 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
 
 use clap::{Args, Subcommand};
 
 use crate::ctx::Ctx;
 use crate::exit::{EXIT_BAD_ARGS, EXIT_ERROR, EXIT_INTERRUPTED, Exit, Outcome};
+use crate::progress::{Progress, ago, si_bytes};
+use hark_snapshot::RestoreProgress;
 
 #[derive(Subcommand)]
 pub enum SnapshotCommand {
@@ -68,7 +72,8 @@ pub async fn run(ctx: &Ctx, command: SnapshotCommand) -> Outcome {
 }
 
 /// etcdctl's `snapshot save`: one endpoint's stream into `<path>.part`,
-/// which must end with the checksum, then renamed to `path`.
+/// which must end with the checksum, then renamed to `path`. A bar shows
+/// the bytes on a terminal; otherwise etcdctl's four log lines go to stderr.
 async fn save(ctx: &Ctx, path: PathBuf) -> Outcome {
     if ctx.endpoints.len() != 1 {
         return Err(Exit::new(
@@ -79,20 +84,35 @@ async fn save(ctx: &Ctx, path: PathBuf) -> Outcome {
             ),
         ));
     }
+    let endpoint = ctx.endpoints[0].clone();
     let failed = |e: &dyn std::fmt::Display| Exit::new(EXIT_INTERRUPTED, e.to_string());
     let part = PathBuf::from(format!("{}.part", path.display()));
     let client = ctx.client().await?;
-    let mut stream = client.snapshot().await.map_err(|e| failed(&e))?;
+    let progress = Progress::bytes("harkctl/snapshot.rs", None);
+    progress.set_message(format!("saving {}", path.display()));
     let saved = async {
         let mut file = std::fs::File::create(&part).map_err(|e| failed(&e))?;
+        progress.log(
+            "created temporary db file",
+            &[("path", part.display().to_string())],
+        );
+        let started = Instant::now();
+        let mut stream = client.snapshot().await.map_err(|e| failed(&e))?;
+        progress.log("fetching snapshot", &[("endpoint", endpoint.clone())]);
         let mut size = 0u64;
         while let Some(msg) = stream
             .message()
             .await
             .map_err(|status| failed(&status.message()))?
         {
+            if size == 0 && msg.remaining_bytes > 0 {
+                // The database's bytes after this chunk, then the checksum.
+                let total = msg.blob.len() as u64 + msg.remaining_bytes + 32;
+                progress.set_length(total);
+            }
             file.write_all(&msg.blob).map_err(|e| failed(&e))?;
             size += msg.blob.len() as u64;
+            progress.set_position(size);
         }
         if !hark_snapshot::has_checksum(size) {
             return Err(failed(&format!(
@@ -100,9 +120,20 @@ async fn save(ctx: &Ctx, path: PathBuf) -> Outcome {
             )));
         }
         file.sync_all().map_err(|e| failed(&e))?;
-        std::fs::rename(&part, &path).map_err(|e| failed(&e))
+        progress.log(
+            "fetched snapshot",
+            &[
+                ("endpoint", endpoint.clone()),
+                ("size", si_bytes(size)),
+                ("took", ago(started)),
+            ],
+        );
+        std::fs::rename(&part, &path).map_err(|e| failed(&e))?;
+        progress.log("saved", &[("path", path.display().to_string())]);
+        Ok(())
     }
     .await;
+    progress.finish();
     if saved.is_err() {
         let _ = std::fs::remove_file(&part);
     }
@@ -152,11 +183,32 @@ fn restore(a: RestoreArgs) -> Outcome {
     let data_dir = a
         .data_dir
         .unwrap_or_else(|| PathBuf::from(format!("{}.hark", a.name)));
+    let progress = Arc::new(Progress::bytes("harkctl/snapshot.rs", None));
+    let fields = [
+        ("path", snapshot.display().to_string()),
+        ("data-dir", data_dir.display().to_string()),
+    ];
+    progress.log("restoring snapshot", &fields);
+    let shown = progress.clone();
     let options = hark_snapshot::RestoreOptions {
         skip_hash_check: a.skip_hash_check,
+        progress: shown.on_terminal().then(|| {
+            hark_snapshot::ProgressHook(Arc::new(move |step| match step {
+                RestoreProgress::Checking { done, total } => {
+                    shown.set_message("checking the sha256");
+                    shown.set_length(total);
+                    shown.set_position(done);
+                }
+                RestoreProgress::Loading { rows } => {
+                    shown.set_message(format!("loading: {rows} revisions"));
+                }
+            }))
+        }),
     };
-    let restored = hark_snapshot::restore(&snapshot, &data_dir, &options)
-        .map_err(|e| Exit::new(EXIT_ERROR, e.to_string()))?;
+    let restored = hark_snapshot::restore(&snapshot, &data_dir, &options);
+    progress.finish();
+    let restored = restored.map_err(|e| Exit::new(EXIT_ERROR, e.to_string()))?;
+    progress.log("restored snapshot", &fields);
     eprintln!(
         "restored snapshot {} into {} at revision {} ({} revisions, compacted at {}; cluster token {:?})",
         snapshot.display(),

@@ -187,6 +187,35 @@ fn member_list_endpoints_of_the_cluster_and_move_leader() {
         3
     );
 
+    // defrag --cluster: every member from the list, one endpoint given; its
+    // lines are etcdctl's, and the log lines (stderr is no terminal) zap's.
+    let out = Command::new(HARKCTL)
+        .args([
+            &format!("--endpoints={}", clients[2]),
+            "defrag",
+            "--cluster",
+        ])
+        .output()
+        .unwrap();
+    let (defragged, log) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{defragged}{log}");
+    let mut members: Vec<String> = defragged.lines().map(String::from).collect();
+    members.sort();
+    let mut want: Vec<String> = clients
+        .iter()
+        .map(|c| format!("Finished defragmenting etcd member[{c}]"))
+        .collect();
+    want.sort();
+    assert_eq!(members, want);
+    let finished = log
+        .lines()
+        .filter(|l| l.starts_with('{') && l.contains(r#""msg":"finished defragmenting""#))
+        .count();
+    assert_eq!(finished, 3, "{log}");
+
     // move-leader: harkctl finds the leader among the endpoints and hands over.
     let target = *ids.iter().find(|id| **id != leader).unwrap();
     let (code, out, err) = run(HARKCTL, &all, &["move-leader", &format!("{target:x}")]);

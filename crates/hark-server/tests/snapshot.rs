@@ -454,6 +454,7 @@ async fn a_damaged_or_truncated_snapshot_is_refused_before_anything_is_written()
     std::fs::write(&garbage, vec![7u8; 4096 * 4 + 32]).unwrap();
     let skip = hark_snapshot::RestoreOptions {
         skip_hash_check: true,
+        ..Default::default()
     };
     let err = hark_snapshot::restore(&garbage, &target, &skip).unwrap_err();
     assert!(err.to_string().starts_with("not a bbolt database"), "{err}");

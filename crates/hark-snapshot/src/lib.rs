@@ -24,7 +24,7 @@ mod write;
 
 use std::path::{Path, PathBuf};
 
-pub use read::{RestoreOptions, SnapshotStatus, restore, status};
+pub use read::{ProgressHook, RestoreOptions, RestoreProgress, SnapshotStatus, restore, status};
 pub use write::{Member, Written, save, write_database};
 
 /// Bytes of the sha256 that ends a snapshot file.
@@ -71,6 +71,15 @@ pub fn has_checksum(len: u64) -> bool {
 /// a file without one is accepted too); returns the length of the database
 /// part.
 pub fn verify(path: &Path, skip_hash_check: bool) -> Result<u64> {
+    verify_with(path, skip_hash_check, &mut |_, _| {})
+}
+
+/// [`verify`], telling `hashed(done, total)` after each MiB it hashes.
+pub(crate) fn verify_with(
+    path: &Path,
+    skip_hash_check: bool,
+    hashed: &mut dyn FnMut(u64, u64),
+) -> Result<u64> {
     use std::io::{Read, Seek, SeekFrom};
 
     let mut file = std::fs::File::open(path)?;
@@ -90,11 +99,34 @@ pub fn verify(path: &Path, skip_hash_check: bool) -> Result<u64> {
     file.seek(SeekFrom::Start(body))?;
     file.read_exact(&mut expected)?;
     file.seek(SeekFrom::Start(0))?;
-    let got = sha256_of(&mut (&mut file).take(body))?;
+    let mut counted = Counted {
+        inner: (&mut file).take(body),
+        done: 0,
+        total: body,
+        hashed,
+    };
+    let got = sha256_of(&mut counted)?;
     if got != expected {
         return Err(Error::HashMismatch { expected, got });
     }
     Ok(body)
+}
+
+/// A reader that reports how many bytes it has yielded.
+struct Counted<'a, R> {
+    inner: R,
+    done: u64,
+    total: u64,
+    hashed: &'a mut dyn FnMut(u64, u64),
+}
+
+impl<R: std::io::Read> std::io::Read for Counted<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.done += n as u64;
+        (self.hashed)(self.done, self.total);
+        Ok(n)
+    }
 }
 
 /// The sha256 of everything `data` yields, read a MiB at a time.

@@ -8,7 +8,7 @@ use hark_mvcc::{Alarm, AlarmKind, RestoredStore, Restorer};
 use prost::Message;
 
 use crate::schema::{self, AlarmRecord, LeaseRecord};
-use crate::{Error, Result, bolt, verify};
+use crate::{Error, Result, bolt};
 
 /// `etcdutl snapshot status`: what the file holds, computed as etcd does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,6 +156,36 @@ pub struct RestoreOptions {
     /// Accept a file without (or with a wrong) trailing sha256, as etcdutl's
     /// `--skip-hash-check`: for a database file copied out of a data dir.
     pub skip_hash_check: bool,
+    /// Told how far the restore has got (a command line shows it).
+    pub progress: Option<ProgressHook>,
+}
+
+/// How far a restore has got: first the file's checksum, then its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RestoreProgress {
+    /// `done` of the database's `total` bytes hashed.
+    Checking { done: u64, total: u64 },
+    /// `rows` key rows copied into the store so far.
+    Loading { rows: u64 },
+}
+
+/// A callback for [`RestoreProgress`], called from the restoring thread at
+/// most once a MiB hashed or once per 10,000 rows.
+#[derive(Clone)]
+pub struct ProgressHook(pub std::sync::Arc<dyn Fn(RestoreProgress) + Send + Sync>);
+
+impl std::fmt::Debug for ProgressHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressHook")
+    }
+}
+
+impl ProgressHook {
+    fn tell(hook: &Option<ProgressHook>, progress: RestoreProgress) {
+        if let Some(hook) = hook {
+            (hook.0)(progress);
+        }
+    }
 }
 
 /// Builds a Hark data dir at `data_dir` (which must not exist or be empty)
@@ -171,7 +201,9 @@ pub fn restore(
     if std::fs::read_dir(data_dir).is_ok_and(|mut entries| entries.next().is_some()) {
         return Err(Error::DataDirExists(data_dir.to_path_buf()));
     }
-    let body = verify(snapshot, options.skip_hash_check)?;
+    let body = crate::verify_with(snapshot, options.skip_hash_check, &mut |done, total| {
+        ProgressHook::tell(&options.progress, RestoreProgress::Checking { done, total })
+    })?;
     let scratch = scratch_dir_for(data_dir);
     std::fs::create_dir_all(&scratch)?;
     let copy = ReadableCopy::new(snapshot, body, &scratch)?;
@@ -179,7 +211,7 @@ pub fn restore(
     // cannot replace). A restore cut short by a crash leaves a store marked
     // unfinished, which Hark refuses to open; one that fails is removed.
     let existed = data_dir.exists();
-    let restored = copy.read(|tx| load(tx, data_dir));
+    let restored = copy.read(|tx| load(tx, data_dir, &options.progress));
     let restored = match restored {
         Ok(r) => r,
         Err(e) => {
@@ -221,9 +253,22 @@ fn remove_contents(dir: &Path, existed: bool) {
     }
 }
 
-fn load(tx: &dyn ReadBuckets, dir: &Path) -> Result<RestoredStore> {
+fn load(
+    tx: &dyn ReadBuckets,
+    dir: &Path,
+    progress: &Option<ProgressHook>,
+) -> Result<RestoredStore> {
     let mut restorer = Restorer::create(dir)?;
-    let had_keys = tx.each_entry(schema::KEY, &mut |k, v| Ok(restorer.row(k, v)?))?;
+    let mut rows = 0u64;
+    let had_keys = tx.each_entry(schema::KEY, &mut |k, v| {
+        restorer.row(k, v)?;
+        rows += 1;
+        if rows.is_multiple_of(10_000) {
+            ProgressHook::tell(progress, RestoreProgress::Loading { rows });
+        }
+        Ok(())
+    })?;
+    ProgressHook::tell(progress, RestoreProgress::Loading { rows });
     if !had_keys {
         return Err(Error::NotEtcd("it has no key bucket".into()));
     }
