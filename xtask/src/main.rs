@@ -17,6 +17,11 @@
 //! - `watch-guard`: the real-client watch-latency scenario in its short CI
 //!   form against the debug `hark` (see `watch_guard`).
 //! - `prune [HOURS]`: free disk in the target directory (see `prune`).
+//! - `dist [--profile release|dev] [--deb]`: the release archive, checked,
+//!   and the Debian package (see `dist.rs`).
+//! - `deb-smoke DEB`: install, start, use, stop and purge the package.
+
+mod dist;
 
 use std::ffi::OsStr;
 use std::fmt::Write as _;
@@ -86,6 +91,13 @@ Commands:
                     its event-after-ack p99 bound or on a lost or duplicated event (CI)
   prune [HOURS]     Free disk in the target dir: delete test and program binaries not rebuilt
                     for HOURS (default 24) and the incremental caches; RocksDB's build stays
+  dist [--profile release|dev] [--deb]
+                    Build hark and harkctl (release by default), then the archive
+                    target/dist/hark-VERSION-ARCH-linux.tar.gz (binaries, man pages, sample
+                    config, systemd unit, /etc/default file, LICENSE, SHA256SUMS), unpacked and
+                    checked; --deb also builds the .deb with cargo-deb
+  deb-smoke [DEB]   As root: dpkg -i the package (default: the one dist --deb made), start the service as its unit does, use it
+                    with the installed harkctl, stop it (SIGTERM) and purge the package
   help              Print this help
 ";
 
@@ -103,6 +115,8 @@ fn main() -> ExitCode {
         ["chaos", rest @ ..] => chaos(rest),
         ["attack", rest @ ..] => attack(rest),
         ["watch-guard"] => watch_guard(),
+        ["dist", rest @ ..] => dist::dist(rest),
+        ["deb-smoke", rest @ ..] => dist::deb_smoke(rest),
         ["prune"] => prune(24),
         ["prune", hours] => match hours.parse() {
             Ok(hours) => prune(hours),

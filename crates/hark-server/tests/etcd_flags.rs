@@ -320,3 +320,40 @@ async fn etcds_sample_config_file_starts_a_member_alone() {
     drop(c);
     stop_cleanly(&mut child, cwd.path());
 }
+
+/// Hark's own sample configuration (`contrib/hark.conf.yml.sample`, shipped
+/// in the release archive and the .deb), changed only in its ports and data
+/// dir: it starts a member that serves, with no key unknown and no setting
+/// without effect.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn harks_sample_config_file_starts_a_member() {
+    let sample = include_str!("../contrib/hark.conf.yml.sample");
+    let (client_port, peer_port) = (free_port(), free_port());
+    let cwd = tempfile::tempdir().unwrap();
+    for (from, count) in [("127.0.0.1:2379", 2), ("127.0.0.1:2380", 3)] {
+        assert_eq!(sample.matches(from).count(), count, "{from} in the sample");
+    }
+    let text = sample
+        .replace("127.0.0.1:2379", &format!("127.0.0.1:{client_port}"))
+        .replace("127.0.0.1:2380", &format!("127.0.0.1:{peer_port}"))
+        .replace("/var/lib/hark/default", "sample.hark");
+    std::fs::write(cwd.path().join("hark.conf.yml"), text).unwrap();
+    let mut child = spawn_exactly(
+        cwd.path(),
+        &["--config-file=hark.conf.yml".to_string()],
+        &[],
+    );
+    let mut c = ready(&format!("http://127.0.0.1:{client_port}"), &mut child).await;
+    c.put("k", "v", None).await.unwrap();
+    let members = c.member_list().await.unwrap();
+    assert_eq!(members.members()[0].name(), "default");
+    assert!(cwd.path().join("sample.hark").is_dir());
+    let log = logs(cwd.path());
+    let warnings = zap_lines(&log, "warn");
+    assert!(
+        warnings.is_empty(),
+        "the sample sets nothing Hark warns about: {log}"
+    );
+    drop(c);
+    stop_cleanly(&mut child, cwd.path());
+}
