@@ -26,6 +26,8 @@
 
 mod admission;
 pub mod corruption;
+#[cfg(test)]
+mod format_golden;
 pub mod ids;
 mod log_store;
 mod network;
