@@ -26,6 +26,7 @@
 
 mod admission;
 pub mod corruption;
+pub mod format;
 #[cfg(test)]
 mod format_golden;
 pub mod ids;

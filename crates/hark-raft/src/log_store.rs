@@ -23,6 +23,7 @@ use rocksdb::{
     ColumnFamilyDescriptor, DB, Direction, IteratorMode, Options, WriteBatch, WriteOptions,
 };
 
+use crate::format::{LOG_FORMAT, decode_entry, encode_entry, upgrade_format_0_entry};
 use crate::types::{Entry, LogId, StorageError, TypeConfig, decode, encode};
 
 const CF_LOGS: &str = "logs";
@@ -31,6 +32,9 @@ const KEY_VOTE: &[u8] = b"vote";
 const KEY_COMMITTED: &[u8] = b"committed";
 const KEY_PURGED: &[u8] = b"last_purged";
 const KEY_IDENTITY: &[u8] = b"identity";
+/// The format of the entries in `logs` (one byte; absent: format 0, a log
+/// from before versioning). See [`crate::format`].
+const KEY_LOG_FORMAT: &[u8] = b"log_format";
 
 /// The log store handed to openraft; clones share one database.
 #[derive(Clone)]
@@ -225,7 +229,51 @@ impl LogStore {
             unsaved_committed: Default::default(),
             _open: hark_mvcc::backend::OpenDatabase::count(),
         });
-        Ok(LogStore { inner })
+        let log = LogStore { inner };
+        log.bring_to_current_format()
+            .map_err(|e| format!("the raft log in {}: {e}", path.display()))?;
+        Ok(log)
+    }
+
+    /// Makes the log's format this build's: a log from before versioning has
+    /// every entry rewritten behind a version byte, with the format record,
+    /// in one synced write (a crash leaves the old log whole); a log of a
+    /// newer format is refused.
+    fn bring_to_current_format(&self) -> Result<(), String> {
+        let state = self.cf(CF_STATE);
+        let recorded = self
+            .db()
+            .get_cf(state, KEY_LOG_FORMAT)
+            .map_err(|e| e.to_string())?;
+        match recorded.as_deref() {
+            Some([LOG_FORMAT]) => return Ok(()),
+            Some([newer]) if *newer > LOG_FORMAT => {
+                return Err(format!(
+                    "it is in format {newer}, newer than this build's {LOG_FORMAT}: run a newer hark"
+                ));
+            }
+            Some(other) => return Err(format!("unknown log format record {other:?}")),
+            None => {}
+        }
+        let mut batch = WriteBatch::default();
+        let mut upgraded = 0u64;
+        for item in self.db().iterator_cf(self.cf(CF_LOGS), IteratorMode::Start) {
+            let (key, value) = item.map_err(|e| e.to_string())?;
+            let current = upgrade_format_0_entry(&value)
+                .map_err(|e| format!("entry {key:?} of format 0: {e}"))?;
+            batch.put_cf(self.cf(CF_LOGS), key, current);
+            upgraded += 1;
+        }
+        batch.put_cf(state, KEY_LOG_FORMAT, [LOG_FORMAT]);
+        self.write(batch, true).map_err(|e| e.to_string())?;
+        if upgraded > 0 {
+            tracing::info!(
+                entries = upgraded,
+                format = LOG_FORMAT,
+                "rewrote the raft log's entries in the current format"
+            );
+        }
+        Ok(())
     }
 
     /// Turns true once every clone (openraft hands them to its tasks) is
@@ -243,7 +291,7 @@ impl LogStore {
     /// Appends `entry` (synced) outside openraft, which is not running:
     /// `--force-new-cluster`'s membership entry.
     pub(crate) fn append_before_start(&self, entry: Entry) -> Result<(), String> {
-        let encoded = encode(&entry);
+        let encoded = encode_entry(&entry);
         let mut batch = WriteBatch::default();
         batch.put_cf(self.cf(CF_LOGS), index_key(entry.log_id.index), &encoded);
         self.write(batch, true).map_err(|e| e.to_string())?;
@@ -338,7 +386,7 @@ impl LogStore {
             None => Ok(None),
             Some(Err(e)) => Err(StorageIOError::read_logs(&e).into()),
             Some(Ok((_, v))) => {
-                let entry: Entry = decode(&v).map_err(|e| StorageIOError::read_logs(&e))?;
+                let entry = decode_entry(&v).map_err(|e| StorageIOError::read_logs(&e))?;
                 Ok(Some(entry.log_id))
             }
         }
@@ -383,7 +431,7 @@ impl RaftLogReader<TypeConfig> for LogStore {
             if !range.contains(&index) {
                 break;
             }
-            entries.push(decode(&v).map_err(|e| StorageIOError::read_logs(&e))?);
+            entries.push(decode_entry(&v).map_err(|e| StorageIOError::read_logs(&e))?);
         }
         Ok(entries)
     }
@@ -457,7 +505,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         let cf = self.cf(CF_LOGS);
         let mut appended = Vec::new();
         for entry in entries {
-            let encoded = encode(&entry);
+            let encoded = encode_entry(&entry);
             batch.put_cf(cf, index_key(entry.log_id.index), &encoded);
             appended.push((entry, encoded.len()));
         }
@@ -532,7 +580,7 @@ mod tests {
                 payload: EntryPayload::Blank,
             };
             log.db()
-                .put_cf(log.cf(CF_LOGS), index_key(index), encode(&entry))
+                .put_cf(log.cf(CF_LOGS), index_key(index), encode_entry(&entry))
                 .unwrap();
         }
         log
@@ -586,6 +634,49 @@ mod tests {
 
     fn indexes(entries: &[Entry]) -> Vec<u64> {
         entries.iter().map(|e| e.log_id.index).collect()
+    }
+
+    /// A log written before versioning (bare entries, no format record) is
+    /// rewritten on open and reads back whole; one of a newer format is
+    /// refused at open.
+    #[tokio::test]
+    async fn a_format_0_log_is_upgraded_and_a_newer_one_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let golden = crate::format_golden::entries();
+        {
+            let log =
+                LogStore::open(dir.path(), false, PurgeFloor::default(), Alone::default()).unwrap();
+            log.db()
+                .delete_cf(log.cf(CF_STATE), KEY_LOG_FORMAT)
+                .unwrap();
+            for (index, (name, entry)) in golden.iter().enumerate() {
+                // The golden files are format 0, as Hark wrote entries then.
+                let format_0 = crate::format_golden::golden(name, &encode(entry));
+                log.db()
+                    .put_cf(log.cf(CF_LOGS), index_key(index as u64 + 1), format_0)
+                    .unwrap();
+            }
+        }
+        let mut log =
+            LogStore::open(dir.path(), false, PurgeFloor::default(), Alone::default()).unwrap();
+        let read = log.try_get_log_entries(1..=3).await.unwrap();
+        assert_eq!(read.len(), 3);
+        for (got, (name, want)) in read.iter().zip(&golden) {
+            assert_eq!(format!("{got:?}"), format!("{want:?}"), "{name}");
+        }
+        let recorded = log.db().get_cf(log.cf(CF_STATE), KEY_LOG_FORMAT).unwrap();
+        assert_eq!(recorded.as_deref(), Some(&[LOG_FORMAT][..]));
+        log.db()
+            .put_cf(log.cf(CF_STATE), KEY_LOG_FORMAT, [LOG_FORMAT + 1])
+            .unwrap();
+        drop(log);
+        let refused = LogStore::open(dir.path(), false, PurgeFloor::default(), Alone::default())
+            .err()
+            .unwrap();
+        assert!(
+            refused.ends_with("it is in format 2, newer than this build's 1: run a newer hark"),
+            "{refused}"
+        );
     }
 
     #[test]
@@ -646,7 +737,11 @@ mod tests {
         }
         for index in 1..=5 {
             log.db()
-                .put_cf(log.cf(CF_LOGS), index_key(index), encode(&blank(index)))
+                .put_cf(
+                    log.cf(CF_LOGS),
+                    index_key(index),
+                    encode_entry(&blank(index)),
+                )
                 .unwrap();
         }
         log.truncate(log_id(3)).await.unwrap();

@@ -182,6 +182,7 @@ where
 {
     let mut req = tonic::Request::new(Envelope {
         data: request.into(),
+        format: crate::format::PEER_FORMAT,
     });
     if let Some(t) = timeout {
         req.set_timeout(t);
@@ -201,7 +202,10 @@ where
         Method::TransferLeader => client.transfer_leader(req).await,
         Method::HashKv => client.hash_kv(req).await,
     }?;
-    decode(&resp.into_inner().data)
+    let resp = resp.into_inner();
+    crate::format::check_peer_format(resp.format)
+        .map_err(|e| tonic::Status::failed_precondition(format!("peer response of {e}")))?;
+    decode(&resp.data)
         .map_err(|e| tonic::Status::internal(format!("undecodable peer response: {e}")))
 }
 

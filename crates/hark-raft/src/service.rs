@@ -31,13 +31,17 @@ impl PeerService {
 }
 
 fn unpack<T: DeserializeOwned>(req: Request<Envelope>) -> Result<T, Status> {
-    decode(&req.into_inner().data)
+    let envelope = req.into_inner();
+    crate::format::check_peer_format(envelope.format)
+        .map_err(|e| Status::failed_precondition(format!("peer message of {e}")))?;
+    decode(&envelope.data)
         .map_err(|e| Status::invalid_argument(format!("undecodable peer message: {e}")))
 }
 
 fn pack<T: Serialize>(value: &T) -> Result<Response<Envelope>, Status> {
     Ok(Response::new(Envelope {
         data: encode(value).into(),
+        format: crate::format::PEER_FORMAT,
     }))
 }
 

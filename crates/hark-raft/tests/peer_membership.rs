@@ -58,8 +58,20 @@ const GUARDED: [Rpc; 8] = [
 /// Who a bare call says it is: `(member id, cluster id)` header values.
 type Naming<'a> = Option<(&'a str, &'a str)>;
 
-/// Calls `rpc` on the member at `url` with `data` as the envelope.
+/// Calls `rpc` on the member at `url` with `data` as the envelope, as a
+/// sender from before format versions (format 0).
 async fn ask(url: &str, rpc: Rpc, naming: Naming<'_>, data: &[u8]) -> Result<Bytes, Status> {
+    ask_in(url, rpc, naming, data, 0).await
+}
+
+/// [`ask`] with the envelope saying `format`.
+async fn ask_in(
+    url: &str,
+    rpc: Rpc,
+    naming: Naming<'_>,
+    data: &[u8],
+    format: u32,
+) -> Result<Bytes, Status> {
     let channel = Channel::from_shared(url.to_string())
         .unwrap()
         .connect()
@@ -68,6 +80,7 @@ async fn ask(url: &str, rpc: Rpc, naming: Naming<'_>, data: &[u8]) -> Result<Byt
     let mut client = PeerClient::new(channel);
     let mut req = tonic::Request::new(Envelope {
         data: Bytes::copy_from_slice(data),
+        format,
     });
     req.set_timeout(Duration::from_secs(5));
     if let Some((member, cluster)) = naming {
@@ -167,6 +180,15 @@ async fn the_peer_port_refuses_callers_that_are_not_current_members() {
                     &format!("{what} from a member"),
                 );
             }
+            // A member's message in a format newer than this build's is
+            // refused before it is decoded, not guessed at.
+            let newer = hark_raft::format::PEER_FORMAT + 1;
+            assert_refused(
+                ask_in(url, rpc, Some((&member, &cid)), GARBAGE, newer).await,
+                Code::FailedPrecondition,
+                "peer message of format 2 is newer than this build's 1: run a newer hark",
+                &format!("{what} in format {newer}"),
+            );
         }
         // Members stays open: a member being added asks it for its id
         // before it has one to name itself with.

@@ -430,6 +430,7 @@ async fn the_internal_identity_header_names_nobody_on_any_route_or_port() {
         async move {
             let mut request = tonic::Request::new(hark_proto::harkpeerpb::Envelope {
                 data: hark_raft_unit(),
+                format: hark_raft::format::PEER_FORMAT,
             });
             if spoof {
                 request
