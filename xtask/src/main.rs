@@ -20,8 +20,10 @@
 //! - `dist [--profile release|dev] [--deb]`: the release archive, checked,
 //!   and the Debian package (see `dist.rs`).
 //! - `deb-smoke DEB`: install, start, use, stop and purge the package.
+//! - `upgrade`: the rolling-upgrade test from an older build (`upgrade.rs`).
 
 mod dist;
+mod upgrade;
 
 use std::ffi::OsStr;
 use std::fmt::Write as _;
@@ -98,6 +100,8 @@ Commands:
                     checked; --deb also builds the .deb with cargo-deb
   deb-smoke [DEB]   As root: dpkg -i the package (default: the one dist --deb made), start the service as its unit does, use it
                     with the installed harkctl, stop it (SIGTERM) and purge the package
+  upgrade           Build hark at the upgrade baseline (the last commit before format versions)
+                    in a git worktree, then run the rolling-upgrade test from it to this tree
   help              Print this help
 ";
 
@@ -117,6 +121,7 @@ fn main() -> ExitCode {
         ["watch-guard"] => watch_guard(),
         ["dist", rest @ ..] => dist::dist(rest),
         ["deb-smoke", rest @ ..] => dist::deb_smoke(rest),
+        ["upgrade", rest @ ..] => upgrade::upgrade(rest),
         ["prune"] => prune(24),
         ["prune", hours] => match hours.parse() {
             Ok(hours) => prune(hours),

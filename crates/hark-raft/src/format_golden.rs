@@ -115,10 +115,13 @@ pub(crate) fn entries() -> Vec<(&'static str, Entry)> {
 /// its bytes when encoded again.
 type Check = Box<dyn Fn(&[u8]) -> (String, Vec<u8>)>;
 
+/// A message's bytes today, its value as `Debug` prints it, its check.
+type Case = (Vec<u8>, String, Check);
+
 /// The peer messages: `(file, today's bytes, the value as Debug, check)`.
 fn messages() -> Vec<(&'static str, Vec<u8>, String, Check)> {
     use crate::types::{decode, encode};
-    fn case<T>(value: T) -> (Vec<u8>, String, Check)
+    fn case<T>(value: T) -> Case
     where
         T: serde::Serialize + serde::de::DeserializeOwned + std::fmt::Debug + 'static,
     {
@@ -137,7 +140,7 @@ fn messages() -> Vec<(&'static str, Vec<u8>, String, Check)> {
         entries: vec![entries().remove(0).1],
         leader_commit: Some(log_id(3, 40)),
     };
-    let cases: Vec<(&'static str, (Vec<u8>, String, Check))> = vec![
+    let cases: Vec<(&'static str, Case)> = vec![
         ("peer-append-entries", case(append)),
         (
             "peer-append-entries-response",

@@ -145,9 +145,14 @@ pub fn spawn(cwd: &Path, args: &[String], env: &[(&str, String)]) -> Child {
 
 /// Starts the `hark` binary in `cwd` with exactly these flags.
 pub fn spawn_exactly(cwd: &Path, args: &[String], env: &[(&str, String)]) -> Child {
+    spawn_binary(Path::new(HARK), cwd, args, env)
+}
+
+/// [`spawn_exactly`] with another build of `hark` (an older one, say).
+pub fn spawn_binary(bin: &Path, cwd: &Path, args: &[String], env: &[(&str, String)]) -> Child {
     let n = std::fs::read_dir(cwd).map(|d| d.count()).unwrap_or(0);
     let log = std::fs::File::create(cwd.join(format!("hark-{n}.log"))).unwrap();
-    let mut cmd = Command::new(HARK);
+    let mut cmd = Command::new(bin);
     cmd.current_dir(cwd)
         .args(args)
         .stdout(Stdio::null())

@@ -1,0 +1,98 @@
+//! `cargo xtask upgrade`: the rolling-upgrade test against a real older
+//! build. It builds `hark` at [`UPGRADE_BASELINE`] in a git worktree (the
+//! same target dir, so only Hark's own crates compile again), keeps that
+//! binary, rebuilds the current tree like the tests do, and runs
+//! `crates/hark-server/tests/rolling_upgrade.rs` with `HARK_OLD_BIN`.
+
+use std::path::Path;
+use std::process::{Command, ExitCode};
+
+use crate::{Result, build_server, target_dir, workspace_root};
+
+/// The last commit before log entries and peer messages carried a format
+/// version (format 0): the oldest build a rolling upgrade starts from.
+/// Moved forward when a release's format is the new baseline.
+pub const UPGRADE_BASELINE: &str = "9f7dbeba6386d04dbe86bd1658346099c664382e";
+
+pub fn upgrade(args: &[&str]) -> Result<ExitCode> {
+    if !args.is_empty() {
+        return Err(format!("upgrade takes no arguments, not {args:?}"));
+    }
+    let root = workspace_root();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let target = target_dir(&cargo, &root)?;
+    let dir = target.join("upgrade");
+    let old_bin = dir.join(format!("hark-{}", &UPGRADE_BASELINE[..12]));
+    if !old_bin.exists() {
+        build_baseline(&root, &cargo, &target, &dir, &old_bin)?;
+    }
+    // The baseline's build replaced target/debug/hark: build the current
+    // tree again (only the final links, its artifacts are fresh).
+    if build_server(&root)?.is_none() {
+        return Ok(ExitCode::FAILURE);
+    }
+    let status = Command::new(&cargo)
+        .args([
+            "test",
+            "--workspace",
+            "--locked",
+            "--test",
+            "rolling_upgrade",
+        ])
+        .env("HARK_OLD_BIN", &old_bin)
+        .env("HARK_REQUIRE_UPGRADE", "1")
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("running cargo test: {e}"))?;
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn build_baseline(
+    root: &Path,
+    cargo: &str,
+    target: &Path,
+    dir: &Path,
+    old_bin: &Path,
+) -> Result<()> {
+    let tree = dir.join("tree");
+    let git = |args: &[&str]| -> Result<()> {
+        let status = Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(args)
+            .status()
+            .map_err(|e| format!("running git: {e}"))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "git {args:?} failed (a shallow clone lacks the baseline commit)"
+            ))
+        }
+    };
+    let tree_arg = tree.to_str().ok_or("the target dir's path is not UTF-8")?;
+    // A tree left by an interrupted run goes first.
+    let _ = git(&["worktree", "remove", "--force", tree_arg]);
+    let _ = std::fs::remove_dir_all(&tree);
+    git(&["worktree", "prune"])?;
+    git(&["worktree", "add", "--detach", tree_arg, UPGRADE_BASELINE])?;
+    let built = Command::new(cargo)
+        .args(["build", "--workspace", "--bins", "--locked"])
+        .env("CARGO_TARGET_DIR", target)
+        .current_dir(&tree)
+        .status()
+        .map_err(|e| format!("running cargo build: {e}"));
+    let copied = match built {
+        Ok(status) if status.success() => std::fs::copy(target.join("debug/hark"), old_bin)
+            .map(|_| ())
+            .map_err(|e| format!("keeping the baseline's hark: {e}")),
+        Ok(status) => Err(format!("building the baseline failed: {status}")),
+        Err(e) => Err(e),
+    };
+    let _ = git(&["worktree", "remove", "--force", tree_arg]);
+    copied
+}
