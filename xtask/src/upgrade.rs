@@ -80,19 +80,47 @@ fn build_baseline(
     let _ = std::fs::remove_dir_all(&tree);
     git(&["worktree", "prune"])?;
     git(&["worktree", "add", "--detach", tree_arg, UPGRADE_BASELINE])?;
+    // The tests' own selection (`--all-targets`): any other resolves the
+    // build-time crates differently and, on a machine without that variant,
+    // compiles RocksDB's C++ once more. The baseline's test executables are
+    // deleted after: only `hark` is wanted.
     let built = Command::new(cargo)
-        .args(["build", "--workspace", "--bins", "--locked"])
+        .args(["build", "--workspace", "--all-targets", "--locked"])
+        .args(["--message-format", "json-render-diagnostics"])
         .env("CARGO_TARGET_DIR", target)
         .current_dir(&tree)
-        .status()
+        .stderr(std::process::Stdio::inherit())
+        .output()
         .map_err(|e| format!("running cargo build: {e}"));
     let copied = match built {
-        Ok(status) if status.success() => std::fs::copy(target.join("debug/hark"), old_bin)
-            .map(|_| ())
-            .map_err(|e| format!("keeping the baseline's hark: {e}")),
-        Ok(status) => Err(format!("building the baseline failed: {status}")),
+        Ok(out) if out.status.success() => {
+            let kept = std::fs::copy(target.join("debug/hark"), old_bin)
+                .map(|_| ())
+                .map_err(|e| format!("keeping the baseline's hark: {e}"));
+            remove_test_executables(&String::from_utf8_lossy(&out.stdout));
+            kept
+        }
+        Ok(out) => Err(format!("building the baseline failed: {}", out.status)),
         Err(e) => Err(e),
     };
     let _ = git(&["worktree", "remove", "--force", tree_arg]);
     copied
+}
+
+/// Deletes the test executables cargo's JSON messages name (their
+/// `"profile":{..."test":true...}` artifacts): the baseline's tests are
+/// never run, and each is tens of MB.
+fn remove_test_executables(messages: &str) {
+    for line in messages.lines() {
+        if !line.contains("\"reason\":\"compiler-artifact\"") || !line.contains("\"test\":true") {
+            continue;
+        }
+        let key = "\"executable\":\"";
+        if let Some(start) = line.find(key) {
+            let rest = &line[start + key.len()..];
+            if let Some(end) = rest.find('"') {
+                let _ = std::fs::remove_file(&rest[..end]);
+            }
+        }
+    }
 }

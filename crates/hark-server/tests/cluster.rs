@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 
 use etcd_client::{Client, GetOptions};
 
-use common::{find_on_path, free_port, go_clientv3_watcher, logs, ready, spawn};
+use common::{
+    assert_saw_every_write, clientv3_watch_events, etcdctl_watch_events, find_on_path, free_port,
+    go_clientv3_watcher, logs, ready, spawn, spawn_printing,
+};
 
 const ELECTION_MS: u64 = 500;
 
@@ -433,19 +436,7 @@ async fn sigkill_the_leader_under_writes(env: &[(&'static str, String)]) -> Stri
         tokio::time::sleep(Duration::from_secs(2)).await;
         let _ = child.kill();
         let _ = child.wait();
-        let printed = reader.join().unwrap();
-        use base64::Engine;
-        let mut events = Vec::new();
-        for line in printed.lines() {
-            let resp: serde_json::Value = serde_json::from_str(line).unwrap();
-            for e in resp["Events"].as_array().into_iter().flatten() {
-                let rev = e["kv"]["mod_revision"].as_i64().unwrap();
-                let key = base64::engine::general_purpose::STANDARD
-                    .decode(e["kv"]["key"].as_str().unwrap())
-                    .unwrap();
-                events.push((rev, String::from_utf8(key).unwrap()));
-            }
-        }
+        let events = etcdctl_watch_events(&reader.join().unwrap());
         assert_saw_every_write("etcdctl's watch", &events, &acked);
     } else if etcdctl_bin.is_none() {
         assert_ne!(
@@ -463,15 +454,7 @@ async fn sigkill_the_leader_under_writes(env: &[(&'static str, String)]) -> Stri
         );
         let _ = child.kill();
         let _ = child.wait();
-        let printed = reader.join().unwrap();
-        let mut lines = printed.lines();
-        assert_eq!(lines.next(), Some("READY"), "{printed}");
-        let events: Vec<(i64, String)> = lines
-            .map(|l| {
-                let (rev, key) = l.split_once(' ').unwrap();
-                (rev.parse().unwrap(), key.to_string())
-            })
-            .collect();
+        let events = clientv3_watch_events(&reader.join().unwrap());
         assert_saw_every_write("clientv3's watch", &events, &acked);
     }
     let all_logs = logs(cwd.path());
@@ -480,43 +463,6 @@ async fn sigkill_the_leader_under_writes(env: &[(&'static str, String)]) -> Stri
         let _ = m.child.wait();
     }
     all_logs
-}
-
-/// Starts `command` with its stdout read as it prints (a full pipe would
-/// stall a watcher): the child, and what it printed once it ends.
-fn spawn_printing(command: &mut std::process::Command) -> (Child, std::thread::JoinHandle<String>) {
-    let mut child = command
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut out = String::new();
-        let _ = std::io::Read::read_to_string(&mut stdout, &mut out);
-        out
-    });
-    (child, reader)
-}
-
-/// `who` saw events (revision, key) in strictly increasing revisions, and
-/// every acknowledged write among them at its revision.
-fn assert_saw_every_write(who: &str, seen: &[(i64, String)], acked: &[(String, i64)]) {
-    assert!(
-        seen.windows(2).all(|w| w[0].0 < w[1].0),
-        "{who} saw revisions out of order or twice"
-    );
-    let keys: std::collections::HashMap<&str, i64> =
-        seen.iter().map(|(rev, key)| (key.as_str(), *rev)).collect();
-    for (key, rev) in acked {
-        assert_eq!(
-            keys.get(key.as_str()),
-            Some(rev),
-            "{who} missed {key}@{rev}; it saw {:?}",
-            seen.iter()
-                .filter(|(r, _)| (r - rev).abs() < 6)
-                .collect::<Vec<_>>()
-        );
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -22,7 +22,10 @@ use std::time::{Duration, Instant};
 
 use etcd_client::{Client, GetOptions};
 
-use common::{HARK, find_on_path, free_port, go_clientv3_watcher, logs, ready, spawn_binary};
+use common::{
+    HARK, assert_saw_every_write, clientv3_watch_events, etcdctl_watch_events, find_on_path,
+    free_port, go_clientv3_watcher, logs, ready, spawn_binary, spawn_printing,
+};
 
 struct Member {
     client: String,
@@ -48,36 +51,6 @@ fn old_build() -> Option<PathBuf> {
             );
             None
         }
-    }
-}
-
-/// Starts `command` with its stdout read as it prints.
-fn spawn_printing(command: &mut Command) -> (Child, std::thread::JoinHandle<String>) {
-    let mut child = command.stdout(Stdio::piped()).spawn().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut out = String::new();
-        let _ = std::io::Read::read_to_string(&mut stdout, &mut out);
-        out
-    });
-    (child, reader)
-}
-
-/// `who` saw strictly increasing revisions (nothing twice), and every
-/// acknowledged write at its revision.
-fn assert_saw_every_write(who: &str, seen: &[(i64, String)], acked: &[(String, i64)]) {
-    assert!(
-        seen.windows(2).all(|w| w[0].0 < w[1].0),
-        "{who} saw revisions out of order or twice"
-    );
-    let keys: std::collections::HashMap<&str, i64> =
-        seen.iter().map(|(rev, key)| (key.as_str(), *rev)).collect();
-    for (key, rev) in acked {
-        assert_eq!(
-            keys.get(key.as_str()),
-            Some(rev),
-            "{who} missed {key}@{rev}"
-        );
     }
 }
 
@@ -281,20 +254,7 @@ async fn members_replaced_one_at_a_time_by_the_new_build_lose_nothing() {
     if let Some((mut child, reader)) = etcdctl_watch {
         let _ = child.kill();
         let _ = child.wait();
-        use base64::Engine;
-        let mut events = Vec::new();
-        for line in reader.join().unwrap().lines() {
-            let resp: serde_json::Value = serde_json::from_str(line).unwrap();
-            for e in resp["Events"].as_array().into_iter().flatten() {
-                let key = base64::engine::general_purpose::STANDARD
-                    .decode(e["kv"]["key"].as_str().unwrap())
-                    .unwrap();
-                events.push((
-                    e["kv"]["mod_revision"].as_i64().unwrap(),
-                    String::from_utf8(key).unwrap(),
-                ));
-            }
-        }
+        let events = etcdctl_watch_events(&reader.join().unwrap());
         assert_saw_every_write("etcdctl's watch", &events, &acked);
     }
     if let Some((mut child, reader)) = go_watch {
@@ -304,15 +264,7 @@ async fn members_replaced_one_at_a_time_by_the_new_build_lose_nothing() {
         );
         let _ = child.kill();
         let _ = child.wait();
-        let printed = reader.join().unwrap();
-        let mut lines = printed.lines();
-        assert_eq!(lines.next(), Some("READY"), "{printed}");
-        let events: Vec<(i64, String)> = lines
-            .map(|l| {
-                let (rev, key) = l.split_once(' ').unwrap();
-                (rev.parse().unwrap(), key.to_string())
-            })
-            .collect();
+        let events = clientv3_watch_events(&reader.join().unwrap());
         assert_saw_every_write("clientv3's watch", &events, &acked);
     }
 

@@ -283,3 +283,72 @@ pub fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Starts `command` with its stdout read as it prints (a full pipe would
+/// stall a watcher): the child, and what it printed once it ends.
+pub fn spawn_printing(
+    command: &mut std::process::Command,
+) -> (Child, std::thread::JoinHandle<String>) {
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut out = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut out);
+        out
+    });
+    (child, reader)
+}
+
+/// `who` saw events (revision, key) in strictly increasing revisions, and
+/// every acknowledged write among them at its revision.
+pub fn assert_saw_every_write(who: &str, seen: &[(i64, String)], acked: &[(String, i64)]) {
+    assert!(
+        seen.windows(2).all(|w| w[0].0 < w[1].0),
+        "{who} saw revisions out of order or twice"
+    );
+    let keys: std::collections::HashMap<&str, i64> =
+        seen.iter().map(|(rev, key)| (key.as_str(), *rev)).collect();
+    for (key, rev) in acked {
+        assert_eq!(
+            keys.get(key.as_str()),
+            Some(rev),
+            "{who} missed {key}@{rev}; it saw {:?}",
+            seen.iter()
+                .filter(|(r, _)| (r - rev).abs() < 6)
+                .collect::<Vec<_>>()
+        );
+    }
+}
+
+/// The (revision, key) of each event `etcdctl watch -w json` printed.
+pub fn etcdctl_watch_events(printed: &str) -> Vec<(i64, String)> {
+    use base64::Engine;
+    let mut events = Vec::new();
+    for line in printed.lines() {
+        let resp: serde_json::Value = serde_json::from_str(line).unwrap();
+        for e in resp["Events"].as_array().into_iter().flatten() {
+            let rev = e["kv"]["mod_revision"].as_i64().unwrap();
+            let key = base64::engine::general_purpose::STANDARD
+                .decode(e["kv"]["key"].as_str().unwrap())
+                .unwrap();
+            events.push((rev, String::from_utf8(key).unwrap()));
+        }
+    }
+    events
+}
+
+/// The (revision, key) of each event the clientv3 watcher
+/// (`tests/clientv3/watch.go`) printed after its `READY` line.
+pub fn clientv3_watch_events(printed: &str) -> Vec<(i64, String)> {
+    let mut lines = printed.lines();
+    assert_eq!(lines.next(), Some("READY"), "{printed}");
+    lines
+        .map(|l| {
+            let (rev, key) = l.split_once(' ').unwrap();
+            (rev.parse().unwrap(), key.to_string())
+        })
+        .collect()
+}
