@@ -252,6 +252,33 @@ pub(crate) async fn current_revision(c: &Client) -> Result<i64, String> {
 }
 
 /// Percentile of microsecond samples, in milliseconds.
+/// The disk's own latency for what a replicated write waits on: `n`
+/// 256-byte writes to one place in a file under `dir`, each followed by
+/// `fdatasync`, timed one by one (µs, sorted). Measured in the run it sits
+/// beside, on the filesystem of the servers' data dirs (the temp dir), so a
+/// put's latency can be read as a multiple of one fsync.
+pub(crate) fn fsync_latencies(dir: &std::path::Path, n: usize) -> Result<Vec<u64>, String> {
+    use std::io::{Seek, SeekFrom, Write};
+    let path = dir.join(format!("hark-loadtest-fsync-{}", std::process::id()));
+    let mut file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let block = [0x5au8; 256];
+    let mut lat = Vec::with_capacity(n);
+    let result = (|| {
+        for _ in 0..n {
+            let started = Instant::now();
+            file.seek(SeekFrom::Start(0))?;
+            file.write_all(&block)?;
+            file.sync_data()?;
+            lat.push(started.elapsed().as_micros() as u64);
+        }
+        Ok::<_, std::io::Error>(())
+    })();
+    let _ = std::fs::remove_file(&path);
+    result.map_err(|e| format!("timing fsync in {}: {e}", dir.display()))?;
+    lat.sort_unstable();
+    Ok(lat)
+}
+
 pub(crate) fn pct_ms(sorted: &[u64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -396,6 +423,18 @@ pub(crate) async fn joined<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fsync_timings_are_one_per_write_sorted_and_leave_no_file() {
+        let dir = std::env::temp_dir().join(format!("fsync-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let lat = fsync_latencies(&dir, 20).unwrap();
+        assert_eq!(lat.len(), 20);
+        assert!(lat.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        std::fs::remove_dir(&dir).unwrap();
+        assert!(fsync_latencies(&dir.join("missing"), 1).is_err());
+    }
 
     #[test]
     fn the_sequence_check_counts_lost_and_duplicated_events() {

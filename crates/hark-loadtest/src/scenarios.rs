@@ -14,8 +14,8 @@ use bytes::Bytes;
 use hark_client::WatchOptions;
 
 use crate::harness::{
-    Combine, Metric, Options, Sequence, ServerCpu, clients, count, current_revision, joined, load,
-    metric, next_revision, on_own_thread, pct_ms, put_load,
+    Combine, Metric, Options, Sequence, ServerCpu, clients, count, current_revision,
+    fsync_latencies, joined, load, metric, next_revision, on_own_thread, pct_ms, put_load,
 };
 use crate::servers::rss_bytes;
 use crate::{lean_watch, stream_watchers};
@@ -58,12 +58,24 @@ pub async fn run(
 async fn put(o: &Options, endpoints: &[String], pid: Option<u32>) -> Result<Vec<Metric>, String> {
     let cs = clients(endpoints, o.conns).await?;
     let value = Bytes::from(vec![b'x'; o.value_size]);
+    // The physical floor of a durable put, timed in this run on the data
+    // dirs' filesystem before the load (not during it: the servers' own
+    // fsyncs would queue behind these).
+    let fsync = fsync_latencies(&std::env::temp_dir(), 300)?;
     let cpu = ServerCpu::start(pid);
     let (wall, lat) = put_load(&cs, o.clients, o.total, value, |i| format!("put/{i}")).await?;
+    let fsync_p50 = pct_ms(&fsync, 0.50);
     let mut out = vec![
         metric("puts/s", o.total as f64 / wall.as_secs_f64(), "ops/s"),
         metric("put p50", pct_ms(&lat, 0.50), "ms"),
         metric("put p99", pct_ms(&lat, 0.99), "ms"),
+        metric("disk fsync p50", fsync_p50, "ms"),
+        metric("disk fsync p99", pct_ms(&fsync, 0.99), "ms"),
+        metric(
+            "put p50 in fsyncs",
+            pct_ms(&lat, 0.50) / fsync_p50.max(0.001),
+            "x",
+        ),
     ];
     out.extend(cpu.per("server CPU per put", o.total as u64));
     Ok(out)
