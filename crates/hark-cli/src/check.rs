@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use clap::{Args, Subcommand};
 use hark_client::{Client, pb};
 use tokio::sync::{Mutex, mpsc};
@@ -40,6 +41,9 @@ pub(crate) struct PerfArgs {
     #[arg(long, default_value_t = 60)]
     duration: u64,
 }
+
+/// etcdctl's value: 1 KiB of zero bytes, shared by every put.
+static VALUE: [u8; 1024] = [0; 1024];
 
 /// One of etcdctl's load profiles: puts a second, and concurrent clients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,8 +176,7 @@ async fn perf(ctx: &Ctx, args: PerfArgs) -> Outcome {
         ));
     }
 
-    let progress = Progress::bytes("harkctl/check.rs", None);
-    progress.set_length(args.duration);
+    let progress = Progress::seconds("harkctl/check.rs", args.duration);
     progress.set_message("putting");
     let stats = run_load(
         &clients,
@@ -240,7 +243,7 @@ async fn run_load(
                 let key = queue.lock().await.recv().await;
                 let Some(key) = key else { return };
                 let sent = Instant::now();
-                let put = client.put(key, vec![0u8; 1024]).await;
+                let put = client.put(key, Bytes::from_static(&VALUE)).await;
                 let result = put
                     .map(|_| sent.elapsed().as_secs_f64())
                     .map_err(|e| e.to_string());

@@ -38,6 +38,16 @@ impl Progress {
         })
     }
 
+    /// A report for a command that runs `total` seconds.
+    pub(crate) fn seconds(caller: &'static str, total: u64) -> Progress {
+        Progress::with_bar(caller, || {
+            ProgressBar::new(total).with_style(
+                ProgressStyle::with_template("{msg} {wide_bar} {pos}/{len} s")
+                    .expect("a valid template"),
+            )
+        })
+    }
+
     /// A report for a command that counts no bytes: a spinner with the
     /// time taken and a message.
     pub(crate) fn spinner(caller: &'static str) -> Progress {
