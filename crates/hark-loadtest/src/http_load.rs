@@ -242,6 +242,13 @@ pub async fn gateway(
     Ok(out)
 }
 
+/// The body of `GET path` on `endpoint` (one connection, then closed).
+pub(crate) async fn get_text(endpoint: &str, path: &str) -> Result<String, String> {
+    let mut conn = Connection::open(endpoint).await?;
+    let body = conn.request("GET", path, "").await?;
+    String::from_utf8(body).map_err(|e| format!("GET {path}: {e}"))
+}
+
 /// The number in `name <n>` of a Prometheus text body.
 fn gauge(metrics: &str, name: &str) -> Option<f64> {
     metrics.lines().find_map(|l| {

@@ -13,6 +13,7 @@ mod scenarios;
 mod secure;
 mod servers;
 mod stream_watchers;
+mod write_stages;
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;

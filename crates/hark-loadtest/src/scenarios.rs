@@ -62,8 +62,11 @@ async fn put(o: &Options, endpoints: &[String], pid: Option<u32>) -> Result<Vec<
     // dirs' filesystem before the load (not during it: the servers' own
     // fsyncs would queue behind these).
     let fsync = fsync_latencies(&std::env::temp_dir(), 300)?;
+    let stages_before = crate::write_stages::read(endpoints).await;
     let cpu = ServerCpu::start(pid);
     let (wall, lat) = put_load(&cs, o.clients, o.total, value, |i| format!("put/{i}")).await?;
+    let cpu = cpu.per("server CPU per put", o.total as u64);
+    let stages_after = crate::write_stages::read(endpoints).await;
     let fsync_p50 = pct_ms(&fsync, 0.50);
     let mut out = vec![
         metric("puts/s", o.total as f64 / wall.as_secs_f64(), "ops/s"),
@@ -77,7 +80,11 @@ async fn put(o: &Options, endpoints: &[String], pid: Option<u32>) -> Result<Vec<
             "x",
         ),
     ];
-    out.extend(cpu.per("server CPU per put", o.total as u64));
+    out.extend(cpu);
+    out.extend(crate::write_stages::breakdown(
+        &stages_before,
+        &stages_after,
+    ));
     Ok(out)
 }
 

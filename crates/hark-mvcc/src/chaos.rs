@@ -19,6 +19,11 @@
 //!   the fix (`hark-raft`).
 //! - `log-append-unsynced`: the raft log reports appends durable without
 //!   syncing them (`hark-raft`); only a power loss shows it.
+//! - `apply-before-leader-durable`: the leader applies (and answers) an
+//!   entry before its own log has synced it (`hark-raft`; its syncs then
+//!   take 20 ms more, a slow disk).
+//! - `commit-before-leader-durable`: the commit index sent to followers is
+//!   not held back to what the leader has synced (`hark-raft`; slow disk too).
 //! - `limits-at-apply`: a committed txn is checked again at apply against
 //!   the member's own `--max-txn-ops` (the store), so members with
 //!   different limits apply different logs.

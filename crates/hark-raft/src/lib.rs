@@ -26,6 +26,7 @@
 
 mod admission;
 pub mod corruption;
+mod durability;
 pub mod format;
 #[cfg(test)]
 mod format_golden;
@@ -34,6 +35,7 @@ mod log_store;
 mod network;
 mod replica;
 mod service;
+mod stages;
 mod state_machine;
 mod transfer;
 mod types;

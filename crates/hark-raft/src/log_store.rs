@@ -1,12 +1,16 @@
 //! The raft log and vote in their own RocksDB, beside the store's.
 //!
-//! Each append (a batch of proposals: many writes) is written and fsynced in
-//! one RocksDB write before openraft is told the entries are durable
-//! (openraft's `LogFlushed` contract): one fsync per group of writes on a
-//! member. openraft 0.9 awaits each append's flush before the next, so the
-//! sync runs on the calling task (`block_in_place`): a hand-off to a sync
-//! thread and back only added latency. The store applies committed entries
-//! without syncing; a restart re-applies from its recorded log position.
+//! A leader's append of its own proposals (a batch of many writes) is
+//! written without sync and reported flushed at once, so openraft sends it
+//! to the followers while the member's sync thread makes it durable: the
+//! leader's fsync overlaps the followers'. [`crate::durability`] states why
+//! that keeps every commit on a majority's disks. Every other append (a
+//! follower's, or a member alone, where there is nothing to overlap) is
+//! written and fsynced in one RocksDB write before openraft is told
+//! (openraft's `LogFlushed` contract), on the calling task: a hand-off to a
+//! sync thread and back only added latency there. The store applies
+//! committed entries without syncing; a restart re-applies from its
+//! recorded log position.
 
 // openraft's traits return its `StorageError` (large); helpers return it too.
 #![allow(clippy::result_large_err)]
@@ -14,7 +18,8 @@
 use std::fmt::Debug;
 use std::ops::{Bound, RangeBounds};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use openraft::storage::{LogFlushed, LogState, RaftLogReader, RaftLogStorage};
@@ -23,6 +28,7 @@ use rocksdb::{
     ColumnFamilyDescriptor, DB, Direction, IteratorMode, Options, WriteBatch, WriteOptions,
 };
 
+use crate::durability::LogDurability;
 use crate::format::{LOG_FORMAT, decode_entry, encode_entry, upgrade_format_0_entry};
 use crate::types::{Entry, LogId, StorageError, TypeConfig, decode, encode};
 
@@ -49,6 +55,12 @@ struct Inner {
     fsync: bool,
     floor: PurgeFloor,
     alone: Alone,
+    durability: LogDurability,
+    /// The vote last saved, and this member's id once known: an append is
+    /// the leader's own (synced in the background) when its entries carry
+    /// the committed vote of this member.
+    vote: parking_lot::Mutex<Option<Vote<u64>>>,
+    member_id: AtomicU64,
     recent: parking_lot::Mutex<RecentEntries>,
     /// The newest committed id openraft reported, not yet written: it rides
     /// along with the next append (or the close) instead of costing a write
@@ -62,6 +74,7 @@ struct Inner {
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        self.durability.stop();
         if let Some(committed) = self.unsaved_committed.get_mut().take() {
             let cf = self.db.cf_handle(CF_STATE).expect("created on open");
             let _ = self.db.put_cf(cf, KEY_COMMITTED, encode(&committed));
@@ -225,14 +238,52 @@ impl LogStore {
             fsync,
             floor,
             alone,
+            durability: LogDurability::default(),
+            vote: Default::default(),
+            member_id: AtomicU64::new(0),
             recent: Default::default(),
             unsaved_committed: Default::default(),
             _open: hark_mvcc::backend::OpenDatabase::count(),
         });
         let log = LogStore { inner };
-        log.bring_to_current_format()
-            .map_err(|e| format!("the raft log in {}: {e}", path.display()))?;
+        let in_path = |e: String| format!("the raft log in {}: {e}", path.display());
+        log.bring_to_current_format().map_err(in_path)?;
+        // What a killed process left written but unsynced is on disk from here.
+        if fsync {
+            log.db()
+                .flush_wal(true)
+                .map_err(|e| in_path(e.to_string()))?;
+        }
+        let last = log.last_entry_id().map_err(|e| in_path(e.to_string()))?;
+        log.inner.durability.synced_through(last);
+        *log.inner.vote.lock() = log
+            .get_state(KEY_VOTE)
+            .map_err(|e| in_path(e.to_string()))?;
+        if let Some((member_id, _)) = log.identity().map_err(in_path)? {
+            log.inner.member_id.store(member_id, Ordering::Relaxed);
+        }
+        if fsync {
+            spawn_sync_thread(Arc::downgrade(&log.inner), log.inner.durability.clone())
+                .map_err(|e| in_path(format!("starting its sync thread: {e}")))?;
+        }
         Ok(log)
+    }
+
+    /// When entries are durable here (shared with the state machine and the
+    /// peer transport).
+    pub(crate) fn durability(&self) -> LogDurability {
+        self.inner.durability.clone()
+    }
+
+    /// Whether `first` (an append's first entry) is this member's own as the
+    /// leader of the vote it saved last.
+    fn leads(&self, first: &LogId) -> bool {
+        let member_id = self.inner.member_id.load(Ordering::Relaxed);
+        self.inner.vote.lock().is_some_and(|v| {
+            v.is_committed()
+                && v.leader_id().node_id == member_id
+                && *v.leader_id() == first.leader_id
+        })
     }
 
     /// Makes the log's format this build's: a log from before versioning has
@@ -295,6 +346,7 @@ impl LogStore {
         let mut batch = WriteBatch::default();
         batch.put_cf(self.cf(CF_LOGS), index_key(entry.log_id.index), &encoded);
         self.write(batch, true).map_err(|e| e.to_string())?;
+        self.inner.durability.synced_through(Some(entry.log_id));
         self.inner.recent.lock().push(entry, encoded.len());
         Ok(())
     }
@@ -303,7 +355,9 @@ impl LogStore {
     pub fn save_identity(&self, ids: (u64, u64)) -> Result<(), String> {
         let mut batch = WriteBatch::default();
         batch.put_cf(self.cf(CF_STATE), KEY_IDENTITY, encode(&ids));
-        self.write(batch, true).map_err(|e| e.to_string())
+        self.write(batch, true).map_err(|e| e.to_string())?;
+        self.inner.member_id.store(ids.0, Ordering::Relaxed);
+        Ok(())
     }
 
     /// How many entries the log holds in `from..=to`.
@@ -352,6 +406,63 @@ impl LogStore {
             .map_err(|e| StorageIOError::write_logs(&e).into())
     }
 
+    /// Writes `entries` at the end of the log (see the module doc for when
+    /// that syncs).
+    fn write_entries(
+        &self,
+        entries: impl IntoIterator<Item = Entry>,
+    ) -> Result<Appended, StorageError> {
+        let mut batch = WriteBatch::default();
+        let cf = self.cf(CF_LOGS);
+        let mut appended = Vec::new();
+        for entry in entries {
+            let encoded = encode_entry(&entry);
+            batch.put_cf(cf, index_key(entry.log_id.index), &encoded);
+            appended.push((entry, encoded.len()));
+        }
+        let (Some((first, _)), Some((last, _))) = (appended.first(), appended.last()) else {
+            return Ok(Appended::Synced);
+        };
+        let (first, last) = (first.log_id, last.log_id);
+        if let Some(committed) = self.inner.unsaved_committed.lock().take() {
+            batch.put_cf(self.cf(CF_STATE), KEY_COMMITTED, encode(&committed));
+        }
+        // A leader's own entries in a cluster: written now, synced by the
+        // sync thread while openraft replicates them (see the module doc).
+        let in_background = self.inner.fsync && !self.inner.alone.get() && self.leads(&first);
+        let sync = !in_background && !hark_mvcc::chaos::mutation("log-append-unsynced");
+        let started = Instant::now();
+        // The fsync blocks this thread; in a cluster a multi-threaded runtime
+        // moves its other tasks elsewhere meanwhile (tests run single-threaded
+        // ones). See `Alone` for a cluster of one.
+        let multi_threaded = tokio::runtime::Handle::current().runtime_flavor()
+            == tokio::runtime::RuntimeFlavor::MultiThread;
+        let written = if sync && multi_threaded && self.inner.fsync && !self.inner.alone.get() {
+            tokio::task::block_in_place(|| self.write(batch, sync))
+        } else {
+            self.write(batch, sync)
+        };
+        if sync && self.inner.fsync {
+            metrics::histogram!("etcd_disk_wal_fsync_duration_seconds")
+                .record(started.elapsed().as_secs_f64());
+        }
+        crate::stages::record("log_write", started);
+        written.map_err(|e| StorageIOError::write_logs(&e))?;
+        {
+            let mut recent = self.inner.recent.lock();
+            for (entry, bytes) in appended {
+                recent.push(entry, bytes);
+            }
+        }
+        Ok(if in_background {
+            self.inner.durability.written_unsynced(last);
+            Appended::SyncingInBackground
+        } else {
+            self.inner.durability.synced_through(Some(last));
+            Appended::Synced
+        })
+    }
+
     fn db(&self) -> &DB {
         &self.inner.db
     }
@@ -391,6 +502,45 @@ impl LogStore {
             }
         }
     }
+}
+
+/// The member's sync thread: syncs what leader appends wrote, one fsync for
+/// all written since the last. It holds the log only while syncing, so the
+/// log still closes when openraft drops it (the thread then ends).
+fn spawn_sync_thread(log: Weak<Inner>, durability: LogDurability) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("hark-log-sync".into())
+        .spawn(move || {
+            while let Some(job) = durability.next_job() {
+                let Some(inner) = log.upgrade() else { return };
+                let started = Instant::now();
+                // The two mutations that break the durability rules run on
+                // a slow disk, where breaking them has a window to show.
+                if hark_mvcc::chaos::mutation("apply-before-leader-durable")
+                    || hark_mvcc::chaos::mutation("commit-before-leader-durable")
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                let synced = inner.db.flush_wal(true).map_err(|e| e.to_string());
+                metrics::histogram!("etcd_disk_wal_fsync_duration_seconds")
+                    .record(started.elapsed().as_secs_f64());
+                if let Err(e) = &synced {
+                    tracing::error!(error = %e, "syncing the raft log failed");
+                }
+                drop(inner);
+                durability.job_done(job, synced);
+            }
+        })
+        .map(drop)
+}
+
+/// How an append reached the disk.
+#[derive(Debug, PartialEq, Eq)]
+enum Appended {
+    /// Synced before the append returned (or fsync is off).
+    Synced,
+    /// Written; the sync thread syncs it (a leader's own entries).
+    SyncingInBackground,
 }
 
 fn index_key(index: u64) -> [u8; 8] {
@@ -469,7 +619,9 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         batch.put_cf(self.cf(CF_STATE), KEY_VOTE, encode(vote));
         // A vote must survive a crash before it is sent: synced here.
         self.write(batch, true)
-            .map_err(|e| StorageIOError::write_vote(&e).into())
+            .map_err(|e| StorageIOError::write_vote(&e))?;
+        *self.inner.vote.lock() = Some(*vote);
+        Ok(())
     }
 
     async fn read_vote(&mut self) -> Result<Option<Vote<u64>>, StorageError> {
@@ -501,40 +653,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         I: IntoIterator<Item = Entry> + Send,
         I::IntoIter: Send,
     {
-        let mut batch = WriteBatch::default();
-        let cf = self.cf(CF_LOGS);
-        let mut appended = Vec::new();
-        for entry in entries {
-            let encoded = encode_entry(&entry);
-            batch.put_cf(cf, index_key(entry.log_id.index), &encoded);
-            appended.push((entry, encoded.len()));
-        }
-        if let Some(committed) = self.inner.unsaved_committed.lock().take() {
-            batch.put_cf(self.cf(CF_STATE), KEY_COMMITTED, encode(&committed));
-        }
-        let started = Instant::now();
-        // The fsync blocks this thread; in a cluster a multi-threaded runtime
-        // moves its other tasks elsewhere meanwhile (tests run single-threaded
-        // ones). See `Alone` for a cluster of one.
-        let multi_threaded = tokio::runtime::Handle::current().runtime_flavor()
-            == tokio::runtime::RuntimeFlavor::MultiThread;
-        let sync = !hark_mvcc::chaos::mutation("log-append-unsynced");
-        let written = if multi_threaded && self.inner.fsync && !self.inner.alone.get() {
-            tokio::task::block_in_place(|| self.write(batch, sync))
-        } else {
-            self.write(batch, sync)
-        };
-        if self.inner.fsync {
-            metrics::histogram!("etcd_disk_wal_fsync_duration_seconds")
-                .record(started.elapsed().as_secs_f64());
-        }
-        written.map_err(|e| StorageIOError::write_logs(&e))?;
-        {
-            let mut recent = self.inner.recent.lock();
-            for (entry, bytes) in appended {
-                recent.push(entry, bytes);
-            }
-        }
+        self.write_entries(entries)?;
         callback.log_io_completed(Ok(()));
         Ok(())
     }
@@ -549,7 +668,10 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         );
         // Entries a new leader overwrote must not come back after a crash.
         self.write(batch, true)
-            .map_err(|e| StorageIOError::write_logs(&e).into())
+            .map_err(|e| StorageIOError::write_logs(&e))?;
+        let last = self.last_entry_id()?;
+        self.inner.durability.truncated(last);
+        Ok(())
     }
 
     async fn purge(&mut self, log_id: LogId) -> Result<(), StorageError> {
@@ -570,6 +692,89 @@ mod tests {
 
     fn log_id(index: u64) -> LogId {
         LogId::new(CommittedLeaderId::new(2, 1), index)
+    }
+
+    fn blank_of(leader: (u64, u64), index: u64) -> Entry {
+        Entry {
+            log_id: LogId::new(CommittedLeaderId::new(leader.0, leader.1), index),
+            payload: EntryPayload::Blank,
+        }
+    }
+
+    /// Member 1's synced log (fsync on), in a cluster, with `vote` saved.
+    async fn member_1_log(dir: &std::path::Path, vote: Vote<u64>) -> LogStore {
+        let mut log = LogStore::open(dir, true, PurgeFloor::default(), Alone::default()).unwrap();
+        log.save_identity((1, 7)).unwrap();
+        log.save_vote(&vote).await.unwrap();
+        log
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_leaders_own_entries_are_synced_in_the_background_and_then_durable() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = member_1_log(dir.path(), Vote::new_committed(3, 1)).await;
+        let durability = log.durability();
+        let appended = log
+            .write_entries([blank_of((3, 1), 1), blank_of((3, 1), 2)])
+            .unwrap();
+        assert_eq!(appended, Appended::SyncingInBackground);
+        // The sync thread makes them durable without another append.
+        tokio::time::timeout(std::time::Duration::from_secs(10), durability.wait(2))
+            .await
+            .expect("the sync thread synced the append")
+            .unwrap();
+        assert_eq!(durability.durable_index(), 2);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn every_other_append_is_synced_before_it_returns() {
+        // A follower of member 2, term 3.
+        let dir = tempfile::tempdir().unwrap();
+        let log = member_1_log(dir.path(), Vote::new_committed(3, 2)).await;
+        let appended = log.write_entries([blank_of((3, 2), 1)]).unwrap();
+        assert_eq!(appended, Appended::Synced);
+        assert_eq!(log.durability().durable_index(), 1);
+        // Its own entries of an earlier term, sent back by a later leader.
+        let appended = log.write_entries([blank_of((2, 1), 2)]).unwrap();
+        assert_eq!(appended, Appended::Synced);
+        drop(log);
+
+        // A candidate (vote not committed) and a member alone.
+        let dir = tempfile::tempdir().unwrap();
+        let log = member_1_log(dir.path(), Vote::new(4, 1)).await;
+        assert_eq!(
+            log.write_entries([blank_of((4, 1), 1)]).unwrap(),
+            Appended::Synced
+        );
+        drop(log);
+        let dir = tempfile::tempdir().unwrap();
+        let log = member_1_log(dir.path(), Vote::new_committed(4, 1)).await;
+        log.inner.alone.set(true);
+        assert_eq!(
+            log.write_entries([blank_of((4, 1), 1)]).unwrap(),
+            Appended::Synced
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_reopened_log_is_durable_to_its_end_and_knows_its_leadership() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = member_1_log(dir.path(), Vote::new_committed(3, 1)).await;
+        log.write_entries([blank_of((3, 1), 1), blank_of((3, 1), 2)])
+            .unwrap();
+        // The sync thread may hold the log a moment longer, mid-sync.
+        let closed = log.closed_probe();
+        drop(log);
+        while !closed() {
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+        let log =
+            LogStore::open(dir.path(), true, PurgeFloor::default(), Alone::default()).unwrap();
+        assert_eq!(log.durability().durable_index(), 2);
+        assert_eq!(
+            log.write_entries([blank_of((3, 1), 3)]).unwrap(),
+            Appended::SyncingInBackground
+        );
     }
 
     fn store_with_entries(dir: &std::path::Path, floor: &PurgeFloor, indexes: &[u64]) -> LogStore {

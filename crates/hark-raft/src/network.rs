@@ -31,6 +31,7 @@ use tokio::net::{TcpSocket, TcpStream};
 use tonic::transport::{Channel, Endpoint};
 
 use crate::admission::Caller;
+use crate::durability::LogDurability;
 use crate::types::{MemberInfo, TypeConfig, decode, encode};
 
 /// How long a peer has to accept a connection (and, with TLS, finish its
@@ -307,6 +308,9 @@ pub struct Network {
     pub(crate) health: PeerHealth,
     /// This member, as it names itself to the others.
     pub(crate) caller: Caller,
+    /// What of this member's log is on disk: the commit index sent to
+    /// followers is held back to it (see [`crate::durability`]).
+    pub(crate) durability: LogDurability,
 }
 
 impl RaftNetworkFactory<TypeConfig> for Network {
@@ -319,6 +323,7 @@ impl RaftNetworkFactory<TypeConfig> for Network {
             heartbeat: self.heartbeat,
             health: self.health.clone(),
             caller: self.caller,
+            durability: self.durability.clone(),
         }
     }
 }
@@ -330,6 +335,7 @@ pub struct Connection {
     heartbeat: Duration,
     health: PeerHealth,
     caller: Caller,
+    durability: LogDurability,
 }
 
 impl Connection {
@@ -393,9 +399,10 @@ fn peer_unreachable(status: &tonic::Status) -> bool {
 impl RaftNetwork<TypeConfig> for Connection {
     async fn append_entries(
         &mut self,
-        rpc: AppendEntriesRequest<TypeConfig>,
+        mut rpc: AppendEntriesRequest<TypeConfig>,
         option: RPCOption,
     ) -> Result<AppendEntriesResponse<u64>, RPCError<u64, MemberInfo, RaftError<u64>>> {
+        rpc.leader_commit = self.durability.clamp_commit(rpc.leader_commit);
         let entries = rpc.entries.len();
         let request = encode(&rpc);
         if entries > 1 && request.len() > APPEND_BYTES {
@@ -404,7 +411,12 @@ impl RaftNetwork<TypeConfig> for Connection {
                 PayloadTooLarge::new_entries_hint(hint),
             ));
         }
-        self.send(Method::AppendEntries, request, &option).await
+        let started = std::time::Instant::now();
+        let answer = self.send(Method::AppendEntries, request, &option).await;
+        if entries > 0 {
+            crate::stages::record("replicate", started);
+        }
+        answer
     }
 
     /// After an unreachable peer: retry soon (a peer back from a restart is

@@ -12,6 +12,7 @@ use openraft::{EntryPayload, RaftSnapshotBuilder, StorageIOError};
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
+use crate::durability::LogDurability;
 use crate::log_store::PurgeFloor;
 use crate::types::{
     Command, LogId, SnapshotMeta, StorageError, StoredMembership, TypeConfig, decode, encode,
@@ -62,6 +63,9 @@ pub struct StateMachine {
     snapshot_files: SnapshotFiles,
     member_id: u64,
     pending: Arc<Pending>,
+    /// An entry is applied (and its write answered) only once it is on this
+    /// member's disk: see [`crate::durability`].
+    durability: LogDurability,
     /// The membership in force, encoded once (it is recorded with every entry).
     membership: StoredMembership,
     membership_bytes: Vec<u8>,
@@ -91,6 +95,7 @@ impl StateMachine {
         pending: Arc<Pending>,
         snapshots: std::path::PathBuf,
         purge_floor: PurgeFloor,
+        durability: LogDurability,
     ) -> Result<Self, String> {
         std::fs::create_dir_all(&snapshots)
             .map_err(|e| format!("creating {}: {e}", snapshots.display()))?;
@@ -117,6 +122,7 @@ impl StateMachine {
             snapshot_files: SnapshotFiles::default(),
             member_id,
             pending,
+            durability,
             membership_bytes: encode(&membership),
             membership,
         })
@@ -149,6 +155,18 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         I: IntoIterator<Item = openraft::Entry<TypeConfig>> + Send,
         I::IntoIter: Send,
     {
+        let entries: Vec<_> = entries.into_iter().collect();
+        if let Some(last) = entries.last()
+            && !hark_mvcc::chaos::mutation("apply-before-leader-durable")
+        {
+            let waiting = std::time::Instant::now();
+            self.durability
+                .wait(last.log_id.index)
+                .await
+                .map_err(|e| StorageIOError::write_logs(&std::io::Error::other(e)))?;
+            crate::stages::record("durable_wait", waiting);
+        }
+        let applying = std::time::Instant::now();
         let mut applied = Vec::new();
         let mut last_index = None;
         let failed: Arc<Mutex<Option<(LogId, hark_mvcc::Error)>>> = Arc::default();
@@ -223,6 +241,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         if rx.await.is_err() {
             return Err(StorageIOError::write_state_machine(&hark_mvcc::Error::Closed).into());
         }
+        crate::stages::record("apply", applying);
         if let Some((log_id, e)) = failed.lock().take() {
             return Err(StorageIOError::apply(log_id, &e).into());
         }
@@ -553,6 +572,7 @@ mod tests {
             pending.clone(),
             dir.path().join("snapshots"),
             PurgeFloor::default(),
+            LogDurability::all_durable(),
         )
         .unwrap();
         let revoke = || Command::WriteInTerm {
@@ -591,6 +611,7 @@ mod tests {
             Arc::new(Pending::default()),
             dir.join("snapshots"),
             PurgeFloor::default(),
+            LogDurability::all_durable(),
         )
         .unwrap();
         for i in 0..entries {

@@ -38,7 +38,9 @@ mod transfer;
 
 pub use membership::MembershipChange;
 
-type ProposalQueue = mpsc::Sender<(Proposal, oneshot::Sender<Proposed>)>;
+/// A proposal, where its answer goes, and when it was queued.
+type Queued = (Proposal, oneshot::Sender<Proposed>, std::time::Instant);
+type ProposalQueue = mpsc::Sender<Queued>;
 
 /// What the leader does with requests forwarded to it by
 /// [`Replica::forward_to_leader`] (set by the layer above the log).

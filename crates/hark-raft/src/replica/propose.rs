@@ -11,8 +11,9 @@ use openraft::error::RaftError;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use super::{Replica, ReplicaError};
+use super::{Queued, Replica, ReplicaError};
 use crate::network::{Method, never_sent, refused};
+use crate::stages;
 use crate::state_machine::Pending;
 use crate::types::{Batch, Command, Proposal, Proposed};
 
@@ -39,12 +40,15 @@ pub(super) const PROPOSAL_QUEUE: usize = 8192;
 /// one log entry: a log fsync then serves many writes. One batch at a time
 /// per member (two or three in flight made smaller batches, more fsyncs and
 /// fewer writes per second, measured again with the inline sync of a cluster
-/// of one: 6.3 writes per entry instead of 8.4, no faster). Before giving
-/// up on an empty queue it yields twice, so handlers whose requests have
-/// just arrived can join the batch (8.4 writes per entry instead of 7.5).
+/// of one: 6.3 writes per entry instead of 8.4, no faster; in a cluster,
+/// with the leader's sync in the background, four in flight moved the wait
+/// from the queue into raft's replication and were no faster either: see
+/// docs/benchmarks.md). Before giving up on an empty queue it yields twice,
+/// so handlers whose requests have just arrived can join the batch (8.4
+/// writes per entry instead of 7.5).
 pub(super) async fn run_proposer(
     replica: std::sync::Weak<Replica>,
-    mut queue: mpsc::Receiver<(Proposal, oneshot::Sender<Proposed>)>,
+    mut queue: mpsc::Receiver<Queued>,
 ) {
     while let Some(first) = queue.recv().await {
         let mut weight = first.0.weight();
@@ -66,8 +70,16 @@ pub(super) async fn run_proposer(
         let Some(replica) = replica.upgrade() else {
             return;
         };
-        let (proposals, answers): (Vec<Proposal>, Vec<_>) = batch.into_iter().unzip();
+        let mut proposals = Vec::with_capacity(batch.len());
+        let mut answers = Vec::with_capacity(batch.len());
+        for (proposal, answer, queued) in batch {
+            stages::record("queue", queued);
+            proposals.push(proposal);
+            answers.push(answer);
+        }
+        let started = std::time::Instant::now();
         let outcomes = replica.propose_batch(Batch { proposals }).await;
+        stages::record("batch", started);
         drop(replica);
         for (answer, outcome) in answers.into_iter().zip(outcomes) {
             let _ = answer.send(outcome);
@@ -99,7 +111,9 @@ impl Replica {
     }
 
     async fn propose(&self, command: Command) -> Result<WriteResponse, ReplicaError> {
+        let started = std::time::Instant::now();
         let result = self.propose_and_wait(command).await;
+        stages::record("write", started);
         // etcd's failed proposals: not appended, or no answer in time. A
         // request the store refused at apply was committed and applied.
         if matches!(&result, Err(e) if !matches!(e, ReplicaError::Store(_))) {
@@ -131,8 +145,12 @@ impl Replica {
         // batch's outcome (openraft answers the batch after its whole apply).
         loop {
             let (tx, rx) = oneshot::channel();
-            match tokio::time::timeout_at(deadline, self.proposals.send((proposal.clone(), tx)))
-                .await
+            match tokio::time::timeout_at(
+                deadline,
+                self.proposals
+                    .send((proposal.clone(), tx, std::time::Instant::now())),
+            )
+            .await
             {
                 Err(_) => return Err(ReplicaError::Timeout),
                 Ok(Err(_)) => return Err(ReplicaError::Stopped),
@@ -210,7 +228,8 @@ impl Replica {
         let mut answers = Vec::with_capacity(batch.proposals.len());
         for proposal in batch.proposals {
             let (tx, rx) = oneshot::channel();
-            if self.proposals.send((proposal, tx)).await.is_err() {
+            let queued = std::time::Instant::now();
+            if self.proposals.send((proposal, tx, queued)).await.is_err() {
                 answers.push(None);
             } else {
                 answers.push(Some(rx));

@@ -3,8 +3,8 @@
 //! crash interrupted finished, raft started, and the member's own tasks.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hark_mvcc::Store;
@@ -16,6 +16,7 @@ use tokio::time::Instant;
 use super::propose::{PROPOSAL_QUEUE, run_proposer};
 use super::{Join, Replica, ReplicaConfig, ReplicaDirs};
 use crate::admission::{Caller, Vouches};
+use crate::durability::LogDurability;
 use crate::log_store::{Alone, LogStore, PurgeFloor};
 use crate::network::{Method, Network, PeerChannels, PeerHealth, call};
 use crate::state_machine::{Pending, StateMachine, decode_position, finish_interrupted_install};
@@ -99,12 +100,14 @@ impl Replica {
         };
         let pending = Arc::new(Pending::default());
         let hashed = store.clone();
+        let durability = log.durability();
         let mut state_machine = StateMachine::new(
             store,
             config.member_id,
             pending.clone(),
             dirs.snapshots.clone(),
             purge_floor,
+            durability.clone(),
         )?;
         // Killed after a snapshot install reached the store but before its
         // meta was written: the store is past the whole log and no snapshot
@@ -137,6 +140,7 @@ impl Replica {
                 member_id: config.member_id,
                 cluster_id: config.cluster_id,
             },
+            durability: durability.clone(),
         };
         let raft = Raft::new(
             config.member_id,
@@ -188,6 +192,10 @@ impl Replica {
             hashes_held: config.initial_corruption_check.into(),
         });
         tokio::spawn(run_proposer(Arc::downgrade(&replica), queue));
+        tokio::spawn(release_held_back_commits(
+            Arc::downgrade(&replica),
+            durability,
+        ));
         tokio::spawn(follow_server_metrics(
             raft_server_metrics,
             config.member_id,
@@ -199,6 +207,19 @@ impl Replica {
             let _ = replica.raft.trigger().elect().await;
         }
         Ok(replica)
+    }
+}
+
+/// A commit index held back from the followers (the leader's own copy was
+/// not yet on disk) reaches them as soon as it is, in a heartbeat, instead
+/// of with the next append or the next scheduled heartbeat. Ends with the
+/// log.
+async fn release_held_back_commits(replica: Weak<Replica>, durability: LogDurability) {
+    while durability.held_back_then_durable().await {
+        let Some(replica) = replica.upgrade() else {
+            return;
+        };
+        let _ = replica.raft.trigger().heartbeat().await;
     }
 }
 
