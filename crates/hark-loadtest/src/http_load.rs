@@ -250,7 +250,7 @@ pub(crate) async fn get_text(endpoint: &str, path: &str) -> Result<String, Strin
 }
 
 /// The number in `name <n>` of a Prometheus text body.
-fn gauge(metrics: &str, name: &str) -> Option<f64> {
+pub(crate) fn gauge(metrics: &str, name: &str) -> Option<f64> {
     metrics.lines().find_map(|l| {
         let rest = l.strip_prefix(name)?.strip_prefix(' ')?;
         rest.trim().parse().ok()

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::harness::{Metric, metric};
-use crate::http_load::get_text;
+use crate::http_load::{gauge, get_text};
 
 const SERIES: &str = "hark_raft_write_stage_seconds";
 
@@ -33,12 +33,11 @@ pub(crate) async fn read(endpoints: &[String]) -> Vec<MemberStages> {
 }
 
 fn parse(body: &str) -> MemberStages {
-    let mut m = MemberStages::default();
+    let mut m = MemberStages {
+        leader: gauge(body, "etcd_server_is_leader") == Some(1.0),
+        ..Default::default()
+    };
     for line in body.lines() {
-        if let Some(v) = line.strip_prefix("etcd_server_is_leader ") {
-            m.leader = v.trim() == "1";
-            continue;
-        }
         let Some(rest) = line.strip_prefix(SERIES) else {
             continue;
         };

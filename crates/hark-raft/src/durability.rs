@@ -188,22 +188,23 @@ impl LogDurability {
     /// durable one are committed too: the log is one sequence.
     pub(crate) fn clamp_commit(&self, committed: Option<LogId>) -> Option<LogId> {
         let committed = committed?;
-        if hark_mvcc::chaos::mutation("commit-before-leader-durable") {
+        let durable_covers = |d: Option<LogId>| d.is_some_and(|d| d.index >= committed.index);
+        if durable_covers(self.shared.durable.borrow().last)
+            || hark_mvcc::chaos::mutation("commit-before-leader-durable")
+        {
             return Some(committed);
         }
-        // Under the sync lock, so a sync finishing now either is seen here or
+        // Held back: under the sync lock, so a sync finishing now either is seen here or
         // sees the held-back mark (and nudges).
         let _sync = self.shared.sync.lock();
         let durable = self.shared.durable.borrow().last;
-        match durable {
-            Some(d) if d.index >= committed.index => Some(committed),
-            _ => {
-                self.shared
-                    .held_back
-                    .fetch_max(committed.index, Ordering::Relaxed);
-                durable
-            }
+        if durable_covers(durable) {
+            return Some(committed);
         }
+        self.shared
+            .held_back
+            .fetch_max(committed.index, Ordering::Relaxed);
+        durable
     }
 
     /// Waits until a commit index held back from followers is durable here

@@ -47,5 +47,6 @@ pub use replica::{
     ReplicaConfig, ReplicaDirs, ReplicaError, ReplicaStatus,
 };
 pub use service::PeerService;
+pub use stages::WRITE_STAGE_SECONDS;
 pub use transfer::TransferStep;
 pub use types::{MemberInfo, decode_message, encode_message};

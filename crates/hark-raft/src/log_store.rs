@@ -429,15 +429,18 @@ impl LogStore {
         }
         // A leader's own entries in a cluster: written now, synced by the
         // sync thread while openraft replicates them (see the module doc).
-        let in_background = self.inner.fsync && !self.inner.alone.get() && self.leads(&first);
+        let in_cluster = self.inner.fsync && !self.inner.alone.get();
+        let in_background = in_cluster && self.leads(&first);
         let sync = !in_background && !hark_mvcc::chaos::mutation("log-append-unsynced");
         let started = Instant::now();
         // The fsync blocks this thread; in a cluster a multi-threaded runtime
         // moves its other tasks elsewhere meanwhile (tests run single-threaded
         // ones). See `Alone` for a cluster of one.
-        let multi_threaded = tokio::runtime::Handle::current().runtime_flavor()
-            == tokio::runtime::RuntimeFlavor::MultiThread;
-        let written = if sync && multi_threaded && self.inner.fsync && !self.inner.alone.get() {
+        let written = if sync
+            && in_cluster
+            && tokio::runtime::Handle::current().runtime_flavor()
+                == tokio::runtime::RuntimeFlavor::MultiThread
+        {
             tokio::task::block_in_place(|| self.write(batch, sync))
         } else {
             self.write(batch, sync)

@@ -18,7 +18,10 @@
 
 use std::time::Instant;
 
+/// The histogram's name (hark-server describes it and sets its buckets).
+pub const WRITE_STAGE_SECONDS: &str = "hark_raft_write_stage_seconds";
+
 pub(crate) fn record(stage: &'static str, started: Instant) {
-    metrics::histogram!("hark_raft_write_stage_seconds", "stage" => stage)
+    metrics::histogram!(WRITE_STAGE_SECONDS, "stage" => stage)
         .record(started.elapsed().as_secs_f64());
 }

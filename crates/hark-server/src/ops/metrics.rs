@@ -156,7 +156,7 @@ const COUNTERS: [(&str, &str); 11] = [
 /// `stages.rs` names them). Its stages take tens of microseconds to
 /// milliseconds, finer than etcd's disk buckets.
 const STAGE_HISTOGRAM: (&str, &str) = (
-    "hark_raft_write_stage_seconds",
+    hark_raft::WRITE_STAGE_SECONDS,
     "Time a write spends in each stage of the write path (label stage).",
 );
 
