@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use hark_client::Client;
 
-use crate::servers::cpu_seconds;
+use crate::servers::{cpu_seconds, machine_cpu_seconds};
 
 #[derive(Debug, Clone)]
 pub struct Metric {
@@ -48,15 +48,25 @@ pub(crate) fn count(name: &str, value: u64, unit: &'static str, combine: Combine
 
 /// The server's CPU time (user + system) since `start`, when its pid is known:
 /// a per-request cost that the machine's noise moves far less than throughput.
+/// Beside it, this load generator's own CPU and the whole machine's, which
+/// say whether a figure was bound by the machine's cores (with `--cluster`,
+/// every member and the load generator share them).
 pub(crate) struct ServerCpu {
     pid: Option<u32>,
     start: f64,
+    own_start: f64,
+    machine_start: Option<(f64, f64)>,
 }
 
 impl ServerCpu {
     pub(crate) fn start(pid: Option<u32>) -> ServerCpu {
         let start = pid.and_then(|p| cpu_seconds(p).ok()).unwrap_or(0.0);
-        ServerCpu { pid, start }
+        ServerCpu {
+            pid,
+            start,
+            own_start: cpu_seconds(std::process::id()).unwrap_or(0.0),
+            machine_start: machine_cpu_seconds().ok(),
+        }
     }
 
     /// Microseconds of server CPU per unit of work, as a metric (none without a pid).
@@ -67,6 +77,35 @@ impl ServerCpu {
             (now - self.start) * 1e6 / units.max(1) as f64,
             "us CPU",
         ))
+    }
+
+    /// The load generator's CPU and the whole machine's per `unit` (µs
+    /// each), and how busy the machine's cores were, since `start`.
+    pub(crate) fn machine(&self, unit: &str, units: u64) -> Vec<Metric> {
+        let per_unit = |seconds: f64| seconds * 1e6 / units.max(1) as f64;
+        let mut out = Vec::new();
+        if let Ok(own) = cpu_seconds(std::process::id()) {
+            out.push(metric(
+                &format!("load generator CPU per {unit}"),
+                per_unit(own - self.own_start),
+                "us CPU",
+            ));
+        }
+        if let (Some((busy0, total0)), Ok((busy, total))) =
+            (self.machine_start, machine_cpu_seconds())
+        {
+            out.push(metric(
+                &format!("machine CPU per {unit}"),
+                per_unit(busy - busy0),
+                "us CPU",
+            ));
+            out.push(metric(
+                "machine cores busy",
+                100.0 * (busy - busy0) / (total - total0).max(0.01),
+                "%",
+            ));
+        }
+        out
     }
 }
 
@@ -434,6 +473,26 @@ mod tests {
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
         std::fs::remove_dir(&dir).unwrap();
         assert!(fsync_latencies(&dir.join("missing"), 1).is_err());
+    }
+
+    #[test]
+    fn machine_figures_count_the_load_generators_own_work() {
+        let cpu = ServerCpu::start(None);
+        // Busy for a while on this thread: at least 50 ms of CPU.
+        let started = Instant::now();
+        let mut x = 1u64;
+        while started.elapsed() < Duration::from_millis(300) {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        let figures = cpu.machine("unit", 1);
+        let value = |name: &str| figures.iter().find(|m| m.name == name).map(|m| m.value);
+        let own = value("load generator CPU per unit").unwrap();
+        let machine = value("machine CPU per unit").unwrap();
+        let busy = value("machine cores busy").unwrap();
+        assert!(own >= 50_000.0, "{figures:?}");
+        assert!(machine >= own * 0.5, "{figures:?}");
+        assert!(busy > 0.0 && busy <= 100.0, "{figures:?}");
+        assert!(cpu.per("server", 1).is_none());
     }
 
     #[test]

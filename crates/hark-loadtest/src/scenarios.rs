@@ -65,6 +65,7 @@ async fn put(o: &Options, endpoints: &[String], pid: Option<u32>) -> Result<Vec<
     let stages_before = crate::write_stages::read(endpoints).await;
     let cpu = ServerCpu::start(pid);
     let (wall, lat) = put_load(&cs, o.clients, o.total, value, |i| format!("put/{i}")).await?;
+    let machine = cpu.machine("put", o.total as u64);
     let cpu = cpu.per("server CPU per put", o.total as u64);
     let stages_after = crate::write_stages::read(endpoints).await;
     let fsync_p50 = pct_ms(&fsync, 0.50);
@@ -81,6 +82,7 @@ async fn put(o: &Options, endpoints: &[String], pid: Option<u32>) -> Result<Vec<
         ),
     ];
     out.extend(cpu);
+    out.extend(machine);
     out.extend(crate::write_stages::breakdown(
         &stages_before,
         &stages_after,
@@ -326,6 +328,7 @@ async fn fanout(
         ),
     ];
     out.extend(cpu.per("server CPU per 1k events", delivered / 1000));
+    out.extend(cpu.machine("1k events", delivered / 1000));
     out.extend([
         count("events lost", lost, "events", Combine::Sum),
         count("events duplicated", dup, "events", Combine::Sum),

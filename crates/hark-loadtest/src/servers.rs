@@ -183,6 +183,29 @@ pub fn rss_bytes(pid: u32) -> Result<u64, String> {
         .ok_or_else(|| format!("no VmRSS for pid {pid}"))
 }
 
+/// The whole machine's CPU time, busy and in all, in seconds summed over
+/// its cores (Linux `/proc/stat`'s first line; idle and iowait count as not
+/// busy).
+pub fn machine_cpu_seconds() -> Result<(f64, f64), String> {
+    let stat =
+        std::fs::read_to_string("/proc/stat").map_err(|e| format!("reading /proc/stat: {e}"))?;
+    let ticks: Vec<u64> = stat
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("cpu "))
+        .ok_or("malformed /proc/stat")?
+        .split_whitespace()
+        .map_while(|t| t.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal (guest time is in user).
+    if ticks.len() < 8 {
+        return Err("malformed /proc/stat".into());
+    }
+    let total: u64 = ticks[..8].iter().sum();
+    let idle = ticks[3] + ticks[4];
+    Ok(((total - idle) as f64 / 100.0, total as f64 / 100.0))
+}
+
 /// CPU time (user + system) a process has used, in seconds (Linux `/proc`,
 /// counted in USER_HZ ticks, which are 100 Hz on x86 and ARM).
 pub fn cpu_seconds(pid: u32) -> Result<f64, String> {
