@@ -88,6 +88,16 @@ impl Node {
         self.replica.member_id()
     }
 
+    /// This member as a snapshot file records it.
+    pub fn snapshot_member(&self) -> hark_snapshot::Member {
+        hark_snapshot::Member {
+            id: self.member_id(),
+            name: self.name.clone(),
+            peer_urls: Vec::new(),
+            client_urls: self.client_urls.clone(),
+        }
+    }
+
     pub fn raft_term(&self) -> u64 {
         self.replica.term()
     }

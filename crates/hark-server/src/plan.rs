@@ -13,7 +13,9 @@ use hark_mvcc::StoreOptions;
 use hark_raft::{Join, MemberInfo, ReplicaConfig, ReplicaDirs};
 use hark_watch::WatchConfig;
 
-use crate::config::{ClusterPlan, ClusterState, Config, MAX_SUGGESTED_QUOTA_BYTES, Retention};
+use crate::config::{
+    BackupPlan, ClusterPlan, ClusterState, Config, MAX_SUGGESTED_QUOTA_BYTES, Retention,
+};
 use crate::listeners::{Bound, listen_urls, local_addrs};
 use crate::transport::tls::TlsSettings;
 
@@ -35,6 +37,8 @@ pub struct Plan {
     /// certificates are loaded.
     pub replica: ReplicaConfig,
     pub retention: Retention,
+    /// `--snapshot-schedule`: backups into a directory, if asked for.
+    pub backups: Option<BackupPlan>,
     pub limits: Limits,
     pub addrs: Addrs,
     /// The client, client-http and metrics listeners' TLS, if any of them is https://.
@@ -168,6 +172,7 @@ impl Plan {
                 ..replica_config(config, &cluster)
             },
             retention: config.retention()?,
+            backups: config.backups(&config.name)?,
             limits: Limits {
                 max_request_bytes: config.max_request_bytes,
                 max_message_bytes: config.max_request_bytes + GRPC_OVERHEAD_BYTES,

@@ -58,6 +58,24 @@ fn run(cmd: &mut Command) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Restores `snapshot` with etcd's `tool` (etcdutl 3.5, etcdctl 3.4) into
+/// `data`, as member `m` at `peer`.
+fn restore_for_etcd(tool: &Path, snapshot: &Path, data: &Path, peer: &str) {
+    run(Command::new(tool).args([
+        "snapshot",
+        "restore",
+        snapshot.to_str().unwrap(),
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--name",
+        "m",
+        "--initial-cluster",
+        &format!("m={peer}"),
+        "--initial-advertise-peer-urls",
+        peer,
+    ]));
+}
+
 /// A real etcd on loopback, killed on drop.
 struct Etcd {
     child: Child,
@@ -284,22 +302,12 @@ async fn a_hark_snapshot_restores_into_etcd_35_and_34() {
     let peer = format!("http://127.0.0.1:{}", free_port());
     let restore = |tool: &Path, label: &str| {
         let data = dir.path().join(format!("etcd{label}"));
-        run(Command::new(tool).args([
-            "snapshot",
-            "restore",
-            dir.path()
-                .join(format!("hark-{label}.db"))
-                .to_str()
-                .unwrap(),
-            "--data-dir",
-            data.to_str().unwrap(),
-            "--name",
-            "m",
-            "--initial-cluster",
-            &format!("m={peer}"),
-            "--initial-advertise-peer-urls",
+        restore_for_etcd(
+            tool,
+            &dir.path().join(format!("hark-{label}.db")),
+            &data,
             &peer,
-        ]));
+        );
         data
     };
     let restored35 = restore(&tools35[2], "35");
@@ -474,4 +482,108 @@ async fn a_damaged_or_truncated_snapshot_is_refused_before_anything_is_written()
     assert_eq!(restored.revision, 101);
     let again = hark_snapshot::restore(&file, &target, &opts).unwrap_err();
     assert!(matches!(again, hark_snapshot::Error::DataDirExists(_)));
+}
+
+/// The scheduled backups of one member: the names in `dir`, oldest first.
+fn scheduled_backups(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    found.retain(|p| {
+        let name = p.file_name().unwrap().to_string_lossy();
+        name.starts_with("default-") && name.ends_with(".db")
+    });
+    found.sort();
+    found
+}
+
+/// `--snapshot-schedule`: backups every second into `--snapshot-dir`, the
+/// oldest removed past `--snapshot-retention`, and the newest is an etcd
+/// snapshot that etcdutl restores and etcd 3.5 serves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scheduled_backups_keep_the_retention_and_restore_into_etcd() {
+    let Some(tools35) = tools(&["etcd-3.5", "etcdutl-3.5"]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let backups = dir.path().join("backups");
+    let hark = common::start(&[
+        "--snapshot-schedule",
+        "1s",
+        "--snapshot-retention",
+        "2",
+        "--snapshot-dir",
+        backups.to_str().unwrap(),
+    ])
+    .await;
+    let mut c = hark.client().await;
+    let mut revision = 0;
+    for i in 0..10 {
+        revision = c
+            .put(format!("k{i}"), format!("v{i}"), None)
+            .await
+            .unwrap()
+            .header()
+            .unwrap()
+            .revision();
+    }
+    // Every backup seen, until three were taken and one holds every write.
+    let mut seen = std::collections::BTreeSet::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let newest = loop {
+        let now = scheduled_backups(&backups);
+        assert!(
+            now.len() <= 3,
+            "more than the retention (and one being pruned): {now:?}"
+        );
+        seen.extend(now.iter().cloned());
+        if let Some(newest) = now.last()
+            && seen.len() >= 3
+            && hark_snapshot::status(newest).is_ok_and(|s| s.revision >= revision)
+        {
+            break newest.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "backups seen: {seen:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    hark.server.shutdown().await;
+    // A backup under way at shutdown finishes on its thread.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let left = scheduled_backups(&backups);
+    assert_eq!(left.len(), 2, "{left:?} of {seen:?}");
+    assert!(left.contains(&newest) || left[0] > newest, "{left:?}");
+    assert!(
+        seen.iter().take(seen.len() - 2).all(|old| !old.exists()),
+        "older backups left behind: {seen:?}"
+    );
+
+    let peer = format!("http://127.0.0.1:{}", free_port());
+    let data = dir.path().join("etcd");
+    restore_for_etcd(&tools35[1], &newest, &data, &peer);
+    let etcd = Etcd::start(&tools35[0], &data, "m").await;
+    let mut e = Client::connect([&etcd.endpoint], None).await.unwrap();
+    let got = e
+        .get("k", Some(GetOptions::new().with_prefix()))
+        .await
+        .unwrap();
+    assert_eq!(got.header().unwrap().revision(), revision);
+    let kvs: Vec<(String, String)> = got
+        .kvs()
+        .iter()
+        .map(|kv| {
+            (
+                kv.key_str().unwrap().to_string(),
+                kv.value_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String)> = (0..10)
+        .map(|i| (format!("k{i}"), format!("v{i}")))
+        .collect();
+    let mut want = want;
+    want.sort();
+    assert_eq!(kvs, want);
 }

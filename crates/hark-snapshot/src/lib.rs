@@ -13,12 +13,15 @@
 //!   a local file).
 //! * [`status`] is `etcdutl snapshot status`; [`restore`] builds a Hark data
 //!   dir from a snapshot either Hark or etcd saved.
+//! * [`schedule`]: backups on a schedule into a directory, each checked after
+//!   writing, the oldest beyond a retention removed.
 //!
 //! The bbolt file is written and read with the `bbolt-rs` crate; [`bolt`]
 //! holds the little of bbolt's format Hark reads itself (meta pages).
 
 pub mod bolt;
 mod read;
+pub mod schedule;
 pub mod schema;
 mod write;
 

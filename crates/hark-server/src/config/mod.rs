@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
+use hark_snapshot::schedule::{Backups, Schedule};
 
 pub mod command_line;
 pub mod config_file;
@@ -224,6 +225,22 @@ pub struct Config {
     #[arg(long, env = "HARK_AUTO_COMPACTION_RETENTION", default_value = "0")]
     pub auto_compaction_retention: String,
 
+    /// Back up this member's data on a schedule: an interval (`6h`, `30m`) or
+    /// a cron expression in UTC (`0 */6 * * *`; six fields with seconds
+    /// first). Each backup is an etcd snapshot file in --snapshot-dir, read
+    /// back and checked after writing. Empty: no scheduled backups.
+    #[arg(long, env = "HARK_SNAPSHOT_SCHEDULE", default_value = "")]
+    pub snapshot_schedule: String,
+
+    /// How many scheduled backups to keep; older ones are removed.
+    #[arg(long, env = "HARK_SNAPSHOT_RETENTION", default_value_t = 5,
+          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub snapshot_retention: u64,
+
+    /// Where scheduled backups go [default: DATA_DIR/backups].
+    #[arg(long, env = "HARK_SNAPSHOT_DIR")]
+    pub snapshot_dir: Option<PathBuf>,
+
     /// Interval of progress notifications to idle `progress_notify` watchers.
     #[arg(long = "experimental-watch-progress-notify-interval",
           alias = "watch-progress-notify-interval",
@@ -375,6 +392,13 @@ pub enum LogFormat {
     Console,
 }
 
+/// Scheduled backups (`--snapshot-schedule`): when, and where to.
+#[derive(Debug, Clone)]
+pub struct BackupPlan {
+    pub schedule: Schedule,
+    pub backups: Backups,
+}
+
 /// What auto-compaction keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Retention {
@@ -517,6 +541,37 @@ impl Config {
         }
     }
 
+    /// The scheduled backups asked for, if any.
+    pub fn backups(&self, member: &str) -> Result<Option<BackupPlan>, String> {
+        let raw = self.snapshot_schedule.trim();
+        if raw.is_empty() {
+            return Ok(None);
+        }
+        let schedule = match parse_go_duration(raw) {
+            Ok(every) if every.is_zero() => return Ok(None),
+            Ok(every) if every < Duration::from_secs(1) => {
+                return Err(format!(
+                    "invalid --snapshot-schedule {raw:?}: at least 1s apart"
+                ));
+            }
+            Ok(every) => Schedule::Every(every),
+            Err(_) => {
+                Schedule::cron(raw).map_err(|e| format!("invalid --snapshot-schedule: {e}"))?
+            }
+        };
+        Ok(Some(BackupPlan {
+            schedule,
+            backups: Backups {
+                dir: self
+                    .snapshot_dir
+                    .clone()
+                    .unwrap_or_else(|| self.data_dir().join("backups")),
+                member: member.to_string(),
+                keep: self.snapshot_retention as usize,
+            },
+        }))
+    }
+
     pub fn retention(&self) -> Result<Retention, String> {
         let raw = self.auto_compaction_retention.trim();
         let bad = || format!("invalid --auto-compaction-retention {raw:?}");
@@ -631,6 +686,43 @@ pub fn parse_go_duration(s: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn snapshot_schedule_takes_an_interval_or_cron() {
+        let plan = |args: &[&str]| {
+            let mut all = vec!["hark", "--name=m1"];
+            all.extend(args);
+            Config::try_parse_from(all).unwrap().backups("m1")
+        };
+        assert!(plan(&[]).unwrap().is_none());
+        assert!(plan(&["--snapshot-schedule=0s"]).unwrap().is_none());
+        let every = plan(&["--snapshot-schedule=6h"]).unwrap().unwrap();
+        assert!(matches!(every.schedule, Schedule::Every(d) if d == Duration::from_secs(6 * 3600)));
+        assert_eq!(every.backups.dir, PathBuf::from("m1.hark").join("backups"));
+        assert_eq!(every.backups.keep, 5);
+        assert_eq!(every.backups.member, "m1");
+        let cron = plan(&[
+            "--snapshot-schedule=0 */6 * * *",
+            "--snapshot-retention=3",
+            "--snapshot-dir=/backups",
+        ])
+        .unwrap()
+        .unwrap();
+        assert!(matches!(cron.schedule, Schedule::Cron(_)));
+        assert_eq!(cron.backups.dir, PathBuf::from("/backups"));
+        assert_eq!(cron.backups.keep, 3);
+        let err = plan(&["--snapshot-schedule=often"]).unwrap_err();
+        assert!(
+            err.starts_with("invalid --snapshot-schedule: invalid cron expression"),
+            "{err}"
+        );
+        assert!(
+            plan(&["--snapshot-schedule=500ms"])
+                .unwrap_err()
+                .contains("at least 1s")
+        );
+        assert!(Config::try_parse_from(["hark", "--snapshot-retention=0"]).is_err());
+    }
 
     #[test]
     fn flags_defaults_and_retention() {

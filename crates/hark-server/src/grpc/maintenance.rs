@@ -283,12 +283,7 @@ impl Maintenance for MaintenanceService {
     ) -> Result<Response<Self::SnapshotStream>, Status> {
         require(&self.node, request.metadata(), Needs::Admin)?;
         let node = self.node.get()?;
-        let member = hark_snapshot::Member {
-            id: node.member_id(),
-            name: node.name.clone(),
-            peer_urls: Vec::new(),
-            client_urls: node.client_urls.clone(),
-        };
+        let member = node.snapshot_member();
         let store = node.store.clone();
         let data_dir = node.data_dir.clone();
         drop(node);
