@@ -102,6 +102,6 @@ pub use request::*;
 pub use restore::{RestoredStore, Restorer};
 pub use store::history::HistoryChunk;
 pub use store::image::StoreImage;
-pub use store::maintenance::KvHash;
+pub use store::maintenance::{AutoDefrag, KvHash};
 pub use store::shared::{Done, LoggedDone, PrevKvInterest, StoreOptions};
 pub use store::{BackendClosed, MAX_QUEUED_REQUESTS, Store};

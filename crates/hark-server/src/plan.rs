@@ -39,6 +39,8 @@ pub struct Plan {
     pub retention: Retention,
     /// `--snapshot-schedule`: backups into a directory, if asked for.
     pub backups: Option<BackupPlan>,
+    /// `--auto-defrag-ratio`: defragmentation by itself, if asked for.
+    pub auto_defrag: Option<hark_mvcc::AutoDefrag>,
     pub limits: Limits,
     pub addrs: Addrs,
     /// The client, client-http and metrics listeners' TLS, if any of them is https://.
@@ -173,6 +175,7 @@ impl Plan {
             },
             retention: config.retention()?,
             backups: config.backups(&config.name)?,
+            auto_defrag: config.auto_defrag()?,
             limits: Limits {
                 max_request_bytes: config.max_request_bytes,
                 max_message_bytes: config.max_request_bytes + GRPC_OVERHEAD_BYTES,

@@ -16,7 +16,7 @@ use crate::cluster_leases::{LeaseForwards, ReplicatedLeases, follow_leadership};
 use crate::config::Config;
 use crate::listeners::{Bound, ConnectionRules, Traffic, serve, serve_peers};
 use crate::node::{Node, NodeHandle};
-use crate::ops::{auto_compaction, probes, scheduled_backups};
+use crate::ops::{auto_compaction, auto_defrag, probes, scheduled_backups};
 use crate::plan::{Plan, TlsPlan};
 use crate::routes::listener_routes;
 use crate::tasks::Tasks;
@@ -224,6 +224,9 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     }
     if let Some(backups) = scheduled_backups::run(handle.clone(), plan.backups.clone()) {
         running.tasks.background("scheduled backups", backups);
+    }
+    if let Some(defrag) = auto_defrag::run(handle.clone(), plan.auto_defrag) {
+        running.tasks.background("auto-defrag", defrag);
     }
     if let Some(every) = plan.corruption.every {
         let stop = running.tasks.stop();

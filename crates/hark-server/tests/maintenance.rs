@@ -230,3 +230,72 @@ async fn an_oversized_request_is_resource_exhausted() {
     );
     c.put("small", "ok", None).await.unwrap();
 }
+
+/// `--auto-defrag-ratio`: once compacted history leaves more than the ratio
+/// of the database free, the member defragments by itself, and writes go
+/// on meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn defragmentation_runs_by_itself_past_the_ratio() {
+    let srv = start(&["--auto-defrag-ratio=0.5", "--auto-defrag-interval=1s"]).await;
+    let mut c = srv.client().await;
+    // Values that do not compress: 8 MB written three times over.
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut value = || {
+        (0..8 << 10)
+            .map(|_| {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                (seed >> 56) as u8
+            })
+            .collect::<Vec<u8>>()
+    };
+    let mut revision = 0;
+    let mut last = Vec::new();
+    for _ in 0..3 {
+        for i in 0..1000 {
+            last = value();
+            revision = c
+                .put(format!("k{i}"), last.clone(), None)
+                .await
+                .unwrap()
+                .header()
+                .unwrap()
+                .revision();
+        }
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    let full = c.status().await.unwrap();
+    assert!(
+        full.db_size() > 20 << 20,
+        "24 MB written: {}",
+        full.db_size()
+    );
+    // All but the last round compacted away: two thirds of it is free.
+    c.compact(
+        revision,
+        Some(etcd_client::CompactionOptions::new().with_physical()),
+    )
+    .await
+    .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let after = loop {
+        c.put("during", "x", None).await.unwrap();
+        let now = c.status().await.unwrap();
+        if now.db_size() < full.db_size() / 2 {
+            break now;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no defragmentation by itself: {} bytes (before compacting: {})",
+            now.db_size(),
+            full.db_size()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert!(
+        after.db_size() >= 7 << 20,
+        "the live 8 MB are still there: {}",
+        after.db_size()
+    );
+    let got = c.get("k999", None).await.unwrap();
+    assert_eq!(got.kvs()[0].value(), last.as_slice());
+}

@@ -55,8 +55,9 @@ impl Shared {
         loop {
             let mut batch = WriteBatch::default();
             let mut next = None;
+            let mut freed = 0u64;
             self.backend
-                .scan(Table::Kv, &from, Some(&end), &mut |k, _| {
+                .scan(Table::Kv, &from, Some(&end), &mut |k, v| {
                     if batch.len() >= COMPACTION_BATCH {
                         next = Some(k.to_vec());
                         return false;
@@ -64,12 +65,14 @@ impl Shared {
                     if let Some((rev, _)) = parse_rev_key(k)
                         && !keep.contains(&rev)
                     {
+                        freed += (k.len() + v.len()) as u64;
                         batch.delete(Table::Kv, k.to_vec());
                     }
                     true
                 })?;
             if !batch.is_empty() {
                 self.backend.write(batch, false)?;
+                self.reclaimable.fetch_add(freed, Ordering::Relaxed);
             }
             match next {
                 Some(k) => from = k,

@@ -44,8 +44,35 @@ impl Store {
     /// (etcd's defragmentation). Blocks the caller until done; reads, writes
     /// and watches go on meanwhile. Concurrent calls run one after the other.
     pub fn defragment(&self) -> Result<()> {
+        let one = self.shared().reclaiming.lock();
+        self.defragment_holding(one)
+    }
+
+    /// [`Store::defragment`] unless another maintenance is under way (a
+    /// defragmentation, or a snapshot reading the store): `Ok(false)` when
+    /// it stood aside. For defragmentation that runs by itself.
+    pub fn defragment_unless_busy(&self) -> Result<bool> {
         let shared = self.shared();
-        let _one = shared.reclaiming.lock();
+        if shared.images_reading.load(Ordering::Acquire) > 0 {
+            return Ok(false);
+        }
+        let Some(one) = shared.reclaiming.try_lock() else {
+            return Ok(false);
+        };
+        self.defragment_holding(one).map(|()| true)
+    }
+
+    /// Bytes of rows compaction deleted since the last defragmentation in
+    /// this process: about what the next one gives back.
+    pub fn reclaimable_bytes(&self) -> u64 {
+        self.shared().reclaimable.load(Ordering::Relaxed)
+    }
+
+    fn defragment_holding(&self, _one: parking_lot::MutexGuard<'_, ()>) -> Result<()> {
+        let shared = self.shared();
+        // Rows deleted from here on may outlive this reclamation: they count
+        // toward the next.
+        shared.reclaimable.store(0, Ordering::Relaxed);
         let started = Instant::now();
         let before = shared.backend.size_bytes();
         shared.backend.reclaim_space()?;
@@ -150,7 +177,144 @@ impl Store {
     /// [`StoreImage`]), taken without blocking writers: never one that a
     /// snapshot install has half-filled.
     pub fn read_image(&self, read: &mut dyn FnMut(&StoreImage<'_>) -> Result<()>) -> Result<()> {
-        self.shared()
-            .whole_view(&mut |view| read(&StoreImage { view }))
+        let shared = self.shared();
+        let _reading = Reading::start(&shared.images_reading);
+        shared.whole_view(&mut |view| read(&StoreImage { view }))
+    }
+}
+
+/// Counts an image being read for as long as it lives.
+struct Reading<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> Reading<'a> {
+    fn start(count: &'a std::sync::atomic::AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::AcqRel);
+        Reading(count)
+    }
+}
+
+impl Drop for Reading<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// When defragmentation runs by itself (`--auto-defrag-ratio`): once the
+/// space compacted and deleted revisions still hold is more than `ratio`
+/// of the backend's size, at most once per `every`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AutoDefrag {
+    /// The fraction of the backend's size that may be free before it runs.
+    pub ratio: f64,
+    /// The least time between two runs.
+    pub every: std::time::Duration,
+}
+
+impl AutoDefrag {
+    /// Whether a backend of `total` bytes, `reclaimable` of them held by
+    /// deleted rows ([`Store::reclaimable_bytes`]), is due, when the last
+    /// automatic run was `since_last` ago (`None`: never).
+    pub fn due(
+        &self,
+        total: u64,
+        reclaimable: u64,
+        since_last: Option<std::time::Duration>,
+    ) -> bool {
+        let free = reclaimable.min(total) as f64;
+        since_last.is_none_or(|d| d >= self.every) && total > 0 && free > self.ratio * total as f64
+    }
+
+    /// How often to look: often enough to keep to `every`, at most once a
+    /// second and at least once a minute.
+    pub fn check_every(&self) -> std::time::Duration {
+        self.every.clamp(
+            std::time::Duration::from_secs(1),
+            std::time::Duration::from_secs(60),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{PutRequest, StoreOptions};
+    use std::time::Duration;
+
+    #[test]
+    fn auto_defrag_is_due_past_the_ratio_once_per_interval() {
+        let auto = AutoDefrag {
+            ratio: 0.5,
+            every: Duration::from_secs(3600),
+        };
+        assert!(auto.due(100, 60, None));
+        assert!(
+            !auto.due(100, 50, None),
+            "exactly half free is not more than half"
+        );
+        assert!(!auto.due(100, 10, None));
+        assert!(!auto.due(0, 0, None));
+        assert!(!auto.due(100, 90, Some(Duration::from_secs(3599))));
+        assert!(auto.due(100, 90, Some(Duration::from_secs(3600))));
+        // Deleted rows counted above the total (measured before they were
+        // written): at most all of it is free.
+        assert!(auto.due(100, 120, None));
+        assert_eq!(auto.check_every(), Duration::from_secs(60));
+        let fast = AutoDefrag {
+            every: Duration::from_millis(10),
+            ..auto
+        };
+        assert_eq!(fast.check_every(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn defragmentation_by_itself_stands_aside_for_other_maintenance() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+        store
+            .put(PutRequest {
+                key: "k".into(),
+                value: "v".into(),
+                ..Default::default()
+            })
+            .unwrap();
+        // A snapshot reading the store.
+        let mut inside = None;
+        store
+            .read_image(&mut |_| {
+                inside = Some(store.defragment_unless_busy());
+                Ok(())
+            })
+            .unwrap();
+        assert!(matches!(inside, Some(Ok(false))));
+        // Another defragmentation.
+        let held = store.shared().reclaiming.lock();
+        assert!(matches!(store.defragment_unless_busy(), Ok(false)));
+        drop(held);
+        // Neither: it runs.
+        assert!(matches!(store.defragment_unless_busy(), Ok(true)));
+    }
+
+    #[test]
+    fn compaction_counts_what_defragmentation_gives_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+        let mut last = 0;
+        for v in 0..10u8 {
+            last = store
+                .put(PutRequest {
+                    key: "k".into(),
+                    value: vec![v; 1000].into(),
+                    ..Default::default()
+                })
+                .unwrap()
+                .header_revision;
+        }
+        assert_eq!(store.reclaimable_bytes(), 0);
+        store.compact(last, true).unwrap();
+        // Nine revisions of about 1 KB each are gone.
+        let freed = store.reclaimable_bytes();
+        assert!((9000..10_000).contains(&freed), "{freed}");
+        store.defragment().unwrap();
+        assert_eq!(store.reclaimable_bytes(), 0);
     }
 }

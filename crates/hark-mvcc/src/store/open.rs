@@ -104,6 +104,8 @@ impl Store {
             records_generation: AtomicU64::new(1),
             sizes: SizeCache::default(),
             reclaiming: Mutex::new(()),
+            images_reading: AtomicUsize::new(0),
+            reclaimable: AtomicU64::new(0),
             compacting: Mutex::new(()),
             generation: AtomicU64::new(0),
             options,

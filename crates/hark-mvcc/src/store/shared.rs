@@ -121,6 +121,13 @@ pub(super) struct Shared {
     pub(super) queued_jobs: AtomicUsize,
     /// One space reclamation at a time.
     pub(super) reclaiming: Mutex<()>,
+    /// Bytes of rows physical compaction deleted since the last space
+    /// reclamation in this process: what defragmenting would give back
+    /// (RocksDB's own live-size estimate counts them until it compacts).
+    pub(super) reclaimable: AtomicU64,
+    /// Whole-store images being read (snapshots): automatic
+    /// defragmentation stands aside while any is.
+    pub(super) images_reading: AtomicUsize,
     /// Held while physical compaction deletes rows (an install waits for it).
     pub(super) compacting: Mutex<()>,
     /// Bumped by every install, under the index write lock, before it

@@ -225,6 +225,18 @@ pub struct Config {
     #[arg(long, env = "HARK_AUTO_COMPACTION_RETENTION", default_value = "0")]
     pub auto_compaction_retention: String,
 
+    /// Defragment by itself when the rows compaction deleted since the last
+    /// defragmentation (in this process) hold more than this fraction of
+    /// the database's size (0.5: half of it), at most once per --auto-defrag-interval and never while a
+    /// defragmentation or a snapshot is under way. 0: off.
+    #[arg(long, env = "HARK_AUTO_DEFRAG_RATIO", default_value_t = 0.0)]
+    pub auto_defrag_ratio: f64,
+
+    /// The least time between two automatic defragmentations.
+    #[arg(long, env = "HARK_AUTO_DEFRAG_INTERVAL", default_value = "1h",
+          value_parser = parse_go_duration)]
+    pub auto_defrag_interval: Duration,
+
     /// Back up this member's data on a schedule: an interval (`6h`, `30m`) or
     /// a cron expression in UTC (`0 */6 * * *`; six fields with seconds
     /// first). Each backup is an etcd snapshot file in --snapshot-dir, read
@@ -541,6 +553,23 @@ impl Config {
         }
     }
 
+    /// Automatic defragmentation, if asked for.
+    pub fn auto_defrag(&self) -> Result<Option<hark_mvcc::AutoDefrag>, String> {
+        let ratio = self.auto_defrag_ratio;
+        if !(0.0..1.0).contains(&ratio) {
+            return Err(format!(
+                "invalid --auto-defrag-ratio {ratio}: a fraction from 0 (off) up to, not including, 1"
+            ));
+        }
+        if self.auto_defrag_interval.is_zero() {
+            return Err("invalid --auto-defrag-interval: more than 0".into());
+        }
+        Ok((ratio > 0.0).then_some(hark_mvcc::AutoDefrag {
+            ratio,
+            every: self.auto_defrag_interval,
+        }))
+    }
+
     /// The scheduled backups asked for, if any.
     pub fn backups(&self, member: &str) -> Result<Option<BackupPlan>, String> {
         let raw = self.snapshot_schedule.trim();
@@ -686,6 +715,35 @@ pub fn parse_go_duration(s: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn auto_defrag_flags() {
+        let parse = |args: &[&str]| {
+            let mut all = vec!["hark"];
+            all.extend(args);
+            Config::try_parse_from(all).unwrap().auto_defrag()
+        };
+        assert_eq!(parse(&[]), Ok(None));
+        assert_eq!(
+            parse(&["--auto-defrag-ratio=0.4"]),
+            Ok(Some(hark_mvcc::AutoDefrag {
+                ratio: 0.4,
+                every: Duration::from_secs(3600)
+            }))
+        );
+        assert_eq!(
+            parse(&["--auto-defrag-ratio=0.4", "--auto-defrag-interval=10m"])
+                .unwrap()
+                .unwrap()
+                .every,
+            Duration::from_secs(600)
+        );
+        for bad in ["1", "1.5", "-0.1", "NaN"] {
+            let err = parse(&[&format!("--auto-defrag-ratio={bad}")]).unwrap_err();
+            assert!(err.starts_with("invalid --auto-defrag-ratio"), "{err}");
+        }
+        assert!(parse(&["--auto-defrag-ratio=0.4", "--auto-defrag-interval=0s"]).is_err());
+    }
 
     #[test]
     fn snapshot_schedule_takes_an_interval_or_cron() {
