@@ -119,7 +119,10 @@ impl ServerCpu {
     after_help = "Scenarios: put, range, watch-latency, fanout, catchup, watchers-mem,\n\
                   overload (a full-speed writer for --duration seconds while the watchers\n\
                   read nothing, then the server's peak RSS and whether every event still\n\
-                  arrives), maintenance, gateway (puts and ranges over the JSON gateway),\n\
+                  arrives), maintenance, auto-defrag (half of a filled store deleted and\n\
+                  compacted: the time until its space is back and the writer's p99 meanwhile;\n\
+                  Hark runs with --auto-defrag-ratio, etcd is defragmented as an operator's\n\
+                  job would), gateway (puts and ranges over the JSON gateway),\n\
                   parked (requests waiting over HTTP for their key to change: Hark's\n\
                   blocking GET, etcd's /v3/watch), all.\n\n\
                   Target: one of --endpoints, --compare-etcd, --hark-alone.\n\n\

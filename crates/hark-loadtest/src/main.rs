@@ -85,8 +85,12 @@ async fn run(opts: Options) -> Result<(), String> {
                         tls: opts.tls,
                         user: opts.user,
                     };
+                    let extra: &[&str] = match (kind, scenario) {
+                        (servers::Kind::Hark, "auto-defrag") => &maintenance::AUTO_DEFRAG_FLAGS,
+                        _ => &[],
+                    };
                     let server =
-                        servers::Server::start(kind, &binary, opts.cluster, secure).await?;
+                        servers::Server::start(kind, &binary, opts.cluster, secure, extra).await?;
                     let metrics =
                         scenarios::run(scenario, &opts, &server.endpoints, Some(server.pid)).await;
                     server.stop();

@@ -9,6 +9,12 @@
 //!    format, whichever server saved it);
 //! 4. defragment, after half the keys are deleted and compacted away: how
 //!    long it takes, the size before and after, and p99 meanwhile.
+//!
+//! The `auto-defrag` scenario ([`auto_defrag`]) fills the store the same
+//! way, deletes half and compacts, then waits for the space to come back
+//! by itself (Hark started with `--auto-defrag-ratio`), or, when it does
+//! not within [`ON_ITS_OWN`], defragments as an operator's job would
+//! (etcd): the writer's p99 from the compaction until the space is back.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -161,6 +167,129 @@ pub async fn run(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, Strin
 }
 
 /// `VALUE_SIZE` pseudo-random bytes, different for each `seed` (xorshift64).
+/// How long `auto-defrag` waits for the space to come back by itself
+/// before it defragments as an operator's job would.
+const ON_ITS_OWN: Duration = Duration::from_secs(10);
+
+/// The flags Hark runs with in the `auto-defrag` scenario.
+pub const AUTO_DEFRAG_FLAGS: [&str; 2] = ["--auto-defrag-ratio=0.3", "--auto-defrag-interval=1s"];
+
+pub async fn auto_defrag(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String> {
+    let cs = clients(endpoints, o.conns).await?;
+    let keys = ((o.fill_mb << 20) as usize / VALUE_SIZE).max(1);
+    eprintln!(
+        "   filling {} MiB: {keys} keys of {VALUE_SIZE} B",
+        o.fill_mb
+    );
+    load(&cs, o.clients, keys, |c, i| async move {
+        c.put(format!("m/{i:09}"), incompressible(i as u64))
+            .await
+            .map(drop)
+            .map_err(|e| e.to_string())
+    })
+    .await?;
+
+    let phase = Arc::new(AtomicU64::new(IDLE));
+    let idle_done = Arc::new(tokio::sync::Notify::new());
+    let writer = {
+        let (phase, idle_done) = (phase.clone(), idle_done.clone());
+        let value = Bytes::from(vec![b'w'; 256]);
+        on_own_thread(endpoints, move |c| async move {
+            // Idle, then from the compaction until the space is back.
+            let mut samples: [Vec<u64>; 2] = Default::default();
+            for i in 0u64.. {
+                let now = phase.load(Ordering::Acquire);
+                if now == STOP {
+                    break;
+                }
+                let t0 = Instant::now();
+                if let Err(e) = c.put(format!("live/{}", i % 1000), value.clone()).await {
+                    idle_done.notify_one();
+                    return Err(e.to_string());
+                }
+                samples[(now == DEFRAG) as usize].push(t0.elapsed().as_micros() as u64);
+                if now == IDLE && samples[0].len() == IDLE_SAMPLES {
+                    idle_done.notify_one();
+                }
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            Ok(samples)
+        })
+    };
+    idle_done.notified().await;
+    struct StopWriter(Arc<AtomicU64>);
+    impl Drop for StopWriter {
+        fn drop(&mut self) {
+            self.0.store(STOP, Ordering::Release);
+        }
+    }
+    let stop_writer = StopWriter(phase.clone());
+
+    let c = &cs[0];
+    let full = status_size(c).await?;
+    c.delete_range(hark_client::pb::DeleteRangeRequest {
+        key: "m/".into(),
+        range_end: format!("m/{:09}", keys / 2).into(),
+        ..Default::default()
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    let rev = current_revision(c).await?;
+    phase.store(DEFRAG, Ordering::Release);
+    let started = Instant::now();
+    c.compact(rev, true).await.map_err(|e| e.to_string())?;
+    // Back: a quarter of the full size gone (half the data was deleted).
+    let target = full - full / 4;
+    let mut by_itself = false;
+    while started.elapsed() < ON_ITS_OWN {
+        if status_size(c).await? < target {
+            by_itself = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    if !by_itself {
+        c.defragment().await.map_err(|e| e.to_string())?;
+    }
+    let back_secs = started.elapsed().as_secs_f64();
+    drop(stop_writer);
+    let after = status_size(c).await?;
+    eprintln!(
+        "   {}: {:.0} -> {:.0} MB {back_secs:.1} s after compacting",
+        if by_itself {
+            "space back by itself"
+        } else {
+            "not back by itself: defragmented"
+        },
+        full as f64 / 1e6,
+        after as f64 / 1e6
+    );
+    let mut samples = joined(writer).await?;
+    for s in &mut samples {
+        s.sort_unstable();
+    }
+    let idle = pct_ms(&samples[0], 0.99);
+    let during = pct_ms(&samples[1], 0.99);
+    Ok(vec![
+        metric(
+            "space back by itself",
+            f64::from(u8::from(by_itself)),
+            "yes=1",
+        ),
+        metric("compaction to space back", back_secs, "s"),
+        metric("put p99 idle", idle, "ms"),
+        metric("put p99 until space back", during, "ms"),
+        metric(
+            "put max until space back",
+            samples[1].last().copied().unwrap_or(0) as f64 / 1000.0,
+            "ms",
+        ),
+        metric("put p99 until back / idle", during / idle, "ratio"),
+        metric("db size full", full as f64 / 1e6, "MB"),
+        metric("db size after", after as f64 / 1e6, "MB"),
+    ])
+}
+
 fn incompressible(seed: u64) -> Bytes {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut out = Vec::with_capacity(VALUE_SIZE);

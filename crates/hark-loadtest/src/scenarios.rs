@@ -20,7 +20,7 @@ use crate::harness::{
 use crate::servers::rss_bytes;
 use crate::{lean_watch, stream_watchers};
 
-pub const ALL: [&str; 10] = [
+pub const ALL: [&str; 11] = [
     "put",
     "range",
     "watch-latency",
@@ -29,6 +29,7 @@ pub const ALL: [&str; 10] = [
     "watchers-mem",
     "overload",
     "maintenance",
+    "auto-defrag",
     "gateway",
     "parked",
 ];
@@ -49,6 +50,7 @@ pub async fn run(
         "watchers-mem" => watchers_mem(o, endpoints, pid).await,
         "overload" => overload(o, endpoints, pid).await,
         "maintenance" => crate::maintenance::run(o, endpoints).await,
+        "auto-defrag" => crate::maintenance::auto_defrag(o, endpoints).await,
         "gateway" => crate::http_load::gateway(o, endpoints, pid).await,
         "parked" => crate::http_load::parked(o, endpoints, pid).await,
         other => Err(format!("unknown scenario {other}")),

@@ -48,6 +48,7 @@ impl Server {
         binary: &str,
         members: usize,
         secure: Secure,
+        extra: &[&str],
     ) -> Result<Server, String> {
         let dir = std::env::temp_dir().join(format!(
             "hark-loadtest-{}-{}",
@@ -103,6 +104,7 @@ impl Server {
                 args.extend([format!("--cert-file={cert}"), format!("--key-file={key}")]);
             }
             args.extend(peer_tls.iter().cloned());
+            args.extend(extra.iter().map(|a| a.to_string()));
             if members == 1 && matches!(kind, Kind::Hark) {
                 // Alone, Hark is a cluster of one; not on etcd's default port.
                 args.push(format!("--listen-peer-urls={peer}"));

@@ -338,7 +338,7 @@ async fn run_case(
         tls: false,
         user: true,
     };
-    let server = Server::start(kind, binary, 1, secure).await?;
+    let server = Server::start(kind, binary, 1, secure, &[]).await?;
     // Stopped whatever becomes of the case.
     let outcome = attack_server(case, server_name, kind, &server, scale).await;
     server.stop();
