@@ -135,8 +135,17 @@ fn mask(s: &str, endpoint: &str) -> String {
     let s = s.replace(endpoint, "<endpoint>");
     let re = |p: &str| regex::Regex::new(p).unwrap();
     // Lease, member and cluster ids: random, printed in hex without leading
-    // zeros (15 digits one time in 16), so any length from 13 digits.
-    let s = re(r"\b[0-9a-f]{13,16}\b").replace_all(&s, "<lease>");
+    // zeros (15 digits one time in 16), so any length from 13 digits. A
+    // shorter one is padded where etcdctl prints `%16x` or a table column:
+    // the spaces before it go with it (found: "Member  <lease> updated" and
+    // a table row sorted apart by its extra space).
+    let s = re(r"( *)\b[0-9a-f]{13,16}\b").replace_all(&s, |c: &regex::Captures| {
+        if c[1].is_empty() {
+            "<lease>"
+        } else {
+            " <lease>"
+        }
+    });
     let s = re(r#""ID":\d+|"id":\d+"#).replace_all(&s, "\"ID\":<lease>");
     let s = re(r"remaining\(\d+s\)").replace_all(&s, "remaining(<n>s)");
     let s = re(r"took = \S+").replace_all(&s, "took = <t>");
@@ -705,6 +714,23 @@ fn member_order_does_not_count() {
     assert_eq!(
         members_in_fixed_order("|  ID  | STATUS |\n| <lease> | b |\n| <lease> | a |\n"),
         "|  ID  | STATUS |\n| <lease> | a |\n| <lease> | b |\n"
+    );
+}
+
+#[test]
+fn a_short_id_masks_as_a_full_one() {
+    // The two outputs of a CI run where etcd's learner drew a 15-digit id.
+    let etcd = "Member  bd0e09990baa3ac updated in cluster 8e9e05c52164694d\n\
+                |  bd0e09990baa3ac | unstarted |\n| 8e9e05c52164694d |   started |\n";
+    let hark = "Member 9f4c1e0d2b3a4c5d updated in cluster 1c2d3e4f5a6b7c8d\n\
+                | 1c2d3e4f5a6b7c8d |   started |\n| 9f4c1e0d2b3a4c5d | unstarted |\n";
+    let masked = |s: &str| members_in_fixed_order(&mask(s, "<none>"));
+    assert_eq!(masked(etcd), masked(hark));
+    assert!(masked(etcd).starts_with("Member <lease> updated in cluster <lease>\n"));
+    // The id still has to be there.
+    assert_ne!(
+        masked(etcd),
+        masked(&hark.replacen("9f4c1e0d2b3a4c5d", "", 1))
     );
 }
 
