@@ -166,7 +166,6 @@ pub async fn run(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, Strin
     Ok(out)
 }
 
-/// `VALUE_SIZE` pseudo-random bytes, different for each `seed` (xorshift64).
 /// How long `auto-defrag` waits for the space to come back by itself
 /// before it defragments as an operator's job would.
 const ON_ITS_OWN: Duration = Duration::from_secs(10);
@@ -290,6 +289,7 @@ pub async fn auto_defrag(o: &Options, endpoints: &[String]) -> Result<Vec<Metric
     ])
 }
 
+/// `VALUE_SIZE` pseudo-random bytes, different for each `seed` (xorshift64).
 fn incompressible(seed: u64) -> Bytes {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut out = Vec::with_capacity(VALUE_SIZE);

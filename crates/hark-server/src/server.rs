@@ -265,7 +265,9 @@ async fn restore_first(
     snapshot: &std::path::Path,
     data_dir: &std::path::Path,
 ) -> Result<(), String> {
-    let empty = std::fs::read_dir(data_dir).map_or(true, |mut e| e.next().is_none());
+    // Scheduled backups' default directory is not a store.
+    let empty = std::fs::read_dir(data_dir)
+        .map_or(true, |e| e.flatten().all(|e| e.file_name() == "backups"));
     if !empty {
         tracing::info!(
             data_dir = %data_dir.display(),

@@ -298,4 +298,11 @@ async fn defragmentation_runs_by_itself_past_the_ratio() {
     );
     let got = c.get("k999", None).await.unwrap();
     assert_eq!(got.kvs()[0].value(), last.as_slice());
+    // And it was the automatic run that gave the space back.
+    let (_, metrics) = http_get(srv.server.client_addrs[0], "/metrics");
+    let done = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("hark_auto_defrag_total{result=\"done\"} "))
+        .and_then(|n| n.trim().parse::<u64>().ok());
+    assert!(done.is_some_and(|n| n >= 1), "automatic runs: {done:?}");
 }

@@ -78,17 +78,30 @@ pub struct Taken {
 impl Backups {
     /// Writes a backup of `store` at `now`, checks it and prunes the oldest.
     /// A backup that fails its check is removed and reported as the error;
-    /// nothing older is removed then.
+    /// nothing older is removed then. The new backup is never pruned, even
+    /// when a clock set back names it older than the ones before.
     pub fn take(&self, store: &Store, member: &Member, now: DateTime<Utc>) -> Result<Taken> {
         std::fs::create_dir_all(&self.dir)?;
         let path = self.dir.join(self.file_name(now));
+        if path.exists() {
+            return Err(crate::Error::Io(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!("{} already exists", path.display()),
+            )));
+        }
         let written = crate::save(store, member, &path)?;
         if let Err(e) = self.check(&path, written.revision) {
             let _ = std::fs::remove_file(&path);
             return Err(e);
         }
         let bytes = std::fs::metadata(&path)?.len();
-        let removed = self.prune()?;
+        // The new name is on disk before any older backup goes.
+        std::fs::File::open(&self.dir)?.sync_all()?;
+        // A good backup stays good if removing an old one fails.
+        let removed = self.prune(&path).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, dir = %self.dir.display(), "removing old backups failed");
+            Vec::new()
+        });
         Ok(Taken {
             path,
             revision: written.revision,
@@ -137,11 +150,14 @@ impl Backups {
         Ok(())
     }
 
-    fn prune(&self) -> Result<Vec<PathBuf>> {
-        let all = self.list()?;
-        let excess = all.len().saturating_sub(self.keep.max(1));
+    /// Removes the oldest of this member's backups other than `new`, so
+    /// that `keep` remain with it.
+    fn prune(&self, new: &Path) -> Result<Vec<PathBuf>> {
+        let mut others = self.list()?;
+        others.retain(|p| p != new);
+        let excess = others.len().saturating_sub(self.keep.max(1) - 1);
         let mut removed = Vec::new();
-        for old in all.into_iter().take(excess) {
+        for old in others.into_iter().take(excess) {
             std::fs::remove_file(&old)?;
             removed.push(old);
         }
@@ -151,8 +167,11 @@ impl Backups {
 
 const TIMESTAMP: &str = "%Y%m%dT%H%M%S%.3fZ";
 
+/// Exactly what [`TIMESTAMP`] writes (chrono's parser alone also takes
+/// one-digit fields and leading spaces).
 fn is_timestamp(s: &str) -> bool {
-    chrono::NaiveDateTime::parse_from_str(s, TIMESTAMP).is_ok()
+    chrono::NaiveDateTime::parse_from_str(s, TIMESTAMP)
+        .is_ok_and(|t| t.format(TIMESTAMP).to_string() == s)
 }
 
 #[cfg(test)]
@@ -262,15 +281,42 @@ mod tests {
     fn a_backup_that_cannot_be_written_removes_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let store = store_with(&dir.path().join("data"), 1);
+        let two = Backups {
+            dir: dir.path().join("backups"),
+            member: "m1".into(),
+            keep: 2,
+        };
+        let first = two.take(&store, &member(), at(10, 0, 0)).unwrap();
+        let second = two.take(&store, &member(), at(10, 0, 1)).unwrap();
+        // Kept to one, the next take would remove the first; its name is
+        // taken by a directory, so the write fails and nothing goes.
+        let one = Backups { keep: 1, ..two };
+        std::fs::create_dir(one.dir.join("m1-20261205T100002.000Z.db")).unwrap();
+        assert!(one.take(&store, &member(), at(10, 0, 2)).is_err());
+        assert!(first.path.exists() && second.path.exists());
+        // It works again once the name is free, and keeps only itself.
+        std::fs::remove_dir(one.dir.join("m1-20261205T100002.000Z.db")).unwrap();
+        let third = one.take(&store, &member(), at(10, 0, 2)).unwrap();
+        assert_eq!(third.removed, vec![first.path.clone(), second.path.clone()]);
+    }
+
+    #[test]
+    fn a_backup_named_older_by_a_clock_set_back_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_with(&dir.path().join("data"), 1);
         let backups = Backups {
             dir: dir.path().join("backups"),
             member: "m1".into(),
             keep: 1,
         };
-        let first = backups.take(&store, &member(), at(10, 0, 0)).unwrap();
-        // The next backup's name is taken by a directory: the write fails.
-        std::fs::create_dir(backups.dir.join("m1-20261205T100001.000Z.db")).unwrap();
-        assert!(backups.take(&store, &member(), at(10, 0, 1)).is_err());
-        assert!(first.path.exists());
+        let later = backups.take(&store, &member(), at(12, 0, 0)).unwrap();
+        let earlier = backups.take(&store, &member(), at(11, 0, 0)).unwrap();
+        assert!(earlier.path.exists(), "the new backup was pruned");
+        assert_eq!(earlier.removed, vec![later.path.clone()]);
+        // Names chrono would read but TIMESTAMP never writes are not ours.
+        for loose in ["m1-2026125T100000.000Z.db", "m1- 20261205T100000.000Z.db"] {
+            std::fs::write(backups.dir.join(loose), b"x").unwrap();
+        }
+        assert_eq!(backups.list().unwrap(), vec![earlier.path.clone()]);
     }
 }

@@ -71,11 +71,14 @@ impl Store {
     fn defragment_holding(&self, _one: parking_lot::MutexGuard<'_, ()>) -> Result<()> {
         let shared = self.shared();
         // Rows deleted from here on may outlive this reclamation: they count
-        // toward the next.
-        shared.reclaimable.store(0, Ordering::Relaxed);
+        // toward the next. A failed one gives its count back.
+        let pending = shared.reclaimable.swap(0, Ordering::Relaxed);
         let started = Instant::now();
         let before = shared.backend.size_bytes();
-        shared.backend.reclaim_space()?;
+        if let Err(e) = shared.backend.reclaim_space() {
+            shared.reclaimable.fetch_add(pending, Ordering::Relaxed);
+            return Err(e);
+        }
         shared.measure_sizes(true);
         tracing::info!(
             before,

@@ -588,13 +588,40 @@ impl Config {
                 Schedule::cron(raw).map_err(|e| format!("invalid --snapshot-schedule: {e}"))?
             }
         };
+        if schedule.next_after(chrono::Utc::now()).is_none() {
+            return Err(format!(
+                "invalid --snapshot-schedule {raw:?}: it names no time from now on"
+            ));
+        }
+        // The member's name starts every file name: it must stay one name
+        // inside the directory.
+        if member.is_empty() || member.starts_with('.') || member.contains(['/', '\\']) {
+            return Err(format!(
+                "--snapshot-schedule needs a --name usable in a file name, not {member:?}"
+            ));
+        }
+        let dir = self
+            .snapshot_dir
+            .clone()
+            .unwrap_or_else(|| self.data_dir().join("backups"));
+        // The store's own directories: backups there would count as the
+        // store's size (and its quota), or mix with its files.
+        let same = |a: &std::path::Path, b: &std::path::Path| {
+            a == b
+                || a.canonicalize()
+                    .ok()
+                    .is_some_and(|a| Some(a) == b.canonicalize().ok())
+        };
+        if same(&dir, &self.data_dir()) || self.wal_dir.as_deref().is_some_and(|w| same(&dir, w)) {
+            return Err(format!(
+                "--snapshot-dir {} is the store's own directory; give another",
+                dir.display()
+            ));
+        }
         Ok(Some(BackupPlan {
             schedule,
             backups: Backups {
-                dir: self
-                    .snapshot_dir
-                    .clone()
-                    .unwrap_or_else(|| self.data_dir().join("backups")),
+                dir,
                 member: member.to_string(),
                 keep: self.snapshot_retention as usize,
             },
@@ -780,6 +807,27 @@ mod tests {
                 .contains("at least 1s")
         );
         assert!(Config::try_parse_from(["hark", "--snapshot-retention=0"]).is_err());
+        assert!(
+            plan(&["--snapshot-schedule=0 0 31 2 *"])
+                .unwrap_err()
+                .contains("no time from now on")
+        );
+        assert!(
+            plan(&["--snapshot-schedule=1h", "--snapshot-dir=m1.hark"])
+                .unwrap_err()
+                .contains("own directory")
+        );
+        let named = |name: &str| {
+            Config::try_parse_from(["hark", "--snapshot-schedule=1h"])
+                .unwrap()
+                .backups(name)
+        };
+        for bad in ["", "../x", "a/b", ".hidden", "a\\b"] {
+            assert!(
+                named(bad).unwrap_err().contains("usable in a file name"),
+                "{bad}"
+            );
+        }
     }
 
     #[test]
