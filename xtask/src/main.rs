@@ -41,6 +41,7 @@ const PROTOS: &[&str] = &[
     "etcd/server/v3lockpb/v3lock.proto",
     "etcd/server/v3electionpb/v3election.proto",
     "hark/peerpb/peer.proto",
+    "hark/harkpb/usage.proto",
 ];
 
 /// Files the generator must produce (one per proto package); `hark-proto`'s
@@ -50,6 +51,8 @@ const EXPECTED_OUTPUTS: &[&str] = &[
     "authpb.serde.rs",
     "etcdserverpb.rs",
     "etcdserverpb.serde.rs",
+    "harkpb.rs",
+    "harkpb.serde.rs",
     "harkpeerpb.rs",
     "mvccpb.rs",
     "mvccpb.serde.rs",
@@ -64,6 +67,7 @@ const EXPECTED_OUTPUTS: &[&str] = &[
 const JSON_PACKAGES: &[&str] = &[
     ".authpb",
     ".etcdserverpb",
+    ".harkpb",
     ".mvccpb",
     ".v3electionpb",
     ".v3lockpb",

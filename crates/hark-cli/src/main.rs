@@ -135,6 +135,8 @@ enum Command {
         #[arg(long)]
         cluster: bool,
     },
+    /// Shows keys and bytes per key prefix, now and with history (Hark only)
+    Du(maintenance::DuArgs),
     /// Alarm related commands
     #[command(subcommand)]
     Alarm(AlarmCommand),
@@ -274,6 +276,7 @@ async fn run(cli: Cli) -> Outcome {
         Command::Defrag { cluster } => {
             maintenance::defrag(&ctx.with_cluster_endpoints(cluster).await?).await
         }
+        Command::Du(a) => maintenance::du(&ctx, a).await,
         Command::Alarm(a) => maintenance::alarm(&ctx, a).await,
         Command::Member(m) => cluster::member(&ctx, m).await,
         Command::MoveLeader { args } => cluster::move_leader(&ctx, &args).await,

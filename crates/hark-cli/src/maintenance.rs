@@ -1,4 +1,4 @@
-//! `compaction`, `defrag` and `alarm list | disarm`.
+//! `compaction`, `defrag`, `alarm list | disarm` and Hark's `du`.
 
 use clap::{Args, Subcommand};
 use hark_client::pb;
@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use crate::ctx::Ctx;
 use crate::exit::{EXIT_BAD_ARGS, EXIT_ERROR, Exit, Outcome};
+use crate::json;
+use crate::print::Format;
 use crate::progress::{Progress, si_bytes};
 
 #[derive(Subcommand)]
@@ -154,5 +156,87 @@ pub(crate) async fn compaction(ctx: &Ctx, a: CompactionArgs) -> Outcome {
     let c = ctx.client().await?;
     ctx.timed(c.compact(rev, a.physical)).await?;
     println!("compacted revision {rev}");
+    Ok(())
+}
+
+/// `harkctl du [PREFIX] [--depth N]`: Hark's space per prefix.
+#[derive(Args)]
+pub(crate) struct DuArgs {
+    /// The prefix: empty (every key) or ending with '/'
+    #[arg(default_value = "")]
+    prefix: String,
+    /// How many levels below the prefix to list (a level ends at each '/')
+    #[arg(long, default_value_t = 1)]
+    depth: u32,
+}
+
+/// One line per prefix, like `du`: the prefix first, then those under it.
+/// Sizes are the server's counters (kept on every write and compaction),
+/// so this is as cheap on a full store as on an empty one.
+pub(crate) async fn du(ctx: &Ctx, a: DuArgs) -> Outcome {
+    let c = ctx.client().await?;
+    let resp = ctx.timed(c.du(a.prefix.into_bytes(), a.depth)).await?;
+    let rows: Vec<Vec<String>> = resp
+        .prefixes
+        .iter()
+        .map(|p| {
+            vec![
+                p.keys.to_string(),
+                crate::print::humanize_bytes(p.bytes.max(0) as u64),
+                p.revisions.to_string(),
+                crate::print::humanize_bytes(p.history_bytes.max(0) as u64),
+                String::from_utf8_lossy(&p.prefix).into_owned(),
+            ]
+        })
+        .collect();
+    const HEADERS: [&str; 5] = ["keys", "bytes", "revisions", "history bytes", "prefix"];
+    match ctx.format {
+        Format::Json => {
+            let prefixes = resp
+                .prefixes
+                .iter()
+                .map(|p| {
+                    json::Obj::new()
+                        .raw("prefix", &json::b64(&p.prefix))
+                        .raw("depth", &p.depth.to_string())
+                        .raw("keys", &p.keys.to_string())
+                        .raw("bytes", &p.bytes.to_string())
+                        .raw("revisions", &p.revisions.to_string())
+                        .raw("history_bytes", &p.history_bytes.to_string())
+                        .end()
+                })
+                .collect::<Vec<_>>();
+            let out = json::Obj::new()
+                .opt("header", json::header(&resp.header))
+                .raw("tracked_depth", &resp.tracked_depth.to_string())
+                .raw("prefixes", &format!("[{}]", prefixes.join(",")))
+                .end();
+            println!("{out}");
+        }
+        Format::Table => crate::print::print_table(&HEADERS, &rows),
+        Format::Simple { .. } | Format::Fields => {
+            let widths: Vec<usize> = (0..4)
+                .map(|i| {
+                    rows.iter()
+                        .map(|r| r[i].len())
+                        .chain([HEADERS[i].len()])
+                        .max()
+                        .unwrap_or(0)
+                })
+                .collect();
+            let line = |cells: &[String]| {
+                let mut s = String::new();
+                for (i, w) in widths.iter().enumerate() {
+                    s.push_str(&format!("{:>w$}  ", cells[i], w = *w));
+                }
+                s.push_str(&cells[4]);
+                println!("{s}");
+            };
+            line(&HEADERS.map(|h| h.to_uppercase()));
+            for r in &rows {
+                line(r);
+            }
+        }
+    }
     Ok(())
 }

@@ -546,6 +546,29 @@ impl Client {
             .await
     }
 
+    /// Space per key prefix (Hark's `harkpb.Usage/Du`; etcd answers
+    /// Unimplemented): `prefix` (empty or ending with `/`) and the tracked
+    /// prefixes at most `depth` levels below it.
+    pub async fn du(
+        &self,
+        prefix: impl Into<Bytes>,
+        depth: u32,
+    ) -> Result<hark_proto::harkpb::DuResponse, Error> {
+        let req = hark_proto::harkpb::DuRequest {
+            prefix: prefix.into(),
+            depth,
+        };
+        self.call(|ch| {
+            let req = req.clone();
+            async move {
+                hark_proto::harkpb::usage_client::UsageClient::new(ch)
+                    .du(req)
+                    .await
+            }
+        })
+        .await
+    }
+
     /// Reclaims the backend's unused space (etcd's defragmentation).
     pub async fn defragment(&self) -> Result<pb::DefragmentResponse, Error> {
         self.call_once(|ch| async move {

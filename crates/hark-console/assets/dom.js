@@ -90,3 +90,11 @@ export const hex = (id) => BigInt(id || 0).toString(16);
 
 /// A key's lease: its id in hex, or "none".
 export const leaseHex = (lease) => (lease === "0" ? "none" : hex(lease));
+
+/// A byte count in binary units: "512 B", "97.7 KiB".
+export function bytes(n) {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  for (n = Number(n); n >= 1024 && i < units.length - 1; i++) n /= 1024;
+  return `${n.toFixed(i ? 1 : 0)} ${units[i]}`;
+}

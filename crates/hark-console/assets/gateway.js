@@ -112,6 +112,30 @@ export async function range({ key, end = undefined, keysOnly = false, limit = 0,
   };
 }
 
+/// Space per prefix (Hark's `/v3/hark/du`): `prefix` (empty or ending in
+/// "/") and the prefixes one level below it, as a Map from each prefix in
+/// base64 to `{ keys, bytes, revisions, historyBytes }`. Null when the
+/// member keeps no sizes that deep.
+export async function prefixSizes(prefix) {
+  let answer;
+  try {
+    answer = await call("/v3/hark/du", { prefix: toBase64(prefix), depth: 1 });
+  } catch (e) {
+    if (e.needsLogin) throw e;
+    return null;
+  }
+  const sizes = new Map();
+  for (const p of answer.prefixes || []) {
+    sizes.set(p.prefix || "", {
+      keys: Number(p.keys || 0),
+      bytes: Number(p.bytes || 0),
+      revisions: Number(p.revisions || 0),
+      historyBytes: Number(p.history_bytes || 0),
+    });
+  }
+  return sizes;
+}
+
 /// One compare-and-write: `modRevision` is the key's mod revision the
 /// write was based on (0: the key must not exist). `write` is
 /// `{ put: bytes }` or `{ remove: true }`; `keepLease` keeps the key's

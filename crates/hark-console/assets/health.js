@@ -2,7 +2,7 @@
 // load over time (sampled from /metrics), and the leases counting down.
 
 import { alarms, fromBase64, leases, leaseTimeToLive, members, metrics, status, watchStreams } from "./gateway.js";
-import { el, hex, linkTo, svg, text } from "./dom.js";
+import { bytes, el, hex, linkTo, svg, text } from "./dom.js";
 
 /// Seconds between samples, and samples kept per plot.
 const EVERY = 2;
@@ -19,12 +19,6 @@ const SERIES = [
 ];
 
 
-function bytes(n) {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let i = 0;
-  for (n = Number(n); n >= 1024 && i < units.length - 1; i++) n /= 1024;
-  return `${n.toFixed(i ? 1 : 0)} ${units[i]}`;
-}
 
 /// A table that scrolls sideways in its own box on a narrow screen.
 function table(headings, rows) {

@@ -1,8 +1,8 @@
 // The Keys page: the keyspace as a tree split at "/", one level loaded at a
 // time, and a viewer for the selected key. Everything shown is set as text.
 
-import { range, prefixEnd, successor, utf8, writeIf } from "./gateway.js";
-import { describeValue, el, leaseHex, linkTo, text } from "./dom.js";
+import { prefixSizes, range, prefixEnd, successor, toBase64, utf8, writeIf } from "./gateway.js";
+import { bytes, describeValue, el, leaseHex, linkTo, text } from "./dom.js";
 import { historySection } from "./history.js";
 
 /// Keys fetched per request while listing a level.
@@ -81,8 +81,11 @@ export class KeysPage {
 
   /// Appends one page of the level under `prefix` to `list`, from `from`.
   async fill(list, prefix, from) {
-    const { entries, next } = await listLevel(prefix, from, LEVEL_SIZE);
-    for (const entry of entries) list.append(this.node(prefix, entry));
+    const [{ entries, next }, sizes] = await Promise.all([
+      listLevel(prefix, from, LEVEL_SIZE),
+      prefixSizes(prefix).catch(() => null),
+    ]);
+    for (const entry of entries) list.append(this.node(prefix, entry, sizes));
     if (next) {
       const more = el("button", { className: "more", text: "more…" });
       const item = el("li", { role: "none" }, more);
@@ -102,10 +105,20 @@ export class KeysPage {
     }
   }
 
-  node(prefix, entry) {
+  node(prefix, entry, sizes) {
     const label = text(entry.key.subarray(prefix.length)) || "(the prefix itself)";
     const button = el("button", { className: entry.dir ? "dir" : "leaf", text: label, title: text(entry.key) });
     const item = el("li", { role: "treeitem" }, button);
+    const size = entry.dir && sizes?.get(toBase64(entry.key));
+    if (size) {
+      // The server's counters: what lives under the folder now, and what
+      // its history holds until compaction.
+      item.append(el("span", {
+        className: "size",
+        text: `${size.keys} ${size.keys === 1 ? "key" : "keys"} · ${bytes(size.bytes)}`,
+        title: `with history: ${size.revisions} revisions, ${bytes(size.historyBytes)}`,
+      }));
+    }
     if (entry.dir) {
       button.setAttribute("aria-expanded", "false");
       let children = null;

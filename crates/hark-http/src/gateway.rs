@@ -1,7 +1,7 @@
 //! etcd's JSON gateway: `POST /v3/<path>` (and `/v3beta/<path>`, which etcd
 //! still rewrites to `/v3/`) for every RPC of KV, Lease, Cluster, Maintenance,
 //! Auth, Lock and Election, the Watch, LeaseKeepAlive and Observe streams,
-//! and `GET /version`.
+//! Hark's `POST /v3/hark/du` (space per prefix), and `GET /version`.
 //!
 //! Each route decodes the JSON body into the RPC's request (proto3 JSON
 //! mapping: either field name, 64-bit integers as numbers or strings, any
@@ -23,6 +23,7 @@ use hark_proto::etcdserverpb::{
     self as pb, auth_client::AuthClient, cluster_client::ClusterClient, kv_client::KvClient,
     lease_client::LeaseClient, maintenance_client::MaintenanceClient, watch_client::WatchClient,
 };
+use hark_proto::harkpb::{self, usage_client::UsageClient};
 use hark_proto::v3electionpb::{self as election, election_client::ElectionClient};
 use hark_proto::v3lockpb::{self as lock, lock_client::LockClient};
 use http::{HeaderMap, StatusCode, header};
@@ -238,6 +239,8 @@ fn rpcs() -> Vec<(&'static str, MethodRouter<Gateway>)> {
             "maintenance/downgrade",
             unary!(MaintenanceClient, downgrade, pb::DowngradeRequest),
         ),
+        // Hark's own: space per prefix (harkpb.Usage).
+        ("hark/du", unary!(UsageClient, du, harkpb::DuRequest)),
         (
             "auth/enable",
             unary!(AuthClient, auth_enable, pb::AuthEnableRequest),
@@ -562,7 +565,7 @@ mod tests {
         // etcd's paths (rpc.pb.gw.go): 5 KV, watch, 8 lease (with the
         // kv/lease aliases), 5 cluster, 7 maintenance (HashKV has none:
         // its path is Hash's, which wins), 17 auth; and v3lock.pb.gw.go's 2,
-        // v3election.pb.gw.go's 5.
-        assert_eq!(paths.len(), 50);
+        // v3election.pb.gw.go's 5; and Hark's hark/du.
+        assert_eq!(paths.len(), 51);
     }
 }

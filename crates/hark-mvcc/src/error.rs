@@ -56,6 +56,10 @@ pub enum Error {
     /// The store is shutting down or a previous write failed; nothing more is accepted.
     #[error("mvcc: store is closed")]
     Closed,
+    /// A request names something the store cannot answer (a prefix space
+    /// is not kept for).
+    #[error("{0}")]
+    InvalidArgument(String),
     /// The storage backend failed (I/O, corruption). The write was not acknowledged.
     #[error("mvcc: backend error: {0}")]
     Backend(String),

@@ -35,6 +35,10 @@ struct Generation {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct KeyHistory {
     generations: Vec<Generation>,
+    /// Key plus value length of the newest put while the key is live (for
+    /// space per prefix: a put or deletion learns what it replaces without
+    /// reading the old value).
+    live_size: u32,
 }
 
 impl KeyHistory {
@@ -66,6 +70,14 @@ impl KeyHistory {
                 f(*r, g.ended && i == last);
             }
         }
+    }
+
+    /// The live size, if the newest generation is live.
+    fn live(&self) -> Option<u32> {
+        self.generations
+            .last()
+            .filter(|g| !g.ended)
+            .map(|_| self.live_size)
     }
 
     /// Records a put at `rev` (newer than every recorded revision).
@@ -258,24 +270,30 @@ impl TreeIndex {
         }
     }
 
-    /// Records a put; `create_revision` and `version` are used only when the put
-    /// starts a new generation (normally `rev.main` and 1; from the stored value
-    /// when rebuilding).
+    /// Records a put of a value whose key and value are `live_size` bytes;
+    /// `create_revision` and `version` are used only when the put starts a
+    /// new generation (normally `rev.main` and 1; from the stored value when
+    /// rebuilding). Also returns the live size it replaced, if the key was live.
     pub(crate) fn put(
         &mut self,
         key: Bytes,
         rev: Revision,
         create_revision: i64,
         version: i64,
-    ) -> IndexEntry {
-        self.keys
-            .entry(key)
-            .or_default()
-            .put(rev, create_revision, version)
+        live_size: u32,
+    ) -> (IndexEntry, Option<u32>) {
+        let h = self.keys.entry(key).or_default();
+        let before = h.live();
+        h.live_size = live_size;
+        (h.put(rev, create_revision, version), before)
     }
 
-    pub(crate) fn tombstone(&mut self, key: Bytes, rev: Revision) {
-        self.keys.entry(key).or_default().tombstone(rev);
+    /// Records a deletion; returns the live size it ended, if the key was live.
+    pub(crate) fn tombstone(&mut self, key: Bytes, rev: Revision) -> Option<u32> {
+        let h = self.keys.entry(key).or_default();
+        let before = h.live();
+        h.tombstone(rev);
+        before
     }
 
     /// Compacts every key at `at`; returns the retained revisions `<= at`.
@@ -312,13 +330,13 @@ mod tests {
     fn history() -> TreeIndex {
         let mut idx = TreeIndex::default();
         let k = Bytes::from_static(b"foo");
-        idx.put(k.clone(), rev(2), 2, 1);
-        idx.put(k.clone(), rev(3), 2, 1);
+        idx.put(k.clone(), rev(2), 2, 1, 0);
+        idx.put(k.clone(), rev(3), 2, 1, 0);
         idx.tombstone(k.clone(), rev(4));
-        idx.put(k.clone(), rev(6), 6, 1);
-        idx.put(k.clone(), rev(7), 6, 1);
+        idx.put(k.clone(), rev(6), 6, 1, 0);
+        idx.put(k.clone(), rev(7), 6, 1, 0);
         idx.tombstone(k.clone(), rev(8));
-        idx.put(k, rev(10), 10, 1);
+        idx.put(k, rev(10), 10, 1, 0);
         idx
     }
 
@@ -399,7 +417,7 @@ mod tests {
     fn compaction_removes_fully_deleted_keys_and_keeps_versions() {
         let mut idx = TreeIndex::default();
         let k = Bytes::from_static(b"k");
-        idx.put(k.clone(), rev(2), 2, 1);
+        idx.put(k.clone(), rev(2), 2, 1, 0);
         idx.tombstone(k.clone(), rev(3));
         idx.compact(3);
         assert_eq!(idx.len(), 1, "tombstone at the compaction revision is kept");
@@ -408,7 +426,7 @@ mod tests {
 
         let mut idx = TreeIndex::default();
         for (i, r) in (5..9).enumerate() {
-            idx.put(k.clone(), rev(r), 5, 1);
+            idx.put(k.clone(), rev(r), 5, 1, 0);
             assert_eq!(idx.get(b"k", r).unwrap().version, i as i64 + 1);
         }
         idx.compact(7);
@@ -445,6 +463,7 @@ mod tests {
                 rev(i as i64 + 2),
                 i as i64 + 2,
                 1,
+                0,
             );
         }
         idx.tombstone(Bytes::from_static(b"c"), rev(6));

@@ -83,6 +83,17 @@ pub(crate) fn decode_row(key: &[u8], value: &[u8]) -> Option<(Revision, bool, Ke
     Some((rev, tombstone, kv))
 }
 
+/// Only the key of a `kv` row's value (other fields are skipped unread),
+/// for the compactor's bookkeeping of rows it deletes.
+pub(crate) fn row_key_only(value: &[u8]) -> Option<Bytes> {
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct KeyOnly {
+        #[prost(bytes = "bytes", tag = "1")]
+        key: Bytes,
+    }
+    KeyOnly::decode(value).ok().map(|k| k.key)
+}
+
 /// The stored value of a tombstone, as etcd writes it: a `KeyValue` holding
 /// only the key.
 pub(crate) fn tombstone_row_value(key: Bytes) -> Vec<u8> {

@@ -86,6 +86,7 @@ mod restore;
 mod revision;
 mod store;
 mod txn_writer;
+mod usage;
 mod validate;
 
 pub use alarm::{Alarm, AlarmAction, AlarmKind, AlarmRequest, AlarmResponse};
@@ -105,3 +106,4 @@ pub use store::image::StoreImage;
 pub use store::maintenance::{AutoDefrag, KvHash};
 pub use store::shared::{Done, LoggedDone, PrevKvInterest, StoreOptions};
 pub use store::{BackendClosed, MAX_QUEUED_REQUESTS, Store};
+pub use usage::{DEFAULT_USAGE_DEPTH, PrefixStat, PrefixUsage, Usage};

@@ -22,6 +22,7 @@ use crate::request::{
     ResponseOp, TxnRequest, TxnResponse,
 };
 use crate::revision::Revision;
+use crate::usage::{UsageChange, live_size};
 
 /// A write transaction being applied at main revision `base_rev + 1`.
 pub(crate) struct TxnWriter<'a> {
@@ -37,6 +38,8 @@ pub(crate) struct TxnWriter<'a> {
     /// Changes made so far; the next one gets `sub = changes`.
     pub changes: i64,
     pub events: Vec<Event>,
+    /// Each change's share of space per prefix, applied once the group is durable.
+    pub usage: &'a mut Vec<UsageChange>,
     /// Publish each event with the key's previous value.
     pub with_prev_kvs: bool,
 }
@@ -205,16 +208,18 @@ impl TxnWriter<'_> {
         // own small allocation so it does not pin that buffer (measured before:
         // ~5 KB of server RSS per put that never came back).
         let key = Bytes::copy_from_slice(&req.key);
-        let entry = self.index.put(key.clone(), rev, rev.main, 1);
+        let value = match (&prev, req.ignore_value) {
+            (Some(p), true) => p.value.clone(),
+            _ => Bytes::copy_from_slice(&req.value),
+        };
+        let size = live_size(&key, &value);
+        let (entry, before) = self.index.put(key.clone(), rev, rev.main, 1, size);
         let kv = KeyValue {
             key,
             create_revision: entry.create_revision,
             mod_revision: rev.main,
             version: entry.version,
-            value: match (&prev, req.ignore_value) {
-                (Some(p), true) => p.value.clone(),
-                _ => Bytes::copy_from_slice(&req.value),
-            },
+            value,
             lease: match (&prev, req.ignore_lease) {
                 (Some(p), true) => p.lease,
                 _ => req.lease,
@@ -224,8 +229,15 @@ impl TxnWriter<'_> {
                 _ => req.flags,
             },
         };
-        self.batch
-            .put(Table::Kv, rev_key(rev, false), kv.encode_to_vec());
+        let row_key = rev_key(rev, false);
+        let row = kv.encode_to_vec();
+        self.usage.push(UsageChange::revision(
+            kv.key.clone(),
+            row_key.len() + row.len(),
+            before,
+            Some(size),
+        ));
+        self.batch.put(Table::Kv, row_key, row);
         self.leases.attach(&kv.key, kv.lease);
         self.overlay.insert(rev, kv.clone());
         self.events.push(Event {
@@ -270,18 +282,22 @@ impl TxnWriter<'_> {
         }
         for (i, (key, _)) in doomed.iter().enumerate() {
             let rev = self.next_rev();
-            self.index.tombstone(key.clone(), rev);
+            let before = self.index.tombstone(key.clone(), rev);
             self.leases.detach(key);
             let kv = KeyValue {
                 key: key.clone(),
                 mod_revision: rev.main,
                 ..Default::default()
             };
-            self.batch.put(
-                Table::Kv,
-                rev_key(rev, true),
-                tombstone_row_value(key.clone()),
-            );
+            let row_key = rev_key(rev, true);
+            let row = tombstone_row_value(key.clone());
+            self.usage.push(UsageChange::revision(
+                key.clone(),
+                row_key.len() + row.len(),
+                before,
+                None,
+            ));
+            self.batch.put(Table::Kv, row_key, row);
             self.events.push(Event {
                 kind: EventKind::Delete,
                 kv,

@@ -70,6 +70,14 @@ pub mod v3electionpb {
     include!("generated/v3electionpb.serde.rs");
 }
 
+/// Hark's own additions to the client API (`harkpb`): space per prefix.
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
+pub mod harkpb {
+    include!("generated/harkpb.rs");
+    #[cfg(feature = "serde")]
+    include!("generated/harkpb.serde.rs");
+}
+
 /// Hark's member-to-member protocol (`harkpeerpb`): openraft messages and
 /// forwarded proposals between the members of a cluster, on the peer port.
 #[allow(clippy::all, clippy::pedantic, missing_docs)]

@@ -148,6 +148,7 @@ impl Plan {
                 // each entry on its own task rather than through the
                 // committer thread.
                 commit_on_caller: true,
+                usage_depth: config.usage_depth as usize,
                 ..StoreOptions::default()
             },
             watch: WatchConfig {

@@ -6,6 +6,7 @@ use hark_proto::etcdserverpb::{
     auth_server::AuthServer, cluster_server::ClusterServer, kv_server::KvServer,
     lease_server::LeaseServer, maintenance_server::MaintenanceServer,
 };
+use hark_proto::harkpb::usage_server::UsageServer;
 use hark_proto::v3electionpb::election_server::ElectionServer;
 use hark_proto::v3lockpb::lock_server::LockServer;
 use tonic::service::Routes;
@@ -14,6 +15,7 @@ use crate::grpc::auth::AuthService;
 use crate::grpc::kv::KvService;
 use crate::grpc::lease::LeaseService;
 use crate::grpc::maintenance::{ClusterService, MaintenanceService};
+use crate::grpc::usage::UsageService;
 use crate::grpc::watch::WatchService;
 use crate::node::NodeHandle;
 use crate::ops::probes;
@@ -59,6 +61,7 @@ pub fn listener_routes(
                     .max_decoding_message_size(limit),
             )
             .add_service(AuthServer::new(AuthService::new(handle.clone())))
+            .add_service(UsageServer::new(UsageService::new(handle.clone())))
             .add_service(
                 ClusterServer::new(ClusterService::new(handle.clone()))
                     .max_decoding_message_size(limit),

@@ -77,6 +77,15 @@ async fn browses_a_prefix_of_ten_thousand_keys_and_shows_values_as_text() {
     }
     assert!(!dom.contains("<img"), "a key became markup:\n{dom}");
     assert!(!dom.contains(r#"class="more""#), "a level of three: {dom}");
+    // Each folder shows its size from the server's counters: 10k keys of
+    // "big/NNNNN" (9 bytes) and "v", and conf/'s three.
+    for size in [
+        r#"<span class="size" title="with history: 10000 revisions, "#,
+        r#">10000 keys · 97.7 KiB</span>"#,
+        r#">3 keys · "#,
+    ] {
+        assert!(dom.contains(size), "no {size} in\n{dom}");
+    }
 
     // The keyboard: down to conf/, right opens it, down to its first key,
     // Enter shows the value.

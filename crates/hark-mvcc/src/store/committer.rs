@@ -29,6 +29,7 @@ use crate::request::{
 };
 use crate::revision::Revision;
 use crate::txn_writer::TxnWriter;
+use crate::usage::{PrefixUsage, UsageChange};
 
 /// What applying one request produced, to act on once the group is durable.
 pub(super) enum Outcome {
@@ -229,7 +230,9 @@ impl Committer {
                 shared.alarms.lock(),
             )
         });
-        let mut loaded = load_state(backend)?;
+        let mut loaded = load_state(backend, shared.options.usage_depth)?;
+        // Before the compaction below, which subtracts what it deletes.
+        *shared.usage.lock() = std::mem::replace(&mut loaded.usage, PrefixUsage::new(0));
         // As on open: the key index forgets what the compaction removed (or
         // HashKV's keep set and reads differ from a member that restarted),
         // and a compaction the source had not finished is finished here.
@@ -280,13 +283,14 @@ impl Committer {
         }
         let mut batch = WriteBatch::default();
         let mut overlay = HashMap::new();
+        let mut usage = Vec::new();
         let mut outcomes = Vec::with_capacity(group.len());
         let mut dones = Vec::with_capacity(group.len());
         let mut position = None;
         for job in group {
             for (work, done) in job.parts {
                 outcomes.push(match work {
-                    Work::Request(req) => self.apply_one(req, &mut batch, &mut overlay),
+                    Work::Request(req) => self.apply_one(req, &mut batch, &mut overlay, &mut usage),
                     Work::Refused(e) => Outcome::Ready(Err(e), None),
                     Work::Nothing => Outcome::Nothing,
                     Work::Install(_) => unreachable!("an install runs alone"),
@@ -332,7 +336,15 @@ impl Committer {
             metrics::histogram!("etcd_disk_wal_fsync_duration_seconds").record(took);
         }
         match written {
-            Ok(()) => self.finish(outcomes, dones),
+            Ok(()) => {
+                if !usage.is_empty() {
+                    let mut prefixes = self.shared.usage.lock();
+                    for change in &usage {
+                        prefixes.apply(change);
+                    }
+                }
+                self.finish(outcomes, dones)
+            }
             Err(e) => {
                 tracing::error!(error = %e, "backend write failed; the store stops taking writes");
                 self.shared.failed.store(true, Ordering::Release);
@@ -348,6 +360,7 @@ impl Committer {
         req: WriteRequest,
         batch: &mut WriteBatch,
         overlay: &mut HashMap<Revision, KeyValue>,
+        usage: &mut Vec<UsageChange>,
     ) -> Outcome {
         if let Some(refusal) = self.refused_by_alarm(req.unguarded()) {
             return Outcome::Ready(Err(refusal), None);
@@ -397,6 +410,7 @@ impl Committer {
             compact_rev: self.compact_target,
             changes: 0,
             events: Vec::new(),
+            usage,
             with_prev_kvs,
         };
         let result = match req {

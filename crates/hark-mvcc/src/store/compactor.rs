@@ -9,9 +9,10 @@ use crossbeam_channel::Receiver;
 use super::shared::{COMPACTION_BATCH, JobDone, Shared};
 use crate::backend::{Table, WriteBatch};
 use crate::error::Result;
-use crate::layout::{META_FINISHED_COMPACT, encode_counter, parse_rev_key, rev_key};
+use crate::layout::{META_FINISHED_COMPACT, encode_counter, parse_rev_key, rev_key, row_key_only};
 use crate::request::{CompactResponse, WriteResponse};
 use crate::revision::Revision;
+use crate::usage::UsageChange;
 
 /// A compaction whose index part is done, waiting for its physical part.
 pub(super) struct Compaction {
@@ -56,6 +57,7 @@ impl Shared {
             let mut batch = WriteBatch::default();
             let mut next = None;
             let mut freed = 0u64;
+            let mut usage = Vec::new();
             self.backend
                 .scan(Table::Kv, &from, Some(&end), &mut |k, v| {
                     if batch.len() >= COMPACTION_BATCH {
@@ -66,6 +68,9 @@ impl Shared {
                         && !keep.contains(&rev)
                     {
                         freed += (k.len() + v.len()) as u64;
+                        if let Some(key) = row_key_only(v) {
+                            usage.push(UsageChange::compacted(key, k.len() + v.len()));
+                        }
                         batch.delete(Table::Kv, k.to_vec());
                     }
                     true
@@ -73,6 +78,10 @@ impl Shared {
             if !batch.is_empty() {
                 self.backend.write(batch, false)?;
                 self.reclaimable.fetch_add(freed, Ordering::Relaxed);
+                let mut prefixes = self.usage.lock();
+                for change in &usage {
+                    prefixes.apply(change);
+                }
             }
             match next {
                 Some(k) => from = k,

@@ -16,6 +16,7 @@ use crate::layout::{
 };
 use crate::lease_table::LeaseTable;
 use crate::records::RecordTable;
+use crate::usage::{PrefixUsage, UsageChange, live_size};
 
 /// The in-memory state rebuilt from a backend's rows and records.
 pub(super) struct Loaded {
@@ -23,19 +24,23 @@ pub(super) struct Loaded {
     pub(super) leases: LeaseTable,
     pub(super) alarms: AlarmSet,
     pub(super) records: RecordTable,
+    /// Space per prefix of the rows loaded (compaction not yet subtracted).
+    pub(super) usage: PrefixUsage,
     pub(super) current: i64,
     pub(super) scheduled: i64,
     pub(super) finished: i64,
 }
 
-/// Rebuilds the key index, the lease table and the alarms from `backend`
-/// (on open, and after a snapshot is installed in place).
-pub(super) fn load_state(backend: &dyn Backend) -> Result<Loaded> {
+/// Rebuilds the key index, the lease table, the alarms and space per prefix
+/// (to `usage_depth`) from `backend` (on open, and after a snapshot is
+/// installed in place).
+pub(super) fn load_state(backend: &dyn Backend, usage_depth: usize) -> Result<Loaded> {
     let meta = |key: &[u8]| -> Result<i64> { Ok(decode_counter(backend.get(Table::Meta, key)?)) };
     let scheduled = meta(META_SCHEDULED_COMPACT)?;
     let finished = meta(META_FINISHED_COMPACT)?;
     let mut current = meta(META_CURRENT_REV)?.max(1);
     let mut index = TreeIndex::default();
+    let mut usage = PrefixUsage::new(usage_depth);
     let mut key_lease: HashMap<Bytes, i64> = HashMap::new();
     let mut bad = None;
     backend.scan(Table::Kv, &[], None, &mut |k, v| {
@@ -50,11 +55,19 @@ pub(super) fn load_state(backend: &dyn Backend) -> Result<Loaded> {
         } else {
             key_lease.insert(kv.key.clone(), kv.lease);
         }
-        if tombstone {
-            index.tombstone(kv.key, rev);
+        let (before, after) = if tombstone {
+            (index.tombstone(kv.key.clone(), rev), None)
         } else {
-            index.put(kv.key, rev, kv.create_revision, kv.version);
-        }
+            let size = live_size(&kv.key, &kv.value);
+            let (_, before) = index.put(kv.key.clone(), rev, kv.create_revision, kv.version, size);
+            (before, Some(size))
+        };
+        usage.apply(&UsageChange::revision(
+            kv.key,
+            k.len() + v.len(),
+            before,
+            after,
+        ));
         true
     })?;
     if let Some(k) = bad {
@@ -108,6 +121,7 @@ pub(super) fn load_state(backend: &dyn Backend) -> Result<Loaded> {
         leases,
         alarms,
         records,
+        usage,
         current,
         scheduled,
         finished,

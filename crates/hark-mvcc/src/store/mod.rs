@@ -18,6 +18,8 @@ mod load;
 pub(crate) mod maintenance;
 mod open;
 pub(crate) mod shared;
+#[cfg(test)]
+mod usage_check;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -38,6 +40,7 @@ use crate::request::{
     LeaseGrantResponse, LeaseRevokeRequest, LeaseRevokeResponse, PutRequest, PutResponse,
     RangeRequest, RangeResponse, TxnRequest, TxnResponse, WriteRequest, WriteResponse,
 };
+use crate::usage::PrefixStat;
 use crate::validate;
 use committer::Committer;
 use shared::{Done, Job, JobDone, LoggedDone, PrevKvInterest, Shared, Work};
@@ -137,6 +140,26 @@ impl Store {
     /// Number of keys the index holds (live keys and retained tombstones).
     pub fn key_count(&self) -> usize {
         self.shared().index.read().len()
+    }
+
+    /// Space per prefix (`du`): `prefix` (empty, or ending with `/`, at
+    /// most [`StoreOptions::usage_depth`] deep), then the tracked prefixes
+    /// under it at most `levels` deeper, in key order. Kept by every durable
+    /// write and compaction, so this reads counters, not keys; history
+    /// counts rows until physical compaction has deleted them.
+    pub fn prefix_usage(&self, prefix: &[u8], levels: usize) -> Result<Vec<PrefixStat>> {
+        self.shared().usage.lock().du(prefix, levels)
+    }
+
+    /// The `n` prefixes with the most bytes (history included) at each
+    /// tracked depth (see [`crate::PrefixUsage::top`]).
+    pub fn largest_prefixes(&self, n: usize) -> Vec<PrefixStat> {
+        self.shared().usage.lock().top(n)
+    }
+
+    /// How many `/` deep space per prefix is kept.
+    pub fn usage_depth(&self) -> usize {
+        self.shared().options.usage_depth
     }
 
     /// Reads a key or range at a revision (etcd's `Range`): `req.revision`,

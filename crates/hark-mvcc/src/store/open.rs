@@ -83,10 +83,11 @@ impl Store {
             leases,
             alarms,
             records,
+            usage,
             current,
             scheduled,
             finished,
-        } = load_state(backend.as_ref())?;
+        } = load_state(backend.as_ref(), options.usage_depth)?;
         let shared = Arc::new(Shared {
             backend,
             index: RwLock::new(index),
@@ -101,6 +102,7 @@ impl Store {
             corrupt: AtomicBool::new(alarms.any(AlarmKind::Corrupt)),
             alarms: Mutex::new(alarms),
             records: RwLock::new(records),
+            usage: Mutex::new(usage),
             records_generation: AtomicU64::new(1),
             sizes: SizeCache::default(),
             reclaiming: Mutex::new(()),

@@ -16,6 +16,7 @@ use crate::lease_table::LeaseTable;
 use crate::records::RecordTable;
 use crate::request::WriteRequest;
 use crate::request::WriteResponse;
+use crate::usage::PrefixUsage;
 
 /// Revisions deleted per backend write during physical compaction.
 pub(super) const COMPACTION_BATCH: usize = 10_000;
@@ -40,6 +41,10 @@ pub struct StoreOptions {
     /// member: one thread hand-off fewer per log entry). Snapshot installs
     /// always run on the committer thread.
     pub commit_on_caller: bool,
+    /// Space per prefix is kept for prefixes up to this many `/` deep
+    /// ([`crate::Store::prefix_usage`]); each write updates one entry per
+    /// level, and memory follows the number of distinct prefixes.
+    pub usage_depth: usize,
 }
 
 impl Default for StoreOptions {
@@ -49,6 +54,7 @@ impl Default for StoreOptions {
             max_txn_ops: 128,
             max_group: 1024,
             commit_on_caller: false,
+            usage_depth: crate::usage::DEFAULT_USAGE_DEPTH,
         }
     }
 }
@@ -111,6 +117,9 @@ pub(super) struct Shared {
     pub(super) alarms: Mutex<AlarmSet>,
     /// Records of the layers above; changed only by the committer.
     pub(super) records: RwLock<RecordTable>,
+    /// Space per prefix, as of the last durable commit group and the last
+    /// batch of compacted rows deleted.
+    pub(super) usage: Mutex<PrefixUsage>,
     /// Bumped after every applied records change (and install).
     pub(super) records_generation: AtomicU64,
     /// Whether a NOSPACE / CORRUPT alarm is raised (for readers, without the lock).

@@ -232,6 +232,13 @@ pub struct Config {
     #[arg(long, env = "HARK_AUTO_DEFRAG_RATIO", default_value_t = 0.0)]
     pub auto_defrag_ratio: f64,
 
+    /// Keep space per key prefix (`harkctl du`, the console, the
+    /// `hark_prefix_*` metrics) for prefixes up to this many `/` deep:
+    /// `/registry/pods/default/` is 4. 0: only the whole store's totals.
+    #[arg(long, env = "HARK_USAGE_DEPTH", default_value_t = hark_mvcc::DEFAULT_USAGE_DEPTH as u32,
+          value_parser = clap::value_parser!(u32).range(0..=32))]
+    pub usage_depth: u32,
+
     /// The least time between two automatic defragmentations.
     #[arg(long, env = "HARK_AUTO_DEFRAG_INTERVAL", default_value = "1h",
           value_parser = parse_go_duration)]

@@ -29,7 +29,8 @@ pub fn mvcc_status(e: Error) -> Status {
         | Error::DuplicateKey
         | Error::KeyNotFound
         | Error::ValueProvided
-        | Error::LeaseProvided => Status::invalid_argument(e.to_string()),
+        | Error::LeaseProvided
+        | Error::InvalidArgument(_) => Status::invalid_argument(e.to_string()),
         Error::LeaseNotFound => Status::not_found(e.to_string()),
         Error::LeaseExists => Status::failed_precondition(e.to_string()),
         Error::NoSpace => no_space(),

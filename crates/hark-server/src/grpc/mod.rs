@@ -10,5 +10,6 @@ pub(crate) mod lease;
 pub(crate) mod maintenance;
 pub(crate) mod oversize;
 pub(crate) mod quota;
+pub(crate) mod usage;
 pub(crate) mod watch;
 pub(crate) mod watch_frame;

@@ -221,6 +221,68 @@ pub fn refresh(node: &Node) {
     process_collector().collect();
 }
 
+/// Prefixes per depth exported as `hark_prefix_*` series.
+pub const TOP_PREFIXES: usize = 10;
+
+/// Space per prefix as Prometheus text, appended to each scrape: the
+/// [`TOP_PREFIXES`] largest prefixes (by bytes with history) at each tracked
+/// depth. Written fresh per scrape, so a prefix that leaves the top set
+/// leaves no stale series behind, and the set stays bounded however many
+/// prefixes the store holds.
+pub fn prefix_usage_text(node: &Node) -> String {
+    use std::fmt::Write;
+    let top = node.store.largest_prefixes(TOP_PREFIXES);
+    type Series = (&'static str, &'static str, fn(&hark_mvcc::Usage) -> i64);
+    let series: [Series; 4] = [
+        (
+            "hark_prefix_keys",
+            "Keys that exist under a key prefix.",
+            |u| u.keys,
+        ),
+        (
+            "hark_prefix_bytes",
+            "Length of the keys and values that exist under a key prefix.",
+            |u| u.bytes,
+        ),
+        (
+            "hark_prefix_revisions",
+            "Stored revisions under a key prefix that compaction has not removed.",
+            |u| u.revisions,
+        ),
+        (
+            "hark_prefix_history_bytes",
+            "Bytes of the stored revisions under a key prefix (what compaction and defragmentation give back).",
+            |u| u.history_bytes,
+        ),
+    ];
+    let mut out = String::new();
+    for (name, help, value) in series {
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help} The {TOP_PREFIXES} largest prefixes at each depth."
+        );
+        let _ = writeln!(out, "# TYPE {name} gauge");
+        for stat in &top {
+            let _ = writeln!(
+                out,
+                "{name}{{prefix=\"{}\",depth=\"{}\"}} {}",
+                escape_label(&String::from_utf8_lossy(&stat.prefix)),
+                stat.depth,
+                value(&stat.usage)
+            );
+        }
+    }
+    out
+}
+
+/// A Prometheus label value: backslash, double quote and newline escaped.
+fn escape_label(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
 /// `etcd_server_has_leader` and `etcd_server_is_leader` as the log sees
 /// them now. A leader that has not heard from a quorum within an election
 /// timeout counts as having none (etcd's check-quorum steps it down), so

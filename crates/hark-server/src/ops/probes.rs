@@ -38,10 +38,14 @@ pub fn routes(node: NodeHandle) -> Router {
             get({
                 let node = node.clone();
                 move || {
-                    if let Ok(node) = node.get() {
-                        crate::ops::metrics::refresh(&node);
+                    let node = node.get().ok();
+                    if let Some(node) = &node {
+                        crate::ops::metrics::refresh(node);
                     }
-                    let body = metrics.as_ref().map(|h| h.render()).unwrap_or_default();
+                    let mut body = metrics.as_ref().map(|h| h.render()).unwrap_or_default();
+                    if let Some(node) = &node {
+                        body.push_str(&crate::ops::metrics::prefix_usage_text(node));
+                    }
                     async move { ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body) }
                 }
             }),
