@@ -143,7 +143,7 @@ impl Store {
     }
 
     /// Space per prefix (`du`): `prefix` (empty, or ending with `/`, at
-    /// most [`StoreOptions::usage_depth`] deep), then the tracked prefixes
+    /// most [`crate::StoreOptions::usage_depth`] deep), then the tracked prefixes
     /// under it at most `levels` deeper, in key order. Kept by every durable
     /// write and compaction, so this reads counters, not keys; history
     /// counts rows until physical compaction has deleted them.
