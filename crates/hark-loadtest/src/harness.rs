@@ -122,7 +122,9 @@ impl ServerCpu {
                   arrives), maintenance, auto-defrag (half of a filled store deleted and\n\
                   compacted: the time until its space is back and the writer's p99 meanwhile;\n\
                   Hark runs with --auto-defrag-ratio, etcd is defragmented as an operator's\n\
-                  job would), gateway (puts and ranges over the JSON gateway),\n\
+                  job would), large-range (--fill-mb of keys read in one Range, then in\n\
+                  pages of 500: the server's peak RSS growth against the answer's size),\n\
+                  gateway (puts and ranges over the JSON gateway),\n\
                   parked (requests waiting over HTTP for their key to change: Hark's\n\
                   blocking GET, etcd's /v3/watch), all.\n\n\
                   Target: one of --endpoints, --compare-etcd, --hark-alone.\n\n\
@@ -184,7 +186,7 @@ pub struct Options {
     #[arg(long, default_value_t = 1000, value_name = "N")]
     pub keys: usize,
     /// MiB of 4 KiB values written before the maintenance scenario's
-    /// snapshot and defrag.
+    /// snapshot and defrag (and auto-defrag's, and large-range's list).
     #[arg(long, default_value_t = 256, value_name = "N")]
     pub fill_mb: u64,
     /// Server pid for watchers-mem with --endpoints.

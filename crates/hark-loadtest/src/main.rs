@@ -7,6 +7,7 @@
 mod attack;
 mod harness;
 mod http_load;
+mod large_range;
 mod lean_watch;
 mod maintenance;
 mod scenarios;

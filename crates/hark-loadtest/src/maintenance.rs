@@ -40,20 +40,7 @@ const STOP: u64 = 4;
 
 pub async fn run(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String> {
     let cs = clients(endpoints, o.conns).await?;
-    let keys = ((o.fill_mb << 20) as usize / VALUE_SIZE).max(1);
-    eprintln!(
-        "   filling {} MiB: {keys} keys of {VALUE_SIZE} B",
-        o.fill_mb
-    );
-    // Values that do not compress: RocksDB's lz4 would otherwise shrink a
-    // run of equal bytes to nothing and the store would not be the size asked.
-    load(&cs, o.clients, keys, |c, i| async move {
-        c.put(format!("m/{i:09}"), incompressible(i as u64))
-            .await
-            .map(drop)
-            .map_err(|e| e.to_string())
-    })
-    .await?;
+    let keys = fill(o, &cs, "m/").await?;
     let filled = status_size(&cs[0]).await?;
 
     let phase = Arc::new(AtomicU64::new(IDLE));
@@ -175,18 +162,7 @@ pub const AUTO_DEFRAG_FLAGS: [&str; 2] = ["--auto-defrag-ratio=0.3", "--auto-def
 
 pub async fn auto_defrag(o: &Options, endpoints: &[String]) -> Result<Vec<Metric>, String> {
     let cs = clients(endpoints, o.conns).await?;
-    let keys = ((o.fill_mb << 20) as usize / VALUE_SIZE).max(1);
-    eprintln!(
-        "   filling {} MiB: {keys} keys of {VALUE_SIZE} B",
-        o.fill_mb
-    );
-    load(&cs, o.clients, keys, |c, i| async move {
-        c.put(format!("m/{i:09}"), incompressible(i as u64))
-            .await
-            .map(drop)
-            .map_err(|e| e.to_string())
-    })
-    .await?;
+    let keys = fill(o, &cs, "m/").await?;
 
     let phase = Arc::new(AtomicU64::new(IDLE));
     let idle_done = Arc::new(tokio::sync::Notify::new());
@@ -287,6 +263,30 @@ pub async fn auto_defrag(o: &Options, endpoints: &[String]) -> Result<Vec<Metric
         metric("db size full", full as f64 / 1e6, "MB"),
         metric("db size after", after as f64 / 1e6, "MB"),
     ])
+}
+
+/// Writes `--fill-mb` MiB under `prefix`: keys `<prefix><n, 9 digits>` of
+/// `VALUE_SIZE` bytes each. Returns the number of keys.
+pub(crate) async fn fill(o: &Options, cs: &[Client], prefix: &str) -> Result<usize, String> {
+    let keys = ((o.fill_mb << 20) as usize / VALUE_SIZE).max(1);
+    eprintln!(
+        "   filling {} MiB: {keys} keys of {VALUE_SIZE} B",
+        o.fill_mb
+    );
+    // Values that do not compress: RocksDB's lz4 would otherwise shrink a
+    // run of equal bytes to nothing and the store would not be the size asked.
+    let prefix = prefix.to_owned();
+    load(cs, o.clients, keys, move |c, i| {
+        let key = format!("{prefix}{i:09}");
+        async move {
+            c.put(key, incompressible(i as u64))
+                .await
+                .map(drop)
+                .map_err(|e| e.to_string())
+        }
+    })
+    .await?;
+    Ok(keys)
 }
 
 /// `VALUE_SIZE` pseudo-random bytes, different for each `seed` (xorshift64).

@@ -20,7 +20,7 @@ use crate::harness::{
 use crate::servers::rss_bytes;
 use crate::{lean_watch, stream_watchers};
 
-pub const ALL: [&str; 11] = [
+pub const ALL: [&str; 12] = [
     "put",
     "range",
     "watch-latency",
@@ -30,6 +30,7 @@ pub const ALL: [&str; 11] = [
     "overload",
     "maintenance",
     "auto-defrag",
+    "large-range",
     "gateway",
     "parked",
 ];
@@ -51,6 +52,7 @@ pub async fn run(
         "overload" => overload(o, endpoints, pid).await,
         "maintenance" => crate::maintenance::run(o, endpoints).await,
         "auto-defrag" => crate::maintenance::auto_defrag(o, endpoints).await,
+        "large-range" => crate::large_range::run(o, endpoints, pid).await,
         "gateway" => crate::http_load::gateway(o, endpoints, pid).await,
         "parked" => crate::http_load::parked(o, endpoints, pid).await,
         other => Err(format!("unknown scenario {other}")),

@@ -175,14 +175,19 @@ impl Server {
 
 /// Resident memory of a process, in bytes (Linux `/proc`).
 pub fn rss_bytes(pid: u32) -> Result<u64, String> {
+    status_bytes(pid, "VmRSS")
+}
+
+/// A memory figure of `/proc/PID/status` (`VmRSS`, `VmHWM`, …) in bytes.
+pub fn status_bytes(pid: u32, field: &str) -> Result<u64, String> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .map_err(|e| format!("reading /proc/{pid}/status: {e}"))?;
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map(|kb| kb * 1024)
-        .ok_or_else(|| format!("no VmRSS for pid {pid}"))
+        .ok_or_else(|| format!("no {field} for pid {pid}"))
 }
 
 /// The whole machine's CPU time, busy and in all, in seconds summed over

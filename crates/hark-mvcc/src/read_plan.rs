@@ -7,13 +7,14 @@
 use std::collections::HashMap;
 
 use bytes::Bytes;
+use prost::Message;
 
 use crate::backend::{Backend, Table};
 use crate::error::{Error, Result};
 use crate::key_index::{IndexEntry, KeyRange, TreeIndex};
 use crate::kv::KeyValue;
 use crate::layout::{decode_kv, rev_key};
-use crate::request::{RangeRequest, RangeResponse, SortOrder, SortTarget};
+use crate::request::{EncodedRangeResponse, RangeRequest, RangeResponse, SortOrder, SortTarget};
 use crate::revision::Revision;
 
 /// Loads the value stored at a revision.
@@ -153,6 +154,50 @@ pub(crate) fn finish_range(
         header_revision: 0,
         kvs,
         more,
+        count: plan.count,
+    })
+}
+
+/// As [`finish_range`], but each key-value stays in its stored encoding
+/// (the rows are `mvccpb.KeyValue` bytes): one allocation per row, none
+/// decoded, so an answer is held once. Only a sort by value (which needs
+/// the values) or `keys_only` (which drops them) decodes and encodes again,
+/// one row at a time.
+pub(crate) fn finish_range_encoded(
+    plan: RangePlan,
+    req: &RangeRequest,
+    mut load_row: impl FnMut(Revision) -> Result<Vec<u8>>,
+) -> Result<EncodedRangeResponse> {
+    let by_value = req.sort_target == SortTarget::Value && effective_order(req) != SortOrder::None;
+    if by_value {
+        let count = plan.count;
+        let resp = finish_range(plan, req, |rev| decode_kv(&load_row(rev)?))?;
+        return Ok(EncodedRangeResponse {
+            header_revision: 0,
+            kvs: resp
+                .kvs
+                .iter()
+                .map(|kv| Bytes::from(kv.encode_to_vec()))
+                .collect(),
+            more: resp.more,
+            count,
+        });
+    }
+    let mut kvs = Vec::with_capacity(plan.entries.len());
+    for (_, e) in &plan.entries {
+        let row = load_row(e.rev)?;
+        kvs.push(if req.keys_only {
+            let mut kv = decode_kv(&row)?;
+            kv.value = Bytes::new();
+            Bytes::from(kv.encode_to_vec())
+        } else {
+            Bytes::from(row)
+        });
+    }
+    Ok(EncodedRangeResponse {
+        header_revision: 0,
+        kvs,
+        more: plan.more,
         count: plan.count,
     })
 }

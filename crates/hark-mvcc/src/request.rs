@@ -149,6 +149,22 @@ pub struct RangeResponse {
     pub count: i64,
 }
 
+/// etcd's `RangeResponse` with each key-value already in its wire form
+/// (`mvccpb.KeyValue`, as a client decodes it), for a transport that writes
+/// the answer without decoding and encoding every value again
+/// ([`crate::Store::range_encoded`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EncodedRangeResponse {
+    /// The store's current revision when the read was served.
+    pub header_revision: i64,
+    /// Each key-value's `mvccpb.KeyValue` encoding, in answer order.
+    pub kvs: Vec<Bytes>,
+    /// Whether `limit` left some kvs out.
+    pub more: bool,
+    /// Number of keys in the range at the read revision (before `limit` and filters).
+    pub count: i64,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 /// etcd's `PutRequest`: sets a key's value, creating the key if needed.

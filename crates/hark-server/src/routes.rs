@@ -3,8 +3,8 @@
 
 use hark_concurrency::{ElectionService, LockService};
 use hark_proto::etcdserverpb::{
-    auth_server::AuthServer, cluster_server::ClusterServer, kv_server::KvServer,
-    lease_server::LeaseServer, maintenance_server::MaintenanceServer,
+    auth_server::AuthServer, cluster_server::ClusterServer, lease_server::LeaseServer,
+    maintenance_server::MaintenanceServer,
 };
 use hark_proto::harkpb::usage_server::UsageServer;
 use hark_proto::v3electionpb::election_server::ElectionServer;
@@ -12,7 +12,7 @@ use hark_proto::v3lockpb::lock_server::LockServer;
 use tonic::service::Routes;
 
 use crate::grpc::auth::AuthService;
-use crate::grpc::kv::KvService;
+use crate::grpc::kv_range::KvRoutes;
 use crate::grpc::lease::LeaseService;
 use crate::grpc::maintenance::{ClusterService, MaintenanceService};
 use crate::grpc::usage::UsageService;
@@ -49,23 +49,21 @@ pub fn listener_routes(
     separate_http: bool,
 ) -> ListenerRoutes {
     let limit = limits.max_message_bytes;
-    let core =
-        Routes::new(KvServer::new(KvService::new(handle.clone())).max_decoding_message_size(limit))
-            .add_service(WatchService::new(handle.clone(), limit))
-            .add_service(
-                LeaseServer::new(LeaseService::new(handle.clone()))
-                    .max_decoding_message_size(limit),
-            )
-            .add_service(
-                MaintenanceServer::new(MaintenanceService::new(handle.clone()))
-                    .max_decoding_message_size(limit),
-            )
-            .add_service(AuthServer::new(AuthService::new(handle.clone())))
-            .add_service(UsageServer::new(UsageService::new(handle.clone())))
-            .add_service(
-                ClusterServer::new(ClusterService::new(handle.clone()))
-                    .max_decoding_message_size(limit),
-            );
+    let core = Routes::new(KvRoutes::new(handle.clone(), limit))
+        .add_service(WatchService::new(handle.clone(), limit))
+        .add_service(
+            LeaseServer::new(LeaseService::new(handle.clone())).max_decoding_message_size(limit),
+        )
+        .add_service(
+            MaintenanceServer::new(MaintenanceService::new(handle.clone()))
+                .max_decoding_message_size(limit),
+        )
+        .add_service(AuthServer::new(AuthService::new(handle.clone())))
+        .add_service(UsageServer::new(UsageService::new(handle.clone())))
+        .add_service(
+            ClusterServer::new(ClusterService::new(handle.clone()))
+                .max_decoding_message_size(limit),
+        );
     // Locks and elections are made of calls on the services above, in
     // process and as their caller (as etcd's server makes them).
     let steps = hark_http::in_process(Routes::from(on_the_wire(core.clone())));

@@ -190,6 +190,15 @@ impl Store {
 impl Shared {
     /// The value stored at `rev`, for a read at revision `read_at`: if it is gone,
     /// a compaction past `read_at` removed it after the index was consulted.
+    /// As [`Shared::load_committed`], the row's bytes undecoded.
+    pub(super) fn load_committed_row(&self, rev: Revision, read_at: i64) -> Result<Vec<u8>> {
+        match self.backend.get(Table::Kv, &rev_key(rev, false))? {
+            Some(row) => Ok(row),
+            None if read_at < self.compact_rev.load(Ordering::Acquire) => Err(Error::Compacted),
+            None => Err(missing_value(rev)),
+        }
+    }
+
     pub(super) fn load_committed(&self, rev: Revision, read_at: i64) -> Result<KeyValue> {
         match load_kv(self.backend.as_ref(), &HashMap::new(), rev)? {
             Some(kv) => Ok(kv),

@@ -34,11 +34,11 @@ use crate::backend::Table;
 use crate::error::{Error, Result};
 use crate::feed::{self, DEFAULT_FEED_BYTES, Feed};
 use crate::layout::META_LOG_POSITION;
-use crate::read_plan::{finish_range, plan_range};
+use crate::read_plan::{RangePlan, finish_range, finish_range_encoded, plan_range};
 use crate::request::{
-    CompactRequest, CompactResponse, DeleteRangeRequest, DeleteRangeResponse, LeaseGrantRequest,
-    LeaseGrantResponse, LeaseRevokeRequest, LeaseRevokeResponse, PutRequest, PutResponse,
-    RangeRequest, RangeResponse, TxnRequest, TxnResponse, WriteRequest, WriteResponse,
+    CompactRequest, CompactResponse, DeleteRangeRequest, DeleteRangeResponse, EncodedRangeResponse,
+    LeaseGrantRequest, LeaseGrantResponse, LeaseRevokeRequest, LeaseRevokeResponse, PutRequest,
+    PutResponse, RangeRequest, RangeResponse, TxnRequest, TxnResponse, WriteRequest, WriteResponse,
 };
 use crate::usage::PrefixStat;
 use crate::validate;
@@ -191,9 +191,35 @@ impl Store {
         shared.outside_installs(|| self.range_once(req))
     }
 
+    /// [`Store::range`] with each key-value in its `mvccpb.KeyValue`
+    /// encoding, straight from the stored row: a transport writes the
+    /// answer holding it once, not decoded and then encoded again.
+    pub fn range_encoded(&self, req: &RangeRequest) -> Result<EncodedRangeResponse> {
+        validate::check_range(req)?;
+        let shared = self.shared();
+        shared.outside_installs(|| {
+            let (plan, current, at) = self.plan_read(req)?;
+            let mut resp =
+                finish_range_encoded(plan, req, |rev| shared.load_committed_row(rev, at))?;
+            resp.header_revision = current;
+            metrics::counter!("etcd_mvcc_range_total").increment(1);
+            Ok(resp)
+        })
+    }
+
     fn range_once(&self, req: &RangeRequest) -> Result<RangeResponse> {
         let shared = self.shared();
-        let (plan, current, at) = {
+        let (plan, current, at) = self.plan_read(req)?;
+        let mut resp = finish_range(plan, req, |rev| shared.load_committed(rev, at))?;
+        resp.header_revision = current;
+        metrics::counter!("etcd_mvcc_range_total").increment(1);
+        Ok(resp)
+    }
+
+    /// The keys a read selects, with the current revision and the one read at.
+    fn plan_read(&self, req: &RangeRequest) -> Result<(RangePlan, i64, i64)> {
+        let shared = self.shared();
+        Ok({
             // Checked under the index lock: compaction changes the index only after
             // raising `compact_rev`, so a read that passes here sees a valid index.
             let index = shared.index.read();
@@ -210,11 +236,7 @@ impl Store {
                 return Err(Error::Compacted);
             }
             (plan_range(&index, req, at), current, at)
-        };
-        let mut resp = finish_range(plan, req, |rev| shared.load_committed(rev, at))?;
-        resp.header_revision = current;
-        metrics::counter!("etcd_mvcc_range_total").increment(1);
-        Ok(resp)
+        })
     }
 
     /// Submits a change; `done` is called once it is durable (or failed). Never

@@ -30,14 +30,7 @@ impl KvService {
         req: pb::RangeRequest,
     ) -> Result<pb::RangeResponse, Status> {
         let node = self.node.get()?;
-        let serializable = req.serializable;
-        let req = range_from_pb(req);
-        if !req.key.is_empty() {
-            node.caller(&metadata)?.range(&req).map_err(auth_status)?;
-        }
-        if !serializable {
-            node.linearizable_barrier().await?;
-        }
+        let req = admit_range(&node, &metadata, req).await?;
         let resp = node.store.range(&req).map_err(mvcc_status)?;
         let header = node.header(resp.header_revision);
         Ok(range_to_pb(resp, header))
@@ -182,6 +175,24 @@ impl Kv for KvService {
 }
 
 // ---- wire -> store ----
+
+/// A Range's checks before it reads: the caller's permission, then (unless
+/// `serializable`) the wait for the leader's read index. The store's request.
+pub(crate) async fn admit_range(
+    node: &Node,
+    metadata: &MetadataMap,
+    req: pb::RangeRequest,
+) -> Result<mvcc::RangeRequest, Status> {
+    let serializable = req.serializable;
+    let req = range_from_pb(req);
+    if !req.key.is_empty() {
+        node.caller(metadata)?.range(&req).map_err(auth_status)?;
+    }
+    if !serializable {
+        node.linearizable_barrier().await?;
+    }
+    Ok(req)
+}
 
 pub fn range_from_pb(r: pb::RangeRequest) -> mvcc::RangeRequest {
     use range_request::{SortOrder as O, SortTarget as T};

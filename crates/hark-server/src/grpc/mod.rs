@@ -6,6 +6,7 @@ pub(crate) mod access;
 pub(crate) mod auth;
 pub(crate) mod errors;
 pub(crate) mod kv;
+pub(crate) mod kv_range;
 pub(crate) mod lease;
 pub(crate) mod maintenance;
 pub(crate) mod oversize;
