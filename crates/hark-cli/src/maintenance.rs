@@ -210,6 +210,7 @@ pub(crate) async fn du(ctx: &Ctx, a: DuArgs) -> Outcome {
                 .opt("header", json::header(&resp.header))
                 .raw("tracked_depth", &resp.tracked_depth.to_string())
                 .raw("prefixes", &format!("[{}]", prefixes.join(",")))
+                .bool_nz("truncated", resp.truncated)
                 .end();
             println!("{out}");
         }
@@ -237,6 +238,11 @@ pub(crate) async fn du(ctx: &Ctx, a: DuArgs) -> Outcome {
                 line(r);
             }
         }
+    }
+    if resp.truncated {
+        eprintln!(
+            "harkctl: more prefixes than one answer lists; ask for a deeper prefix or a smaller --depth"
+        );
     }
     Ok(())
 }

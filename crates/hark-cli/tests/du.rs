@@ -226,5 +226,21 @@ async fn du_counts_keys_and_bytes_per_prefix_as_reads_see_them() {
     let server = start(dir.path()).await;
     let endpoint = server.endpoints()[0].clone();
     assert_eq!(du_json(&endpoint, "", "4"), before);
+
+    // With auth on, /metrics (which asks nobody who they are) names no
+    // prefix; du still answers a user who may read the prefix.
+    let mut c = etcd_client::Client::connect([endpoint.as_str()], None)
+        .await
+        .unwrap();
+    c.user_add("root", "pw", None).await.unwrap();
+    c.user_grant_role("root", "root").await.unwrap();
+    c.auth_enable().await.unwrap();
+    let metrics = http(server.client_addrs[0], "GET", "/metrics", "");
+    assert!(metrics.contains("etcd_mvcc_db_total_size_in_bytes"));
+    assert!(!metrics.contains("hark_prefix_keys{"), "{metrics}");
+    let out = harkctl(&endpoint, &["--user", "root:pw", "du", "/registry/"]);
+    assert!(out.status.success(), "{out:?}");
+    let out = harkctl(&endpoint, &["du", "/registry/"]);
+    assert!(!out.status.success(), "no user, no sizes: {out:?}");
     server.shutdown().await;
 }

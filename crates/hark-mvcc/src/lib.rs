@@ -106,4 +106,6 @@ pub use store::image::StoreImage;
 pub use store::maintenance::{AutoDefrag, KvHash};
 pub use store::shared::{Done, LoggedDone, PrevKvInterest, StoreOptions};
 pub use store::{BackendClosed, MAX_QUEUED_REQUESTS, Store};
-pub use usage::{DEFAULT_USAGE_DEPTH, PrefixStat, PrefixUsage, Usage};
+pub use usage::{
+    DEFAULT_USAGE_DEPTH, MAX_DU_ENTRIES, MAX_TRACKED_PREFIX, PrefixStat, PrefixUsage, Usage,
+};

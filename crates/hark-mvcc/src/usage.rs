@@ -5,11 +5,21 @@
 //! (each batch of rows deleted), never by a scan; rebuilt with the key index
 //! when rows are loaded.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
+use std::ops::Bound;
 
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
+
+/// Prefixes longer than this are not tracked: a key's share goes to its
+/// deepest prefix within it. Each tracked level holds its own copy of the
+/// prefix, so without a cap a writer's long keys would cost the server
+/// their length again at every level.
+pub const MAX_TRACKED_PREFIX: usize = 512;
+
+/// Most entries one [`PrefixUsage::du`] answer lists.
+pub const MAX_DU_ENTRIES: usize = 10_000;
 
 /// Depth tracked unless [`crate::StoreOptions::usage_depth`] says otherwise:
 /// Kubernetes' `/registry/<resource>/<namespace>/` is depth 4.
@@ -104,10 +114,13 @@ pub(crate) fn live_size(key: &[u8], value: &[u8]) -> u32 {
 }
 
 /// The prefixes of `key` tracked at `depth`: the empty one, then `key` cut
-/// after each of its first `depth` slashes.
+/// after each of its first `depth` slashes, as long as the cut is at most
+/// [`MAX_TRACKED_PREFIX`] bytes.
 fn prefixes(key: &[u8], depth: usize) -> impl Iterator<Item = &[u8]> {
+    let within = &key[..key.len().min(MAX_TRACKED_PREFIX)];
     std::iter::once(&key[..0]).chain(
-        key.iter()
+        within
+            .iter()
             .enumerate()
             .filter(|(_, b)| **b == b'/')
             .take(depth)
@@ -121,11 +134,11 @@ fn depth_of(prefix: &[u8]) -> usize {
 
 /// Usage per tracked prefix. Only prefixes something lives under are held,
 /// so its size follows the number of distinct prefixes, at most one per
-/// key and depth.
+/// key and depth. Ordered, so `du` reads only its prefix's part.
 #[derive(Debug, Clone)]
 pub struct PrefixUsage {
     depth: usize,
-    by_prefix: HashMap<Box<[u8]>, Usage>,
+    by_prefix: BTreeMap<Box<[u8]>, Usage>,
 }
 
 impl PrefixUsage {
@@ -133,7 +146,7 @@ impl PrefixUsage {
     pub fn new(depth: usize) -> Self {
         PrefixUsage {
             depth,
-            by_prefix: HashMap::new(),
+            by_prefix: BTreeMap::new(),
         }
     }
 
@@ -169,71 +182,79 @@ impl PrefixUsage {
         self.by_prefix.get(prefix).copied().unwrap_or_default()
     }
 
-    /// `du`: `prefix` itself, then every tracked prefix under it at most
-    /// `levels` deeper, in key order. `prefix` must be empty or end with
-    /// `/`, and be tracked.
-    pub fn du(&self, prefix: &[u8], levels: usize) -> Result<Vec<PrefixStat>> {
+    /// `du`: `prefix` itself, then the tracked prefixes under it at most
+    /// `levels` deeper, in key order, at most [`MAX_DU_ENTRIES`] of them;
+    /// the flag says whether more were left out. `prefix` must be empty or
+    /// end with `/`, and be tracked.
+    pub fn du(&self, prefix: &[u8], levels: usize) -> Result<(Vec<PrefixStat>, bool)> {
         if !(prefix.is_empty() || prefix.ends_with(b"/")) {
             return Err(Error::InvalidArgument(
                 "prefix must be empty or end with '/'".into(),
             ));
         }
         let depth = depth_of(prefix);
-        if depth > self.depth {
+        if depth > self.depth || prefix.len() > MAX_TRACKED_PREFIX {
             return Err(Error::InvalidArgument(format!(
-                "prefix is {depth} levels deep; sizes are kept to depth {}",
+                "prefix is {depth} levels deep or longer than {MAX_TRACKED_PREFIX} bytes; sizes are kept to depth {}",
                 self.depth
             )));
         }
         let deepest = depth.saturating_add(levels);
-        let mut out: Vec<PrefixStat> = self
+        let mut out = vec![PrefixStat {
+            prefix: Bytes::copy_from_slice(prefix),
+            depth,
+            usage: self.get(prefix),
+        }];
+        let under = self
             .by_prefix
-            .iter()
-            .filter(|(p, _)| p.len() > prefix.len() && p.starts_with(prefix))
-            .filter_map(|(p, u)| {
-                let d = depth_of(p);
-                (d <= deepest).then(|| PrefixStat {
-                    prefix: Bytes::copy_from_slice(p),
-                    depth: d,
-                    usage: *u,
-                })
-            })
-            .collect();
-        out.sort_by(|a, b| a.prefix.cmp(&b.prefix));
-        out.insert(
-            0,
-            PrefixStat {
-                prefix: Bytes::copy_from_slice(prefix),
-                depth,
-                usage: self.get(prefix),
-            },
-        );
-        Ok(out)
-    }
-
-    /// The `n` largest prefixes (by bytes with history) at each depth from
-    /// 1 to the tracked depth, for a bounded set of metrics: at most
-    /// `n * depth` entries, largest first within a depth.
-    pub fn top(&self, n: usize) -> Vec<PrefixStat> {
-        let mut per_depth: Vec<Vec<PrefixStat>> = vec![Vec::new(); self.depth];
-        for (p, u) in &self.by_prefix {
+            .range::<[u8], _>((Bound::Excluded(prefix), Bound::Unbounded))
+            .take_while(|(p, _)| p.starts_with(prefix));
+        let mut truncated = false;
+        for (p, u) in under {
             let d = depth_of(p);
-            if d == 0 {
+            if d > deepest {
                 continue;
             }
-            per_depth[d - 1].push(PrefixStat {
+            if out.len() > MAX_DU_ENTRIES {
+                truncated = true;
+                break;
+            }
+            out.push(PrefixStat {
                 prefix: Bytes::copy_from_slice(p),
                 depth: d,
                 usage: *u,
             });
         }
+        Ok((out, truncated))
+    }
+
+    /// The `n` largest prefixes (by bytes with history) at each depth from
+    /// 1 to the tracked depth, for a bounded set of metrics: at most
+    /// `n * depth` entries, largest first within a depth. Only the winners
+    /// are copied.
+    pub fn top(&self, n: usize) -> Vec<PrefixStat> {
+        let mut per_depth: Vec<Vec<(&[u8], &Usage)>> = vec![Vec::new(); self.depth];
+        for (p, u) in &self.by_prefix {
+            let d = depth_of(p);
+            if d > 0 {
+                per_depth[d - 1].push((p, u));
+            }
+        }
         let mut out = Vec::new();
-        for mut level in per_depth {
-            level.sort_by(|a, b| {
-                (b.usage.history_bytes, &a.prefix).cmp(&(a.usage.history_bytes, &b.prefix))
-            });
+        for (i, mut level) in per_depth.into_iter().enumerate() {
+            let order = |a: &(&[u8], &Usage), b: &(&[u8], &Usage)| {
+                (b.1.history_bytes, a.0).cmp(&(a.1.history_bytes, b.0))
+            };
+            if level.len() > n && n > 0 {
+                level.select_nth_unstable_by(n - 1, order);
+            }
             level.truncate(n);
-            out.extend(level);
+            level.sort_by(order);
+            out.extend(level.into_iter().map(|(p, u)| PrefixStat {
+                prefix: Bytes::copy_from_slice(p),
+                depth: i + 1,
+                usage: *u,
+            }));
         }
         out
     }
@@ -270,6 +291,12 @@ mod tests {
         assert_eq!(shallow, [&b""[..], b"a/"]);
         let flat: Vec<&[u8]> = prefixes(b"plain", 3).collect();
         assert_eq!(flat, [&b""[..]]);
+        // A cut past the cap is not tracked; the shorter ones still are.
+        let mut long = b"a/".to_vec();
+        long.extend(vec![b'x'; MAX_TRACKED_PREFIX]);
+        long.extend(b"/b/c");
+        let capped: Vec<&[u8]> = prefixes(&long, 4).collect();
+        assert_eq!(capped, [&b""[..], b"a/"]);
     }
 
     #[test]
@@ -283,13 +310,14 @@ mod tests {
                 Some(size),
             ));
         }
-        let root = u.du(b"", 1).unwrap();
+        let (root, _) = u.du(b"", 1).unwrap();
         let names: Vec<(&[u8], i64)> = root
             .iter()
             .map(|s| (&s.prefix[..], s.usage.bytes))
             .collect();
         assert_eq!(names, [(&b""[..], 65), (b"a/", 60)]);
-        let a = u.du(b"a/", 5).unwrap();
+        let (a, truncated) = u.du(b"a/", 5).unwrap();
+        assert!(!truncated);
         let names: Vec<(&[u8], i64, i64)> = a
             .iter()
             .map(|s| (&s.prefix[..], s.usage.keys, s.usage.history_bytes))
@@ -301,7 +329,7 @@ mod tests {
         assert!(matches!(u.du(b"a", 1), Err(Error::InvalidArgument(_))));
         assert!(matches!(u.du(b"a/b/c/", 1), Err(Error::InvalidArgument(_))));
         // An untouched tracked prefix is empty, not an error.
-        assert_eq!(u.du(b"zz/", 1).unwrap()[0].usage, Usage::default());
+        assert_eq!(u.du(b"zz/", 1).unwrap().0[0].usage, Usage::default());
     }
 
     #[test]

@@ -188,8 +188,6 @@ impl Store {
 }
 
 impl Shared {
-    /// The value stored at `rev`, for a read at revision `read_at`: if it is gone,
-    /// a compaction past `read_at` removed it after the index was consulted.
     /// As [`Shared::load_committed`], the row's bytes undecoded.
     pub(super) fn load_committed_row(&self, rev: Revision, read_at: i64) -> Result<Vec<u8>> {
         match self.backend.get(Table::Kv, &rev_key(rev, false))? {
@@ -199,6 +197,8 @@ impl Shared {
         }
     }
 
+    /// The value stored at `rev`, for a read at revision `read_at`: if it is gone,
+    /// a compaction past `read_at` removed it after the index was consulted.
     pub(super) fn load_committed(&self, rev: Revision, read_at: i64) -> Result<KeyValue> {
         match load_kv(self.backend.as_ref(), &HashMap::new(), rev)? {
             Some(kv) => Ok(kv),

@@ -146,8 +146,9 @@ impl Store {
     /// most [`crate::StoreOptions::usage_depth`] deep), then the tracked prefixes
     /// under it at most `levels` deeper, in key order. Kept by every durable
     /// write and compaction, so this reads counters, not keys; history
-    /// counts rows until physical compaction has deleted them.
-    pub fn prefix_usage(&self, prefix: &[u8], levels: usize) -> Result<Vec<PrefixStat>> {
+    /// counts rows until physical compaction has deleted them. The flag
+    /// says whether entries past [`crate::MAX_DU_ENTRIES`] were left out.
+    pub fn prefix_usage(&self, prefix: &[u8], levels: usize) -> Result<(Vec<PrefixStat>, bool)> {
         self.shared().usage.lock().du(prefix, levels)
     }
 

@@ -117,12 +117,13 @@ fn scanned(store: &Store, depth: usize) -> BTreeMap<String, Usage> {
 fn check(store: &Store, depth: usize) -> Result<(), TestCaseError> {
     let expected = scanned(store, depth);
     let mut prefixes: BTreeSet<String> = expected.keys().cloned().collect();
-    let listed = store.prefix_usage(b"", depth).unwrap();
+    let (listed, truncated) = store.prefix_usage(b"", depth).unwrap();
+    prop_assert!(!truncated);
     for stat in &listed {
         prefixes.insert(String::from_utf8(stat.prefix.to_vec()).unwrap());
     }
     for p in &prefixes {
-        let got = store.prefix_usage(p.as_bytes(), 0).unwrap()[0].usage;
+        let got = store.prefix_usage(p.as_bytes(), 0).unwrap().0[0].usage;
         let want = expected.get(p).copied().unwrap_or_default();
         prop_assert_eq!(got, want, "prefix {:?}", p);
     }
@@ -140,7 +141,7 @@ fn check(store: &Store, depth: usize) -> Result<(), TestCaseError> {
     for p in &prefixes {
         prop_assert_eq!(
             rebuilt.get(p.as_bytes()),
-            store.prefix_usage(p.as_bytes(), 0).unwrap()[0].usage,
+            store.prefix_usage(p.as_bytes(), 0).unwrap().0[0].usage,
             "rebuilt {:?}",
             p
         );

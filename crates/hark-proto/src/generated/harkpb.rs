@@ -40,6 +40,10 @@ pub struct DuResponse {
     /// How many '/' deep this member keeps sizes (--usage-depth).
     #[prost(uint32, tag = "3")]
     pub tracked_depth: u32,
+    /// More prefixes were under the one asked for than one answer lists
+    /// (10,000): ask for a deeper prefix or fewer levels.
+    #[prost(bool, tag = "4")]
+    pub truncated: bool,
 }
 /// Generated client implementations.
 pub mod usage_client {

@@ -138,6 +138,9 @@ impl serde::Serialize for DuResponse {
         if self.tracked_depth != 0 {
             len += 1;
         }
+        if self.truncated {
+            len += 1;
+        }
         let mut struct_ser = serializer.serialize_struct("harkpb.DuResponse", len)?;
         if let Some(v) = self.header.as_ref() {
             struct_ser.serialize_field("header", v)?;
@@ -148,6 +151,9 @@ impl serde::Serialize for DuResponse {
         if self.tracked_depth != 0 {
             struct_ser.serialize_field("tracked_depth", &self.tracked_depth)?;
         }
+        if self.truncated {
+            struct_ser.serialize_field("truncated", &self.truncated)?;
+        }
         struct_ser.end()
     }
 }
@@ -157,13 +163,20 @@ impl<'de> serde::Deserialize<'de> for DuResponse {
     where
         D: serde::Deserializer<'de>,
     {
-        const FIELDS: &[&str] = &["header", "prefixes", "tracked_depth", "trackedDepth"];
+        const FIELDS: &[&str] = &[
+            "header",
+            "prefixes",
+            "tracked_depth",
+            "trackedDepth",
+            "truncated",
+        ];
 
         #[allow(clippy::enum_variant_names)]
         enum GeneratedField {
             Header,
             Prefixes,
             TrackedDepth,
+            Truncated,
             __SkipField__,
         }
         impl<'de> serde::Deserialize<'de> for GeneratedField {
@@ -192,6 +205,7 @@ impl<'de> serde::Deserialize<'de> for DuResponse {
                             "header" => Ok(GeneratedField::Header),
                             "prefixes" => Ok(GeneratedField::Prefixes),
                             "trackedDepth" | "tracked_depth" => Ok(GeneratedField::TrackedDepth),
+                            "truncated" => Ok(GeneratedField::Truncated),
                             _ => Ok(GeneratedField::__SkipField__),
                         }
                     }
@@ -214,6 +228,7 @@ impl<'de> serde::Deserialize<'de> for DuResponse {
                 let mut header__ = None;
                 let mut prefixes__ = None;
                 let mut tracked_depth__ = None;
+                let mut truncated__ = None;
                 while let Some(k) = map_.next_key()? {
                     match k {
                         GeneratedField::Header => {
@@ -237,6 +252,12 @@ impl<'de> serde::Deserialize<'de> for DuResponse {
                                     .0,
                             );
                         }
+                        GeneratedField::Truncated => {
+                            if truncated__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("truncated"));
+                            }
+                            truncated__ = Some(map_.next_value()?);
+                        }
                         GeneratedField::__SkipField__ => {
                             let _ = map_.next_value::<serde::de::IgnoredAny>()?;
                         }
@@ -246,6 +267,7 @@ impl<'de> serde::Deserialize<'de> for DuResponse {
                     header: header__,
                     prefixes: prefixes__.unwrap_or_default(),
                     tracked_depth: tracked_depth__.unwrap_or_default(),
+                    truncated: truncated__.unwrap_or_default(),
                 })
             }
         }

@@ -42,7 +42,7 @@ impl Usage for UsageService {
         node.caller(&metadata)?
             .range(&covered)
             .map_err(auth_status)?;
-        let stats = node
+        let (stats, truncated) = node
             .store
             .prefix_usage(&req.prefix, req.depth as usize)
             .map_err(mvcc_status)?;
@@ -60,6 +60,7 @@ impl Usage for UsageService {
                 })
                 .collect(),
             tracked_depth: node.store.usage_depth() as u32,
+            truncated,
         }))
     }
 }

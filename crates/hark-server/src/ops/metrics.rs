@@ -228,9 +228,14 @@ pub const TOP_PREFIXES: usize = 10;
 /// [`TOP_PREFIXES`] largest prefixes (by bytes with history) at each tracked
 /// depth. Written fresh per scrape, so a prefix that leaves the top set
 /// leaves no stale series behind, and the set stays bounded however many
-/// prefixes the store holds.
+/// prefixes the store holds. Empty while auth is enabled: `/metrics` asks
+/// nobody who they are (as etcd's), and prefixes are pieces of key names
+/// (`harkctl du` checks read permission instead).
 pub fn prefix_usage_text(node: &Node) -> String {
     use std::fmt::Write;
+    if node.auth.state().map_or(true, |s| s.enabled()) {
+        return String::new();
+    }
     let top = node.store.largest_prefixes(TOP_PREFIXES);
     type Series = (&'static str, &'static str, fn(&hark_mvcc::Usage) -> i64);
     let series: [Series; 4] = [
