@@ -70,6 +70,19 @@ struct Inner {
     /// Process exit waits for the database to close (see
     /// `hark_mvcc::backend::OpenDatabase`); after `db`, so it drops after it.
     _open: hark_mvcc::backend::OpenDatabase,
+    /// Last, so it drops after `db`: [`LogStore::closed_probe`] turns true
+    /// only once RocksDB has released the directory's lock. (An `Arc`'s
+    /// strong count reaches zero before its contents are dropped.)
+    closed: SetOnDrop,
+}
+
+/// Sets its flag when dropped.
+struct SetOnDrop(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
 }
 
 impl Drop for Inner {
@@ -244,6 +257,7 @@ impl LogStore {
             recent: Default::default(),
             unsaved_committed: Default::default(),
             _open: hark_mvcc::backend::OpenDatabase::count(),
+            closed: SetOnDrop(Arc::default()),
         });
         let log = LogStore { inner };
         let in_path = |e: String| format!("the raft log in {}: {e}", path.display());
@@ -330,8 +344,8 @@ impl LogStore {
     /// Turns true once every clone (openraft hands them to its tasks) is
     /// dropped and the database is closed.
     pub fn closed_probe(&self) -> impl Fn() -> bool + Send + Sync + 'static {
-        let weak = Arc::downgrade(&self.inner);
-        move || weak.strong_count() == 0
+        let closed = self.inner.closed.0.clone();
+        move || closed.load(Ordering::Acquire)
     }
 
     /// The `(member id, cluster id)` this log belongs to, once recorded.
