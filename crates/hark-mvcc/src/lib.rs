@@ -10,9 +10,10 @@
 //!   ([`Store::subscribe`]) without the writer ever waiting for them.
 //! * Reads ([`Store::range`], [`Store::history`]) run on the caller's thread
 //!   against an in-memory key index and the backend, at any retained revision.
-//! * Storage sits behind the [`Backend`] trait: `RocksBackend` on disk (the
-//!   default `rocksdb` feature), [`MemoryBackend`] for tests. No RocksDB type
-//!   appears in this crate's API, and without the feature no C++ is built.
+//! * Storage sits behind the [`Backend`] trait: on disk `RocksBackend` (the
+//!   default `rocksdb` feature) or the pure-Rust `FjallBackend` (`fjall`),
+//!   chosen by [`BackendKind`]; [`MemoryBackend`] for tests. No RocksDB type
+//!   appears in this crate's API, and without `rocksdb` no C++ is built.
 //!
 //! # Guarantees
 //!
@@ -81,7 +82,7 @@ mod lease_table;
 mod read_plan;
 pub mod records;
 mod request;
-#[cfg(feature = "rocksdb")]
+#[cfg(any(feature = "rocksdb", feature = "fjall"))]
 mod restore;
 mod revision;
 mod store;
@@ -90,16 +91,18 @@ mod usage;
 mod validate;
 
 pub use alarm::{Alarm, AlarmAction, AlarmKind, AlarmRequest, AlarmResponse};
+#[cfg(feature = "fjall")]
+pub use backend::FjallBackend;
 #[cfg(feature = "rocksdb")]
 pub use backend::RocksBackend;
-pub use backend::{Backend, BackendView, MemoryBackend};
+pub use backend::{Backend, BackendKind, BackendView, MemoryBackend};
 pub use error::{Error, Result};
 pub use feed::{DEFAULT_FEED_BYTES, Feed, Published};
 pub use key_index::KeyRange;
 pub use kv::{CommittedRevision, Event, EventKind, KeyValue};
 pub use records::{RecordChange, RecordGuard, RecordsRequest, RecordsResponse};
 pub use request::*;
-#[cfg(feature = "rocksdb")]
+#[cfg(any(feature = "rocksdb", feature = "fjall"))]
 pub use restore::{RestoredStore, Restorer};
 pub use store::history::HistoryChunk;
 pub use store::image::StoreImage;

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::alarm::Alarm;
-use crate::backend::{Backend, RocksBackend, Table, WriteBatch};
+use crate::backend::{Backend, BackendKind, Table, WriteBatch};
 use crate::error::{Error, Result};
 use crate::layout::{
     self, META_CURRENT_REV, META_FINISHED_COMPACT, META_RESTORING, META_SCHEDULED_COMPACT,
@@ -21,7 +21,7 @@ const RESTORE_BATCH_BYTES: usize = 16 << 20;
 /// [`Restorer::finish`]; a restore that fails midway leaves a directory to
 /// delete, never a store that opens with part of the data.
 pub struct Restorer {
-    backend: RocksBackend,
+    backend: Box<dyn Backend>,
     batch: WriteBatch,
     batch_bytes: usize,
     newest: i64,
@@ -40,8 +40,14 @@ pub struct RestoredStore {
 }
 
 impl Restorer {
-    /// Creates the store in `dir`, which must not exist or be empty.
+    /// Creates the store in `dir`, which must not exist or be empty, on the
+    /// default backend ([`BackendKind::DEFAULT`]).
     pub fn create(dir: impl AsRef<Path>) -> Result<Restorer> {
+        Restorer::create_on(dir, BackendKind::DEFAULT)
+    }
+
+    /// [`Restorer::create`] on the backend `kind`.
+    pub fn create_on(dir: impl AsRef<Path>, kind: BackendKind) -> Result<Restorer> {
         let dir = dir.as_ref();
         if let Ok(mut entries) = std::fs::read_dir(dir)
             && entries.next().is_some()
@@ -51,7 +57,7 @@ impl Restorer {
                 dir.display()
             )));
         }
-        let backend = RocksBackend::open_for_bulk_load(dir)?;
+        let backend = kind.open_with(dir, true)?;
         let mut batch = WriteBatch::default();
         batch.put(Table::Meta, META_RESTORING.to_vec(), Vec::new());
         backend.write(batch, false)?;

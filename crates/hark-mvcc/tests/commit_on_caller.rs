@@ -1,6 +1,8 @@
 //! `StoreOptions::commit_on_caller`: a submission applied on the submitting
 //! thread, in order with what the committer thread still holds.
 
+#![cfg(any(feature = "rocksdb", feature = "fjall"))]
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;

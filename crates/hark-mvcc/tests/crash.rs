@@ -1,9 +1,11 @@
 //! Crash test in sled's style: a child process (this test binary, re-executed)
-//! writes under load to a RocksDB store and reports each acknowledged write on
+//! writes under load to a store (on each on-disk backend built) and reports each acknowledged write on
 //! stdout; the parent kills it with SIGKILL at a random moment, reopens the store
 //! and checks that nothing acknowledged was lost, no txn is half-visible, revisions
 //! continue, and an interrupted compaction completes. Repeated over many cycles on
 //! the same directory.
+
+#![cfg(any(feature = "rocksdb", feature = "fjall"))]
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Write};
@@ -17,6 +19,7 @@ use hark_mvcc::backend::Table;
 use hark_mvcc::*;
 
 const CHILD_ENV: &str = "HARK_CRASH_CHILD_DIR";
+const BACKEND_ENV: &str = "HARK_CRASH_BACKEND";
 const CYCLES: u64 = 12;
 const TXN_KEYS: [&str; 3] = ["txn/a", "txn/b", "txn/c"];
 
@@ -45,7 +48,8 @@ impl Rng {
 fn crash_child_writer() {
     let dir = std::env::var(CHILD_ENV).expect("run only as the crash test's child");
     let cycle: u64 = std::env::var("HARK_CRASH_CYCLE").unwrap().parse().unwrap();
-    let store = Store::open(&dir, StoreOptions::default()).unwrap();
+    let backend: BackendKind = std::env::var(BACKEND_ENV).unwrap().parse().unwrap();
+    let store = Store::open(&dir, options(backend)).unwrap();
     let out = Arc::new(std::sync::Mutex::new(std::io::stdout()));
     let report = |line: String| {
         let mut out = out.lock().unwrap();
@@ -127,7 +131,14 @@ fn parse_acks(lines: &[String]) -> Acks {
     acks
 }
 
-fn run_child(dir: &Path, cycle: u64, kill_after: Duration) -> Vec<String> {
+fn options(backend: BackendKind) -> StoreOptions {
+    StoreOptions {
+        backend,
+        ..StoreOptions::default()
+    }
+}
+
+fn run_child(dir: &Path, backend: BackendKind, cycle: u64, kill_after: Duration) -> Vec<String> {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "crash_child_writer",
@@ -138,6 +149,7 @@ fn run_child(dir: &Path, cycle: u64, kill_after: Duration) -> Vec<String> {
         ])
         .env(CHILD_ENV, dir)
         .env("HARK_CRASH_CYCLE", cycle.to_string())
+        .env(BACKEND_ENV, backend.name())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -157,8 +169,8 @@ fn run_child(dir: &Path, cycle: u64, kill_after: Duration) -> Vec<String> {
 
 /// Rows at or below the compacted revision must be exactly the retained ones:
 /// per key at most one, and no tombstone older than the compacted revision.
-fn assert_compaction_complete(dir: &Path, compacted: i64) {
-    let backend = RocksBackend::open(dir).unwrap();
+fn assert_compaction_complete(dir: &Path, backend: BackendKind, compacted: i64) {
+    let backend = backend.open(dir).unwrap();
     let mut per_key: HashMap<Bytes, usize> = HashMap::new();
     let end = {
         let mut e = (compacted + 1).to_be_bytes().to_vec();
@@ -186,8 +198,19 @@ fn assert_compaction_complete(dir: &Path, compacted: i64) {
     }
 }
 
+#[cfg(feature = "rocksdb")]
 #[test]
-fn crash_recovery_keeps_acknowledged_writes() {
+fn crash_recovery_keeps_acknowledged_writes_on_rocksdb() {
+    crash_recovery_keeps_acknowledged_writes(BackendKind::RocksDb);
+}
+
+#[cfg(feature = "fjall")]
+#[test]
+fn crash_recovery_keeps_acknowledged_writes_on_fjall() {
+    crash_recovery_keeps_acknowledged_writes(BackendKind::Fjall);
+}
+
+fn crash_recovery_keeps_acknowledged_writes(backend: BackendKind) {
     if std::env::var(CHILD_ENV).is_ok() {
         return;
     }
@@ -196,7 +219,7 @@ fn crash_recovery_keeps_acknowledged_writes() {
         .unwrap()
         .as_nanos() as u64
         | 1;
-    eprintln!("crash test seed {seed}");
+    eprintln!("crash test on {backend}, seed {seed}");
     let mut rng = Rng(seed);
     let dir = tempfile::tempdir().unwrap();
     let mut all_puts: BTreeMap<String, i64> = BTreeMap::new();
@@ -206,7 +229,7 @@ fn crash_recovery_keeps_acknowledged_writes() {
     let mut total_acks = 0;
     for cycle in 0..CYCLES {
         let kill_after = Duration::from_millis(150 + rng.below(450));
-        let lines = run_child(dir.path(), cycle, kill_after);
+        let lines = run_child(dir.path(), backend, cycle, kill_after);
         let acks = parse_acks(&lines);
         total_acks += acks.puts.len();
         all_puts.extend(acks.puts.iter().map(|(r, k)| (k.clone(), *r)));
@@ -217,7 +240,7 @@ fn crash_recovery_keeps_acknowledged_writes() {
         max_acked = max_acked.max(acks.max_rev);
 
         let started = Instant::now();
-        let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+        let store = Store::open(dir.path(), options(backend)).unwrap();
         eprintln!(
             "cycle {cycle}: killed after {kill_after:?}, {} acks, reopened at {} (compacted {}) in {:?}",
             lines.len(),
@@ -267,7 +290,7 @@ fn crash_recovery_keeps_acknowledged_writes() {
         assert_eq!(r.header_revision, next);
         let compacted = store.compacted_revision();
         drop(store);
-        assert_compaction_complete(dir.path(), compacted);
+        assert_compaction_complete(dir.path(), backend, compacted);
         max_acked = max_acked.max(next);
     }
     assert!(

@@ -1,6 +1,8 @@
 //! Lease records in the store: attaching keys, revoking through the apply path,
 //! surviving a reopen.
 
+#![cfg(any(feature = "rocksdb", feature = "fjall"))]
+
 use bytes::Bytes;
 use hark_mvcc::*;
 

@@ -2,6 +2,8 @@
 //! alarms and what they refuse, whole-store images and restoring them, and
 //! reclaiming space while writes go on.
 
+#![cfg(any(feature = "rocksdb", feature = "fjall"))]
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -296,3 +296,45 @@ proptest! {
         }
     }
 }
+
+/// The same model against each on-disk backend built, with every reopen a
+/// real close and open of the directory.
+#[cfg(any(feature = "rocksdb", feature = "fjall"))]
+mod on_disk {
+    use super::*;
+
+    fn built_backends() -> Vec<BackendKind> {
+        [BackendKind::RocksDb, BackendKind::Fjall]
+            .into_iter()
+            .filter(|kind| kind.is_built())
+            .collect()
+    }
+
+    proptest! {
+        // Fewer cases: each opens a database and syncs every write.
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        #[test]
+        fn store_on_disk_matches_model(
+            ops in prop::collection::vec(op(), 1..40),
+            backend in prop::sample::select(built_backends()),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let options = StoreOptions { backend, ..StoreOptions::default() };
+            let open = || Store::open(dir.path(), options.clone()).unwrap();
+            let mut store = open();
+            let mut model = Model::new();
+            for op in &ops {
+                if let Op::Reopen = op {
+                    let closed = store.backend_closed();
+                    drop(store);
+                    prop_assert!(closed.is_closed(), "the last handle's drop closes the backend");
+                    store = open();
+                } else {
+                    apply(&store, &mut model, op);
+                }
+                check(&store, &model);
+            }
+        }
+    }
+}

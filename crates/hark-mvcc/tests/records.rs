@@ -1,6 +1,8 @@
 //! Records (`hark_mvcc::records`): guarded changes, guarded writes, and
 //! records surviving a reopen and an install.
 
+#![cfg(any(feature = "rocksdb", feature = "fjall"))]
+
 use bytes::Bytes;
 use hark_mvcc::*;
 

@@ -1,5 +1,7 @@
 //! etcd's store semantics, end to end through the public API.
 
+#![cfg(any(feature = "rocksdb", feature = "fjall"))]
+
 use std::sync::Arc;
 
 use bytes::Bytes;

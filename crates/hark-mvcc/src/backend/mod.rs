@@ -1,20 +1,154 @@
 //! Storage behind a small trait, in the spirit of TiKV's `engine_traits`: the store
-//! sees only [`Backend`], never RocksDB. `RocksBackend` (the default
-//! `rocksdb` feature) is the real one; [`MemoryBackend`] keeps the trait
-//! honest and makes tests fast. Without the feature this crate, and every
-//! crate that needs only the trait, builds with no C++ compiler.
+//! sees only [`Backend`], never RocksDB. Two on disk, each behind a feature:
+//! `RocksBackend` (`rocksdb`, the default) and `FjallBackend` (`fjall`,
+//! pure Rust); [`MemoryBackend`] keeps the trait honest and makes tests
+//! fast. Without `rocksdb` this crate builds with no C++ compiler.
 
+mod exit_wait;
+#[cfg(feature = "fjall")]
+mod fjall;
 mod hooked;
 mod memory;
 #[cfg(feature = "rocksdb")]
 mod rocks;
 
+pub use exit_wait::OpenDatabase;
+#[cfg(feature = "fjall")]
+pub use fjall::FjallBackend;
 pub use hooked::{BackendHooks, Hooked};
 pub use memory::MemoryBackend;
 #[cfg(feature = "rocksdb")]
-pub use rocks::{OpenDatabase, RocksBackend, simulate_power_loss};
+pub use rocks::{RocksBackend, simulate_power_loss};
 
-use crate::error::Result;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// Which on-disk backend a store uses (the server's `--backend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BackendKind {
+    /// RocksDB (feature `rocksdb`): C++, rate-limited background work.
+    RocksDb,
+    /// fjall (feature `fjall`): pure Rust.
+    Fjall,
+}
+
+impl BackendKind {
+    /// RocksDB when this build has it, else fjall.
+    pub const DEFAULT: BackendKind = if cfg!(feature = "rocksdb") {
+        BackendKind::RocksDb
+    } else {
+        BackendKind::Fjall
+    };
+
+    /// Its name, as `--backend` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::RocksDb => "rocksdb",
+            BackendKind::Fjall => "fjall",
+        }
+    }
+
+    /// Whether this build can open it.
+    pub fn is_built(self) -> bool {
+        match self {
+            BackendKind::RocksDb => cfg!(feature = "rocksdb"),
+            BackendKind::Fjall => cfg!(feature = "fjall"),
+        }
+    }
+
+    /// The backend that wrote the store in `dir`, if one did: RocksDB
+    /// leaves `CURRENT`, fjall `version` (each names its manifest).
+    pub fn written_in(dir: &Path) -> Option<BackendKind> {
+        if dir.join("CURRENT").is_file() {
+            Some(BackendKind::RocksDb)
+        } else if dir.join("version").is_file() && dir.join("keyspaces").is_dir() {
+            Some(BackendKind::Fjall)
+        } else {
+            None
+        }
+    }
+
+    /// Opens (creating if needed) a backend of this kind in `dir`. A
+    /// directory another backend wrote is refused, not opened beside it.
+    pub fn open(self, dir: &Path) -> Result<Box<dyn Backend>> {
+        self.open_with(dir, false)
+    }
+
+    /// As [`BackendKind::open`]; `bulk_load` (a restore, which no client
+    /// waits on) lifts RocksDB's background write limit.
+    pub(crate) fn open_with(self, dir: &Path, bulk_load: bool) -> Result<Box<dyn Backend>> {
+        let _ = bulk_load;
+        match self {
+            #[cfg(feature = "rocksdb")]
+            BackendKind::RocksDb if bulk_load => {
+                Ok(Box::new(RocksBackend::open_for_bulk_load(dir)?))
+            }
+            #[cfg(feature = "rocksdb")]
+            BackendKind::RocksDb => Ok(Box::new(RocksBackend::open(dir)?)),
+            #[cfg(feature = "fjall")]
+            BackendKind::Fjall => Ok(Box::new(FjallBackend::open(dir)?)),
+            #[allow(unreachable_patterns)]
+            other => Err(Error::Backend(format!(
+                "this build has no {} backend (cargo feature `{}`)",
+                other.name(),
+                other.name()
+            ))),
+        }
+    }
+
+    /// Fails if another backend wrote `dir`: each would otherwise create
+    /// its files beside the other's and find an empty store.
+    #[cfg_attr(not(any(feature = "rocksdb", feature = "fjall")), allow(dead_code))]
+    fn refuse_other_in(self, dir: &Path) -> Result<()> {
+        match BackendKind::written_in(dir) {
+            Some(found) if found != self => Err(Error::Backend(format!(
+                "{} holds a {} store, not a {} one (see --backend)",
+                dir.display(),
+                found.name(),
+                self.name()
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for BackendKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "rocksdb" => Ok(BackendKind::RocksDb),
+            "fjall" => Ok(BackendKind::Fjall),
+            other => Err(format!(
+                "unknown backend {other:?}: expected rocksdb or fjall"
+            )),
+        }
+    }
+}
+
+/// The fault suite's power-loss simulation (`HARK_SIMULATE_POWER_LOSS=1`
+/// in the member's environment): on-disk backends keep writes not yet
+/// synced in a user-space buffer, so a SIGKILL drops them as losing power
+/// would drop the page cache. Synced writes are synced as without it.
+pub fn power_loss_simulated() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        let on = std::env::var("HARK_SIMULATE_POWER_LOSS").as_deref() == Ok("1");
+        if on {
+            tracing::warn!(
+                "power-loss simulation: writes not yet synced are lost if this process is killed"
+            );
+        }
+        on
+    })
+}
 
 /// The two key spaces the store uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

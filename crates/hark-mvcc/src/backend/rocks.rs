@@ -5,7 +5,8 @@ use rocksdb::{
     IteratorMode, Options, ReadOptions, SnapshotWithThreadMode, WriteOptions,
 };
 
-use super::{Backend, BackendView, BatchOp, Table, WriteBatch};
+use super::exit_wait::OpenDatabase;
+use super::{Backend, BackendKind, BackendView, BatchOp, Table, WriteBatch, power_loss_simulated};
 use crate::error::{Error, Result};
 
 /// Write rate of RocksDB's flushes and compactions while serving. Measured
@@ -26,29 +27,19 @@ pub struct RocksBackend {
     db: DB,
     path: PathBuf,
     /// Declared after `db`, so it is dropped once the database has closed.
-    _open: exit_wait::OpenDatabase,
+    _open: OpenDatabase,
 }
 
-/// The fault suite's power-loss simulation (`HARK_SIMULATE_POWER_LOSS=1`
-/// in the member's environment): RocksDB keeps unsynced write-ahead-log
-/// writes in its own buffer (`manual_wal_flush`) until a synced write or
+/// The fault suite's power-loss simulation ([`power_loss_simulated`]) for a
+/// RocksDB database: RocksDB keeps unsynced write-ahead-log writes in its
+/// own buffer (`manual_wal_flush`) until a synced write or
 /// [`Backend::sync`] pushes them out, so a SIGKILL drops every write not
 /// yet synced, as losing power would drop the page cache. Synced writes are
 /// synced exactly as without it. (A buffer that fills, at 1 MiB by default,
 /// is written out early: those writes survive, as a disk may keep some
 /// unsynced writes.) Used for the store's database and the raft log's.
 pub fn simulate_power_loss(opts: &mut Options) {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let on = *ON.get_or_init(|| {
-        let on = std::env::var("HARK_SIMULATE_POWER_LOSS").as_deref() == Ok("1");
-        if on {
-            tracing::warn!(
-                "power-loss simulation: writes not yet synced are lost if this process is killed"
-            );
-        }
-        on
-    });
-    if on {
+    if power_loss_simulated() {
         opts.set_manual_wal_flush(true);
     }
 }
@@ -70,6 +61,7 @@ impl RocksBackend {
     }
 
     fn open_with(path: &Path, serving: bool) -> Result<Self> {
+        BackendKind::RocksDb.refuse_other_in(path)?;
         let path = path.to_path_buf();
         let mut opts = Options::default();
         opts.create_if_missing(true);
@@ -102,7 +94,7 @@ impl RocksBackend {
         Ok(RocksBackend {
             db,
             path,
-            _open: exit_wait::OpenDatabase::count(),
+            _open: OpenDatabase::count(),
         })
     }
 
@@ -278,62 +270,4 @@ fn dir_size_except_tables(path: &Path) -> u64 {
         .filter(|m| m.is_file())
         .map(|m| m.len())
         .sum()
-}
-
-/// RocksDB's process-wide state (its default environment, thread pools and
-/// their mutexes) is torn down by C++ static destructors when the process
-/// exits. A database still closing on another thread at that moment aborts
-/// the process ("pthread lock: Invalid argument"). That happens when the last
-/// clone of a store is dropped on a background thread (a watch engine's, a
-/// lessor's) just as `main` returns, so exit waits, briefly, for every open
-/// database to close.
-pub use exit_wait::OpenDatabase;
-
-mod exit_wait {
-    use std::sync::{Condvar, Mutex, Once};
-    use std::time::Duration;
-
-    /// Long enough for a close in progress (RocksDB waits for its running
-    /// background jobs); short, since a database that is never closed keeps
-    /// exit waiting this long.
-    const MOST: Duration = Duration::from_secs(2);
-
-    static OPEN: Mutex<usize> = Mutex::new(0);
-    static ALL_CLOSED: Condvar = Condvar::new();
-
-    /// Counts one open RocksDB database until dropped: process exit waits
-    /// (at most 2 s) until every counted database has closed. A crate that
-    /// opens a RocksDB database of its own (the raft log) holds one beside
-    /// it, declared after the database so that it drops after it.
-    pub struct OpenDatabase(());
-
-    impl OpenDatabase {
-        /// Call after the database opened: static destructors run in the
-        /// reverse order of registration, and RocksDB's lazily built statics
-        /// exist by then, so this hook runs before they are destroyed.
-        pub fn count() -> OpenDatabase {
-            static REGISTER: Once = Once::new();
-            REGISTER.call_once(|| {
-                // SAFETY: registers a plain `extern "C"` function taking no
-                // arguments; it only touches Rust statics.
-                unsafe {
-                    libc::atexit(wait_for_open_databases);
-                }
-            });
-            *OPEN.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-            OpenDatabase(())
-        }
-    }
-
-    impl Drop for OpenDatabase {
-        fn drop(&mut self) {
-            *OPEN.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
-            ALL_CLOSED.notify_all();
-        }
-    }
-
-    extern "C" fn wait_for_open_databases() {
-        let open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = ALL_CLOSED.wait_timeout_while(open, MOST, |open| *open > 0);
-    }
 }

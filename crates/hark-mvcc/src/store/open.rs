@@ -2,7 +2,7 @@
 //! the backend, an interrupted compaction finished, the committer and
 //! compactor threads started.
 
-#[cfg(feature = "rocksdb")]
+#[cfg(any(feature = "rocksdb", feature = "fjall"))]
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize};
@@ -15,8 +15,6 @@ use super::load::{Loaded, load_state};
 use super::shared::{Job, Shared, SizeCache, StoreOptions};
 use super::{BackendClosed, Store, StoreInner};
 use crate::alarm::AlarmKind;
-#[cfg(feature = "rocksdb")]
-use crate::backend::RocksBackend;
 use crate::backend::{Backend, MemoryBackend, Table};
 use crate::error::{Error, Result};
 use crate::layout::META_RESTORING;
@@ -28,7 +26,8 @@ impl Store {
         BackendClosed(Arc::downgrade(&self.inner.shared))
     }
 
-    /// Opens (or creates) a RocksDB-backed store in directory `path`: the
+    /// Opens (or creates) a store in directory `path` on
+    /// [`StoreOptions::backend`] (RocksDB or fjall): the
     /// key index, leases, alarms and records are rebuilt from it, and a
     /// compaction a crash interrupted is finished. Fails on a directory
     /// holding an unfinished restore, or that another store has open.
@@ -48,9 +47,9 @@ impl Store {
     /// assert_eq!(store.current_revision(), 2);
     /// assert_eq!(store.range(&RangeRequest::key("k")).unwrap().kvs[0].value, "v");
     /// ```
-    #[cfg(feature = "rocksdb")]
+    #[cfg(any(feature = "rocksdb", feature = "fjall"))]
     pub fn open(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
-        Store::with_backend(Box::new(RocksBackend::open(path)?), options)
+        Store::with_backend(options.backend.open(path.as_ref())?, options)
     }
 
     /// A store that lives in memory only (over a [`MemoryBackend`], with

@@ -45,6 +45,9 @@ pub struct StoreOptions {
     /// ([`crate::Store::prefix_usage`]); each write updates one entry per
     /// level, and memory follows the number of distinct prefixes.
     pub usage_depth: usize,
+    /// The on-disk backend [`crate::Store::open`] opens (RocksDB when this
+    /// build has it). A directory another backend wrote is refused.
+    pub backend: crate::BackendKind,
 }
 
 impl Default for StoreOptions {
@@ -55,6 +58,7 @@ impl Default for StoreOptions {
             max_group: 1024,
             commit_on_caller: false,
             usage_depth: crate::usage::DEFAULT_USAGE_DEPTH,
+            backend: crate::BackendKind::DEFAULT,
         }
     }
 }
