@@ -3,16 +3,21 @@
 //! each with a transaction that succeeds only if nobody claimed it first.
 //! Every item is done exactly once, however many workers race for it.
 //!
-//! Run: `cargo run --example work_queue`. It starts three workers and a
-//! producer of 30 items, checks that each item was done once, and exits.
+//! It runs on the pure-Rust backend (fjall), and each worker takes its
+//! watch as a `futures::Stream`.
+//!
+//! Run: `cargo run -p hark-embed --example work_queue`. It starts three
+//! workers and a producer of 30 items, checks that each item was done once,
+//! and exits.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::StreamExt;
 use hark_embed::{
-    Compare, CompareResult, CompareTarget, DeleteRangeRequest, EventKind, Hark, PutRequest,
-    RangeRequest, RequestOp, ResponseKind, TxnRequest, WatchRequest,
+    BackendKind, Compare, CompareResult, CompareTarget, DeleteRangeRequest, EventKind, Hark,
+    Options, PutRequest, RangeRequest, RequestOp, ResponseKind, TxnRequest, WatchRequest,
 };
 
 const ITEMS: usize = 30;
@@ -21,7 +26,8 @@ const WORKERS: usize = 3;
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let dir = tempfile::tempdir()?;
-    let hark = Hark::open(dir.path())?;
+    let options = Options::default().with_backend(BackendKind::Fjall);
+    let hark = Hark::open_with(dir.path(), options)?;
     let done: Arc<Mutex<BTreeMap<String, Vec<usize>>>> = Arc::default();
     let start = hark.revision() + 1;
 
@@ -63,7 +69,7 @@ async fn work(
     start: i64,
     done: Arc<Mutex<BTreeMap<String, Vec<usize>>>>,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let watch = hark.watch(WatchRequest::prefix("queue/").from_revision(start))?;
+    let mut watch = hark.watch(WatchRequest::prefix("queue/").from_revision(start))?;
     loop {
         let claimed = hark.range(&RangeRequest {
             count_only: true,
@@ -72,9 +78,9 @@ async fn work(
         if claimed.count as usize == ITEMS {
             return Ok(());
         }
-        let response = tokio::time::timeout(Duration::from_secs(10), watch.recv())
+        let response = tokio::time::timeout(Duration::from_secs(10), StreamExt::next(&mut watch))
             .await?
-            .ok_or("the store closed")?;
+            .ok_or("the watch ended")?;
         if !matches!(response.kind, ResponseKind::Events { .. }) {
             continue;
         }

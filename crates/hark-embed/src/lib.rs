@@ -55,23 +55,35 @@
 
 #![warn(missing_docs)]
 
+// The README's examples run as doctests, so they stay true.
+#[cfg(all(doctest, feature = "fjall"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;
+
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use hark_lease::Lessor;
 use hark_mvcc::{CompactRequest, Store, StoreOptions, WriteRequest, WriteResponse};
 use hark_watch::{Responses, WatchHub, WatchStream};
 
+mod range_iter;
+
+pub use hark_lease::{Granted, LeaseError, LessorConfig, TimeToLive};
 pub use hark_mvcc::prefix_end;
 pub use hark_mvcc::{
-    Compare, CompareResult, CompareTarget, DeleteRangeRequest, DeleteRangeResponse, Error,
-    EventKind, KeyValue, PutRequest, PutResponse, RangeRequest, RangeResponse, RequestOp,
+    BackendKind, Compare, CompareResult, CompareTarget, DeleteRangeRequest, DeleteRangeResponse,
+    Error, EventKind, KeyValue, PutRequest, PutResponse, RangeRequest, RangeResponse, RequestOp,
     ResponseOp, Result, SortOrder, SortTarget, TxnRequest, TxnResponse,
 };
 pub use hark_watch::{
     Events, ResponseKind, WatchConfig, WatchError, WatchEvent, WatchId, WatchRequest, WatchResponse,
 };
+pub use range_iter::RangeIter;
 
 /// How [`Hark::open_with`] opens a store. Build it from
 /// `Options::default()`; fields may be added.
@@ -87,6 +99,27 @@ pub struct Options {
     pub max_txn_ops: usize,
     /// The watch engine's bounds (queue sizes, catch-up steps).
     pub watch: WatchConfig,
+    /// Where [`Hark::open_with`] keeps the data: RocksDB (feature
+    /// `rocksdb`, the default) or fjall (feature `fjall`, pure Rust).
+    /// Defaults to RocksDB when it is built. A directory the other backend
+    /// wrote is refused.
+    pub backend: BackendKind,
+    /// Lease timing: the shortest TTL granted, how often expiry is checked.
+    pub lease: LessorConfig,
+}
+
+impl Options {
+    /// These options on the backend `kind`.
+    pub fn with_backend(mut self, kind: BackendKind) -> Options {
+        self.backend = kind;
+        self
+    }
+
+    /// These options with the lease timing `lease`.
+    pub fn with_lease(mut self, lease: LessorConfig) -> Options {
+        self.lease = lease;
+        self
+    }
 }
 
 impl Default for Options {
@@ -96,6 +129,8 @@ impl Default for Options {
             sync: store.sync,
             max_txn_ops: store.max_txn_ops,
             watch: WatchConfig::default(),
+            backend: store.backend,
+            lease: LessorConfig::default(),
         }
     }
 }
@@ -113,6 +148,9 @@ pub struct Hark {
 }
 
 struct Inner {
+    /// Expires leases; dropped (its thread joined, its store handle with
+    /// it) before `store`.
+    lessor: Lessor,
     store: Store,
     /// Taken when the last handle goes, to stop the engine first.
     hub: Option<WatchHub>,
@@ -122,8 +160,8 @@ impl Drop for Inner {
     fn drop(&mut self) {
         // Every Watch is gone (each holds this), so every stream is closed
         // and the engine stops; it drops its store handle before the join
-        // returns, and `store`, dropped next, is then the last: RocksDB
-        // closes here.
+        // returns. The lessor drops next and joins its thread, and `store`,
+        // dropped last, is then the last handle: the backend closes here.
         if let Some(hub) = self.hub.take() {
             hub.shutdown();
         }
@@ -144,16 +182,31 @@ impl Hark {
     }
 
     /// Opens (or creates) the store in `dir`.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use hark_embed::{BackendKind, Hark, Options};
+    ///
+    /// // The pure-Rust backend (feature `fjall`; the default build has it
+    /// // only if asked for).
+    /// # if BackendKind::Fjall.is_built() {
+    /// let options = Options::default().with_backend(BackendKind::Fjall);
+    /// let hark = Hark::open_with(dir.path(), options)?;
+    /// hark.put("k", "v")?;
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn open_with(dir: impl AsRef<Path>, options: Options) -> Result<Hark> {
         let store = Store::open(
             dir,
             StoreOptions {
                 sync: options.sync,
                 max_txn_ops: options.max_txn_ops,
+                backend: options.backend,
                 ..StoreOptions::default()
             },
         )?;
-        Ok(Hark::with_store(store, options.watch))
+        Ok(Hark::with_store(store, options.watch, options.lease))
     }
 
     /// A store that lives in memory only, for tests: same semantics, nothing
@@ -166,13 +219,24 @@ impl Hark {
     /// # Ok::<(), hark_embed::Error>(())
     /// ```
     pub fn in_memory() -> Hark {
-        Hark::with_store(Store::in_memory(), WatchConfig::default())
+        Hark::with_store(
+            Store::in_memory(),
+            WatchConfig::default(),
+            LessorConfig::default(),
+        )
     }
 
-    fn with_store(store: Store, watch: WatchConfig) -> Hark {
+    /// [`Hark::in_memory`] with its watch and lease settings.
+    pub fn in_memory_with(options: Options) -> Hark {
+        Hark::with_store(Store::in_memory(), options.watch, options.lease)
+    }
+
+    fn with_store(store: Store, watch: WatchConfig, lease: LessorConfig) -> Hark {
         let hub = WatchHub::new(store.clone(), watch);
+        let lessor = Lessor::start(store.clone(), lease);
         Hark {
             inner: Arc::new(Inner {
+                lessor,
                 store,
                 hub: Some(hub),
             }),
@@ -225,14 +289,42 @@ impl Hark {
         self.store().range(request)
     }
 
+    /// The key-values of a key, range or prefix one by one, in key order,
+    /// read a page at a time: memory holds one page, however large the
+    /// range. Every page is read at the revision of the first (or at
+    /// `request.revision`), so the iteration is one consistent view even
+    /// while writes go on; it fails with [`Error::Compacted`] if that
+    /// revision is compacted meanwhile.
+    ///
+    /// `limit` caps the total, the revision filters and `keys_only` apply;
+    /// `sort_*` and `count_only` are not for iteration and are refused.
+    ///
+    /// ```
+    /// use hark_embed::{Hark, RangeRequest};
+    /// let hark = Hark::in_memory();
+    /// for i in 0..2500 {
+    ///     hark.put(format!("jobs/{i:04}"), "todo")?;
+    /// }
+    /// let mut seen = 0;
+    /// for kv in hark.range_iter(&RangeRequest::prefix("jobs/"))? {
+    ///     assert_eq!(kv?.value, "todo");
+    ///     seen += 1;
+    /// }
+    /// assert_eq!(seen, 2500);
+    /// # Ok::<(), hark_embed::Error>(())
+    /// ```
+    pub fn range_iter(&self, request: &RangeRequest) -> Result<RangeIter> {
+        RangeIter::new(self.store().clone(), request, range_iter::PAGE)
+    }
+
     /// Sets `key` to `value`; returns the write's revision once it is durable.
     pub fn put(&self, key: impl Into<Bytes>, value: impl Into<Bytes>) -> Result<i64> {
         Ok(self.put_with(PutRequest::new(key, value))?.header_revision)
     }
 
-    /// etcd's Put with its options (`prev_kv`, `ignore_value`,
-    /// `ignore_lease`). Leases are not granted through this crate, so a
-    /// put naming one fails with [`Error::LeaseNotFound`].
+    /// etcd's Put with its options (`prev_kv`, `lease`, `ignore_value`,
+    /// `ignore_lease`). A put naming a lease that does not exist fails with
+    /// [`Error::LeaseNotFound`].
     pub fn put_with(&self, request: PutRequest) -> Result<PutResponse> {
         self.store().put(request)
     }
@@ -334,6 +426,79 @@ impl Hark {
         outcome.await.unwrap_or(Err(Error::Closed))
     }
 
+    /// Grants a lease of `ttl` seconds (raised to [`LessorConfig::min_ttl`]);
+    /// `id` 0 lets the store pick one. Keys put with the lease
+    /// ([`PutRequest::lease`]) are deleted, in one revision, when it
+    /// expires or is revoked: watchers see DELETE events. Expiry is kept
+    /// in memory, so after a reopen every lease gets its full TTL again,
+    /// as etcd gives after a leader change.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use hark_embed::{EventKind, Hark, LessorConfig, Options, PutRequest, WatchRequest};
+    ///
+    /// let lease = LessorConfig { min_ttl: 1, check_interval: Duration::from_millis(50), ..LessorConfig::default() };
+    /// let hark = Hark::in_memory_with(Options::default().with_lease(lease));
+    /// let granted = hark.grant_lease(0, 1)?;
+    /// let mut put = PutRequest::new("workers/alice", "alive");
+    /// put.lease = granted.id;
+    /// hark.put_with(put)?;
+    ///
+    /// // No keep-alive: the key goes when the lease expires.
+    /// let watch = hark.watch(WatchRequest::prefix("workers/"))?;
+    /// let events = watch.events_timeout(1, Duration::from_secs(10)).unwrap();
+    /// assert_eq!(events[0].kind, EventKind::Delete);
+    /// assert!(hark.get("workers/alice")?.is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn grant_lease(&self, id: i64, ttl: i64) -> std::result::Result<Granted, LeaseError> {
+        let (done, outcome) = std::sync::mpsc::channel();
+        self.inner.lessor.grant(
+            id,
+            ttl,
+            Box::new(move |r| {
+                let _ = done.send(r);
+            }),
+        );
+        outcome
+            .recv()
+            .unwrap_or(Err(LeaseError::Store(Error::Closed)))
+    }
+
+    /// Renews a lease to its full TTL; returns that TTL.
+    pub fn keep_alive(&self, id: i64) -> std::result::Result<i64, LeaseError> {
+        self.inner.lessor.keep_alive(id)
+    }
+
+    /// Revokes a lease now, deleting its keys in one revision; returns
+    /// that revision.
+    pub fn revoke_lease(&self, id: i64) -> std::result::Result<i64, LeaseError> {
+        let (done, outcome) = std::sync::mpsc::channel();
+        self.inner.lessor.revoke(
+            id,
+            Box::new(move |r| {
+                let _ = done.send(r);
+            }),
+        );
+        outcome
+            .recv()
+            .unwrap_or(Err(LeaseError::Store(Error::Closed)))
+    }
+
+    /// A lease's remaining and granted TTL, and its keys if `with_keys`.
+    pub fn lease_time_to_live(
+        &self,
+        id: i64,
+        with_keys: bool,
+    ) -> std::result::Result<TimeToLive, LeaseError> {
+        self.inner.lessor.time_to_live(id, with_keys)
+    }
+
+    /// The ids of every lease.
+    pub fn leases(&self) -> Vec<i64> {
+        self.inner.lessor.leases()
+    }
+
     /// Starts a watch (etcd's Watch create): a key, a range or a prefix, from
     /// the next revision or replayed from `start_revision`, with filters and
     /// `prev_kv`. The first response is [`ResponseKind::Created`]; then come
@@ -350,6 +515,7 @@ impl Hark {
             stream,
             responses,
             id,
+            ended: false,
             _store: self.inner.clone(),
         })
     }
@@ -386,10 +552,33 @@ impl std::fmt::Debug for Hark {
 /// One watch: its responses, in order. Blocking and async receiving both
 /// work; dropping it cancels the watch. It keeps the store open while it
 /// lives.
+///
+/// It is also an [`Iterator`] (blocking) and a [`futures_core::Stream`]
+/// (any runtime) of its responses. Both end after a response that ends
+/// the watch ([`ResponseKind::Compacted`], [`ResponseKind::Canceled`],
+/// [`ResponseKind::CreateRejected`]); a live watch otherwise waits for the
+/// next change.
+///
+/// ```
+/// use hark_embed::{Hark, ResponseKind, WatchRequest};
+/// let hark = Hark::in_memory();
+/// let watch = hark.watch(WatchRequest::prefix("config/"))?;
+/// hark.put("config/a", "1")?;
+/// hark.put("config/b", "2")?;
+/// let values: Vec<_> = watch
+///     .flat_map(|response| response.events().to_vec())
+///     .map(|event| event.kv.value.clone())
+///     .take(2)
+///     .collect();
+/// assert_eq!(values, ["1", "2"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Watch {
     stream: WatchStream,
     responses: Responses,
     id: WatchId,
+    /// A response that ends the watch was handed out: iteration is over.
+    ended: bool,
     // Declared last, so dropped last: the stream is closed before this can
     // be the store's last handle.
     _store: Arc<Inner>,
@@ -442,6 +631,60 @@ impl Watch {
     /// once every earlier event was (only while the watch is caught up).
     pub fn request_progress(&self) {
         self.stream.request_progress(self.id);
+    }
+}
+
+/// Whether no response follows this one on its watch.
+fn ends_watch(response: &WatchResponse) -> bool {
+    matches!(
+        response.kind,
+        ResponseKind::Compacted { .. }
+            | ResponseKind::Canceled
+            | ResponseKind::CreateRejected { .. }
+    )
+}
+
+impl Watch {
+    /// Hands out `response`, noting whether it ends the watch.
+    fn pass(&mut self, response: Option<WatchResponse>) -> Option<WatchResponse> {
+        match response {
+            Some(response) => {
+                self.ended = ends_watch(&response);
+                Some(response)
+            }
+            None => {
+                self.ended = true;
+                None
+            }
+        }
+    }
+}
+
+impl Iterator for Watch {
+    type Item = WatchResponse;
+
+    /// Waits for the next response; `None` once the watch has ended.
+    fn next(&mut self) -> Option<WatchResponse> {
+        if self.ended {
+            return None;
+        }
+        let response = self.responses.recv_blocking();
+        self.pass(response)
+    }
+}
+
+impl futures_core::Stream for Watch {
+    type Item = WatchResponse;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<WatchResponse>> {
+        let this = self.get_mut();
+        if this.ended {
+            return Poll::Ready(None);
+        }
+        match this.responses.poll_recv(cx) {
+            Poll::Ready(response) => Poll::Ready(this.pass(response)),
+            Poll::Pending => Poll::Pending,
+        }
     }
 }
 

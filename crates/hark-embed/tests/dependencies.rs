@@ -1,5 +1,6 @@
 //! What embedding Hark pulls in: the crate's normal dependency tree, as
-//! `cargo metadata` resolves it, holds no gRPC, HTTP or server crate.
+//! `cargo metadata` resolves it, holds no gRPC, HTTP or server crate; and
+//! built with only the pure-Rust backend, nothing that compiles C or C++.
 
 use std::collections::{BTreeSet, HashMap};
 use std::process::Command;
@@ -100,4 +101,53 @@ fn no_grpc_or_server_crate_in_the_tree() {
     );
     let found: Vec<_> = FORBIDDEN.iter().filter(|f| seen.contains(*f)).collect();
     assert!(found.is_empty(), "hark-embed depends on {found:?}");
+}
+
+/// Crates that build C or C++ (or find a system library) for a dependency.
+const NATIVE_BUILD: &[&str] = &[
+    "librocksdb-sys",
+    "rocksdb",
+    "cc",
+    "cmake",
+    "bindgen",
+    "pkg-config",
+    "zstd-sys",
+    "lz4-sys",
+    "libz-sys",
+    "bzip2-sys",
+];
+
+#[test]
+fn the_pure_rust_build_compiles_no_c_or_cpp() {
+    // What `cargo build -p hark-embed --no-default-features --features
+    // fjall` compiles: normal and build dependencies, for this host.
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["tree", "--locked", "--offline", "-p", "hark-embed"])
+        .args(["--no-default-features", "--features", "fjall"])
+        .args(["-e", "normal,build", "--prefix", "none", "--format", "{p}"])
+        .args(["--target", &host_triple()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tree = String::from_utf8(out.stdout).unwrap();
+    let crates: BTreeSet<&str> = tree
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    assert!(
+        ["hark-mvcc", "hark-watch", "hark-lease", "fjall"]
+            .iter()
+            .all(|c| crates.contains(c)),
+        "{crates:?}"
+    );
+    let found: Vec<_> = NATIVE_BUILD
+        .iter()
+        .filter(|c| crates.contains(*c))
+        .collect();
+    assert!(found.is_empty(), "the fjall build compiles {found:?}");
 }

@@ -200,3 +200,156 @@ fn the_last_handle_closes_the_store() {
     assert_eq!(again.get("k").unwrap().unwrap().value, "v");
     assert!(again.close());
 }
+
+#[test]
+fn a_watch_is_an_iterator_that_ends_with_its_compaction() {
+    let hark = Hark::in_memory();
+    hark.put("k", "1").unwrap();
+    let first = hark.put("k", "2").unwrap();
+    hark.put("k", "3").unwrap();
+    let watch = hark
+        .watch(WatchRequest::key("k").from_revision(first))
+        .unwrap();
+    let mut responses = watch;
+    let values: Vec<_> = (&mut responses)
+        .flat_map(|r| r.events().to_vec())
+        .map(|e| e.kv.value.clone())
+        .take(2)
+        .collect();
+    assert_eq!(values, ["2", "3"]);
+    // A watch from history compacted away gets one Compacted response,
+    // and then the iteration is over instead of waiting.
+    hark.compact(hark.revision()).unwrap();
+    let old = hark
+        .watch(WatchRequest::key("k").from_revision(first))
+        .unwrap();
+    let kinds: Vec<_> = old.map(|r| r.kind).collect();
+    assert!(
+        matches!(
+            kinds.as_slice(),
+            [ResponseKind::Created, ResponseKind::Compacted { .. }]
+        ),
+        "{kinds:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_watch_is_a_stream() {
+    use futures_util::StreamExt;
+    let hark = Hark::in_memory();
+    let mut watch = hark.watch(WatchRequest::prefix("s/")).unwrap();
+    let writer = {
+        let hark = hark.clone();
+        tokio::spawn(async move {
+            for n in 0..50 {
+                hark.put_async(PutRequest::new(format!("s/{n:02}"), n.to_string()))
+                    .await
+                    .unwrap();
+            }
+        })
+    };
+    let mut revisions = Vec::new();
+    while revisions.len() < 50 {
+        let response = tokio::time::timeout(WAIT, StreamExt::next(&mut watch))
+            .await
+            .unwrap()
+            .expect("a live watch does not end");
+        revisions.extend(response.events().iter().map(|e| e.revision()));
+    }
+    writer.await.unwrap();
+    assert_eq!(
+        revisions,
+        (2..52).collect::<Vec<i64>>(),
+        "every put once, in order"
+    );
+}
+
+fn quick_leases() -> LessorConfig {
+    LessorConfig {
+        min_ttl: 1,
+        check_interval: Duration::from_millis(20),
+        ..LessorConfig::default()
+    }
+}
+
+#[test]
+fn an_expired_lease_deletes_its_keys_as_watchers_see() {
+    let hark = Hark::in_memory_with(Options::default().with_lease(quick_leases()));
+    let kept = hark.grant_lease(0, 1).unwrap();
+    let lapsing = hark.grant_lease(0, 1).unwrap();
+    assert_ne!(kept.id, lapsing.id);
+    for (key, lease) in [("s/kept", kept.id), ("s/lapsing", lapsing.id)] {
+        let mut put = PutRequest::new(key, "on");
+        put.lease = lease;
+        hark.put_with(put).unwrap();
+    }
+    let watch = hark.watch(WatchRequest::prefix("s/")).unwrap();
+    // Keep one lease alive past two TTLs; the other lapses meanwhile.
+    let started = std::time::Instant::now();
+    while started.elapsed() < Duration::from_millis(2200) {
+        assert_eq!(hark.keep_alive(kept.id), Ok(1));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let events = watch.events_timeout(1, WAIT).unwrap();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(
+        (events[0].kind, &events[0].kv.key[..]),
+        (EventKind::Delete, &b"s/lapsing"[..])
+    );
+    assert_eq!(hark.keep_alive(lapsing.id), Err(LeaseError::NotFound));
+    assert_eq!(hark.leases(), [kept.id]);
+    let ttl = hark.lease_time_to_live(kept.id, true).unwrap();
+    assert_eq!((ttl.granted_ttl, ttl.keys.len()), (1, 1));
+    // Revoking deletes the rest in one revision.
+    let revoked_at = hark.revoke_lease(kept.id).unwrap();
+    assert_eq!(revoked_at, hark.revision());
+    assert!(hark.get("s/kept").unwrap().is_none());
+    // A put naming a lease that is gone is refused.
+    let mut put = PutRequest::new("s/late", "x");
+    put.lease = lapsing.id;
+    assert!(matches!(hark.put_with(put), Err(Error::LeaseNotFound)));
+}
+
+#[test]
+fn the_pure_rust_backend_keeps_data_leases_and_history_across_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = || {
+        Options::default()
+            .with_backend(BackendKind::Fjall)
+            .with_lease(quick_leases())
+    };
+    let hark = Hark::open_with(dir.path(), options()).unwrap();
+    let lease = hark.grant_lease(0, 1).unwrap();
+    let mut put = PutRequest::new("a/leased", "v");
+    put.lease = lease.id;
+    let first = hark.put_with(put).unwrap().header_revision;
+    for n in 0..2500 {
+        hark.put(format!("a/{n:04}"), n.to_string()).unwrap();
+    }
+    let at = hark.revision();
+    assert!(hark.close());
+
+    // RocksDB is not given fjall's directory.
+    if BackendKind::RocksDb.is_built() {
+        let wrong = Options::default().with_backend(BackendKind::RocksDb);
+        let refused = Hark::open_with(dir.path(), wrong).unwrap_err();
+        assert!(refused.to_string().contains("fjall"), "{refused}");
+    }
+
+    let watch_from = |hark: &Hark| {
+        hark.watch(WatchRequest::key("a/leased").from_revision(first))
+            .unwrap()
+    };
+    let hark = Hark::open_with(dir.path(), options()).unwrap();
+    assert_eq!(hark.revision(), at);
+    let listed = hark.range_iter(&RangeRequest::prefix("a/")).unwrap();
+    assert_eq!(listed.revision(), at);
+    assert_eq!(listed.map(|kv| kv.unwrap()).count(), 2501);
+    // The lease survived the reopen with a fresh TTL, and then expires.
+    assert_eq!(hark.leases(), [lease.id]);
+    let events = watch_from(&hark).events_timeout(2, WAIT).unwrap();
+    let kinds: Vec<_> = events.iter().map(|e| e.kind).collect();
+    assert_eq!(kinds, [EventKind::Put, EventKind::Delete]);
+    assert!(hark.get("a/leased").unwrap().is_none());
+    assert!(hark.close());
+}

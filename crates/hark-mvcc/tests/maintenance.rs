@@ -292,12 +292,23 @@ fn restore_refuses_a_non_empty_dir_and_an_unfinished_restore() {
 fn defragment_shrinks_a_store_while_writes_go_on() {
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(dir.path(), StoreOptions::default()).unwrap();
-    let value = "x".repeat(4096);
+    // Values that do not compress (fjall compresses its journal and tables).
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     for i in 0..3000 {
-        put(&s, &format!("k{}", i % 10), &value);
+        let value: Vec<u8> = (0..4096)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed as u8
+            })
+            .collect();
+        s.put(PutRequest::new(format!("k{}", i % 10), value))
+            .unwrap();
     }
     s.compact(s.current_revision(), true).unwrap();
     let before = s.db_size();
+    let in_use_before = s.db_size_in_use();
     let stop = Arc::new(AtomicBool::new(false));
     let writer = {
         let (s, stop) = (s.clone(), stop.clone());
@@ -315,10 +326,16 @@ fn defragment_shrinks_a_store_while_writes_go_on() {
     let writes_during = writer.join().unwrap();
     assert!(writes_during > 0);
     let after = s.db_size();
-    assert!(
-        after < before / 2,
-        "defragment reclaimed too little: {before} -> {after} bytes"
-    );
+    // fjall's active journal keeps everything written since it last
+    // rotated (at 64 MB), whatever a defragmentation does: there, what
+    // shrinks is the tables and memtables, the in-use figure below.
+    if StoreOptions::default().backend == BackendKind::RocksDb {
+        assert!(
+            after < before / 2,
+            "defragment reclaimed too little: {before} -> {after} bytes"
+        );
+    }
+    assert!(in_use_before > 4 << 20, "{in_use_before}");
     // What is in use now: about ten keys of 4 KiB, far below the 12 MB written.
     assert!(s.db_size_in_use() < 1 << 20, "{}", s.db_size_in_use());
 }

@@ -325,6 +325,19 @@ impl Responses {
         }
     }
 
+    /// Waits, with no time limit, for the next response; `None` once the
+    /// stream is closed (its handle dropped, or the engine stopped).
+    pub fn recv_blocking(&self) -> Option<WatchResponse> {
+        let mut st = self.outbox.state.lock();
+        loop {
+            match self.outbox.take(&mut st) {
+                Ok(Some(r)) => return Some(r),
+                Err(()) => return None,
+                Ok(None) => self.outbox.ready.wait(&mut st),
+            }
+        }
+    }
+
     /// The next response; `None` once the stream is closed. Runtime-agnostic.
     pub fn recv(&self) -> impl Future<Output = Option<WatchResponse>> + '_ {
         RecvFuture { responses: self }
