@@ -46,6 +46,10 @@ pub struct RestoreArgs {
     /// Ignore snapshot integrity hash value (required if copied from data directory)
     #[arg(long)]
     skip_hash_check: bool,
+    /// The storage backend of the new data dir: rocksdb or fjall (start
+    /// the server with the same --backend)
+    #[arg(long, default_value = "rocksdb")]
+    backend: hark_snapshot::BackendKind,
 }
 
 fn one_file(args: &[String], command: &str) -> Result<PathBuf, Exit> {
@@ -192,6 +196,7 @@ fn restore(a: RestoreArgs) -> Outcome {
     let shown = progress.clone();
     let options = hark_snapshot::RestoreOptions {
         skip_hash_check: a.skip_hash_check,
+        backend: a.backend,
         progress: shown.on_terminal().then(|| {
             hark_snapshot::ProgressHook(Arc::new(move |step| match step {
                 RestoreProgress::Checking { done, total } => {

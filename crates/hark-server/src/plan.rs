@@ -149,6 +149,7 @@ impl Plan {
                 // committer thread.
                 commit_on_caller: true,
                 usage_depth: config.usage_depth as usize,
+                backend: config.backend,
                 ..StoreOptions::default()
             },
             watch: WatchConfig {

@@ -48,7 +48,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     let bound = Bound::bind(config).await?;
     let plan = Plan::resolve(config, &bound)?;
     if let Some(snapshot) = &config.from_snapshot {
-        restore_first(snapshot, &plan.data_dir).await?;
+        restore_first(snapshot, &plan.data_dir, plan.store.backend).await?;
     }
     let client_tls = plan.client_tls.map(open_tls).transpose()?;
     let peer_tls = plan.peer_tls.map(open_tls).transpose()?;
@@ -264,6 +264,7 @@ fn local_addr(listener: &tokio::net::TcpListener) -> String {
 async fn restore_first(
     snapshot: &std::path::Path,
     data_dir: &std::path::Path,
+    backend: hark_mvcc::BackendKind,
 ) -> Result<(), String> {
     // Scheduled backups' default directory is not a store.
     let empty = std::fs::read_dir(data_dir)
@@ -277,7 +278,11 @@ async fn restore_first(
     }
     let (from, into) = (snapshot.to_path_buf(), data_dir.to_path_buf());
     let restored = tokio::task::spawn_blocking(move || {
-        hark_snapshot::restore(&from, &into, &hark_snapshot::RestoreOptions::default())
+        let options = hark_snapshot::RestoreOptions {
+            backend,
+            ..Default::default()
+        };
+        hark_snapshot::restore(&from, &into, &options)
     })
     .await
     .map_err(|e| e.to_string())?

@@ -100,12 +100,22 @@ struct Seen {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn kill_9_under_write_load_loses_no_acknowledged_write() {
+    kill_9_under_write_load_on("rocksdb").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn kill_9_under_write_load_loses_no_acknowledged_write_on_fjall() {
+    kill_9_under_write_load_on("fjall").await;
+}
+
+async fn kill_9_under_write_load_on(backend: &str) {
     let cwd = tempfile::tempdir().unwrap();
     let port = free_port();
     let endpoint = format!("http://127.0.0.1:{port}");
     let args = vec![
         format!("--listen-client-urls={endpoint}"),
         "--data-dir=data".to_string(),
+        format!("--backend={backend}"),
     ];
     let mut child = spawn(cwd.path(), &args, &[]);
     let mut c = ready(&endpoint, &mut child).await;
@@ -238,6 +248,39 @@ async fn kill_9_under_write_load_loses_no_acknowledged_write() {
         .await
         .unwrap();
     assert_eq!(r.count() as usize, all.len());
+    stop_cleanly(&mut child, cwd.path());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_dir_is_opened_only_by_the_backend_that_wrote_it() {
+    let cwd = tempfile::tempdir().unwrap();
+    let endpoint = format!("http://127.0.0.1:{}", free_port());
+    let args = |backend: &str| {
+        vec![
+            format!("--listen-client-urls={endpoint}"),
+            "--data-dir=data".to_string(),
+            format!("--backend={backend}"),
+        ]
+    };
+    let mut child = spawn(cwd.path(), &args("fjall"), &[]);
+    let mut c = ready(&endpoint, &mut child).await;
+    c.put("k", "on fjall", None).await.unwrap();
+    stop_cleanly(&mut child, cwd.path());
+
+    // RocksDB would start an empty store beside fjall's files: refused.
+    let mut child = spawn(cwd.path(), &args("rocksdb"), &[]);
+    let status = wait_exit(&mut child);
+    assert!(!status.success());
+    let logs = logs(cwd.path());
+    assert!(
+        logs.contains("holds a fjall store, not a rocksdb one"),
+        "{logs}"
+    );
+
+    let mut child = spawn(cwd.path(), &args("fjall"), &[]);
+    let mut c = ready(&endpoint, &mut child).await;
+    let got = c.get("k", None).await.unwrap();
+    assert_eq!(got.kvs()[0].value_str().unwrap(), "on fjall");
     stop_cleanly(&mut child, cwd.path());
 }
 

@@ -27,6 +27,8 @@ mod write;
 
 use std::path::{Path, PathBuf};
 
+/// The backend a restore builds its data dir on.
+pub use hark_mvcc::BackendKind;
 pub use read::{ProgressHook, RestoreOptions, RestoreProgress, SnapshotStatus, restore, status};
 pub use write::{Member, Written, save, write_database};
 

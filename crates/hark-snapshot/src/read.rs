@@ -158,6 +158,8 @@ pub struct RestoreOptions {
     pub skip_hash_check: bool,
     /// Told how far the restore has got (a command line shows it).
     pub progress: Option<ProgressHook>,
+    /// The backend the data dir is built on (the server's `--backend`).
+    pub backend: hark_mvcc::BackendKind,
 }
 
 /// How far a restore has got: first the file's checksum, then its rows.
@@ -211,7 +213,7 @@ pub fn restore(
     // cannot replace). A restore cut short by a crash leaves a store marked
     // unfinished, which Hark refuses to open; one that fails is removed.
     let existed = data_dir.exists();
-    let restored = copy.read(|tx| load(tx, data_dir, &options.progress));
+    let restored = copy.read(|tx| load(tx, data_dir, options));
     let restored = match restored {
         Ok(r) => r,
         Err(e) => {
@@ -253,12 +255,9 @@ fn remove_contents(dir: &Path, existed: bool) {
     }
 }
 
-fn load(
-    tx: &dyn ReadBuckets,
-    dir: &Path,
-    progress: &Option<ProgressHook>,
-) -> Result<RestoredStore> {
-    let mut restorer = Restorer::create(dir)?;
+fn load(tx: &dyn ReadBuckets, dir: &Path, options: &RestoreOptions) -> Result<RestoredStore> {
+    let progress = &options.progress;
+    let mut restorer = Restorer::create_on(dir, options.backend)?;
     let mut rows = 0u64;
     let had_keys = tx.each_entry(schema::KEY, &mut |k, v| {
         restorer.row(k, v)?;

@@ -227,6 +227,56 @@ mod tests {
         }
     }
 
+    /// A snapshot saved from a RocksDB store restores onto fjall and back,
+    /// every revision kept: how a data dir moves between `--backend`s.
+    #[test]
+    fn a_snapshot_moves_a_store_between_backends() {
+        use hark_mvcc::{BackendKind, RangeRequest};
+        let dir = tempfile::tempdir().unwrap();
+        let rocks = store_with(&dir.path().join("rocks"), 50);
+        rocks.compact(20, true).unwrap();
+        let saved = dir.path().join("a.snap");
+        crate::save(&rocks, &member(), &saved).unwrap();
+        let want = rocks.range(&RangeRequest::prefix("k")).unwrap().kvs;
+        let want_old = rocks
+            .range(&RangeRequest {
+                revision: 30,
+                ..RangeRequest::prefix("k")
+            })
+            .unwrap()
+            .kvs;
+        // (fjall is built when the workspace is: the server enables it.)
+        for backend in [BackendKind::Fjall, BackendKind::RocksDb]
+            .into_iter()
+            .filter(|b| b.is_built())
+        {
+            let into = dir.path().join(backend.name());
+            let _ = std::fs::remove_dir_all(&into);
+            let options = crate::RestoreOptions {
+                backend,
+                ..Default::default()
+            };
+            crate::restore(&saved, &into, &options).unwrap();
+            assert_eq!(BackendKind::written_in(&into), Some(backend));
+            let store = Store::open(
+                &into,
+                StoreOptions {
+                    backend,
+                    ..StoreOptions::default()
+                },
+            )
+            .unwrap();
+            assert_eq!(store.current_revision(), rocks.current_revision());
+            assert_eq!(store.compacted_revision(), 20);
+            assert_eq!(store.range(&RangeRequest::prefix("k")).unwrap().kvs, want);
+            let old = RangeRequest {
+                revision: 30,
+                ..RangeRequest::prefix("k")
+            };
+            assert_eq!(store.range(&old).unwrap().kvs, want_old);
+        }
+    }
+
     #[test]
     fn each_backup_is_checked_and_only_the_newest_are_kept() {
         let dir = tempfile::tempdir().unwrap();

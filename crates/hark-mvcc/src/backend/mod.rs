@@ -113,6 +113,12 @@ impl BackendKind {
     }
 }
 
+impl Default for BackendKind {
+    fn default() -> Self {
+        BackendKind::DEFAULT
+    }
+}
+
 impl std::fmt::Display for BackendKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

@@ -232,6 +232,14 @@ pub struct Config {
     #[arg(long, env = "HARK_AUTO_DEFRAG_RATIO", default_value_t = 0.0)]
     pub auto_defrag_ratio: f64,
 
+    /// Where the data dir's store lives: `rocksdb` (the default) or `fjall`
+    /// (pure Rust). A data dir written by the other is refused; move data
+    /// between them with `snapshot save` and `--from-snapshot`. (The raft
+    /// log stays in RocksDB either way.)
+    #[arg(long, env = "HARK_BACKEND", default_value = "rocksdb",
+          value_parser = clap::value_parser!(hark_mvcc::BackendKind))]
+    pub backend: hark_mvcc::BackendKind,
+
     /// Keep space per key prefix (`harkctl du`, the console, the
     /// `hark_prefix_*` metrics) for prefixes up to this many `/` deep:
     /// `/registry/pods/default/` is 4. 0: only the whole store's totals.
