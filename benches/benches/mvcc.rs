@@ -1,5 +1,6 @@
 //! `hark-mvcc` benchmarks: put throughput (1 and 16 writers, with and without
-//! fsync), range reads, and the key-index rebuild on open for 1M keys.
+//! fsync), range reads, and the key-index rebuild on open for 1M keys, each
+//! on both on-disk backends (`rocksdb/...`, `fjall/...`).
 //!
 //! Run: `cargo bench -p hark-benches --bench mvcc` (results in docs/benchmarks.md).
 
@@ -7,14 +8,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use hark_mvcc::{PutRequest, RangeRequest, RequestOp, Store, StoreOptions, TxnRequest};
-
-fn options(sync: bool) -> StoreOptions {
-    StoreOptions {
-        sync,
-        ..StoreOptions::default()
-    }
-}
+use hark_benches::{backends, options};
+use hark_mvcc::{PutRequest, RangeRequest, RequestOp, Store, TxnRequest};
 
 /// Runs `total` puts split over `writers` threads; returns the wall time.
 fn timed_puts(store: &Store, writers: u64, total: u64, round: u64) -> Duration {
@@ -38,21 +33,23 @@ fn put_throughput(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(5));
-    for sync in [true, false] {
-        for writers in [1u64, 16] {
-            let dir = tempfile::tempdir().unwrap();
-            let store = Store::open(dir.path(), options(sync)).unwrap();
-            let mut round = 0;
-            let id = BenchmarkId::new(
-                if sync { "fsync" } else { "no-fsync" },
-                format!("{writers}-writers"),
-            );
-            group.bench_function(id, |b| {
-                b.iter_custom(|iters| {
-                    round += 1;
-                    timed_puts(&store, writers, iters, round)
-                })
-            });
+    for backend in backends() {
+        for sync in [true, false] {
+            for writers in [1u64, 16] {
+                let dir = tempfile::tempdir().unwrap();
+                let store = Store::open(dir.path(), options(backend, sync)).unwrap();
+                let mut round = 0;
+                let id = BenchmarkId::new(
+                    format!("{backend}/{}", if sync { "fsync" } else { "no-fsync" }),
+                    format!("{writers}-writers"),
+                );
+                group.bench_function(id, |b| {
+                    b.iter_custom(|iters| {
+                        round += 1;
+                        timed_puts(&store, writers, iters, round)
+                    })
+                });
+            }
         }
     }
     group.finish();
@@ -75,55 +72,59 @@ fn populate(store: &Store, keys: u64, prefix: &str) {
 }
 
 fn range(c: &mut Criterion) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path(), options(false)).unwrap();
-    populate(&store, 10_000, "key/");
     let mut group = c.benchmark_group("range");
     group.throughput(Throughput::Elements(1));
-    group.bench_function("one-key", |b| {
-        let mut i = 0u64;
-        b.iter(|| {
-            i = (i + 7919) % 10_000;
-            black_box(
-                store
-                    .range(&RangeRequest::key(format!("key/{i:08}")))
-                    .unwrap(),
-            )
-        })
-    });
-    let mut hundred = RangeRequest::range("key/00001000", "key/00001100");
-    group.bench_function("100-keys", |b| {
-        b.iter(|| black_box(store.range(&hundred).unwrap()))
-    });
-    hundred.revision = store.current_revision() - 50;
-    group.bench_function("100-keys-at-old-revision", |b| {
-        b.iter(|| black_box(store.range(&hundred).unwrap()))
-    });
-    let mut count = RangeRequest::range("key/", "key0");
-    count.count_only = true;
-    group.bench_function("count-10k-keys", |b| {
-        b.iter(|| black_box(store.range(&count).unwrap()))
-    });
+    for backend in backends() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), options(backend, false)).unwrap();
+        populate(&store, 10_000, "key/");
+        group.bench_function(format!("{backend}/one-key"), |b| {
+            let mut i = 0u64;
+            b.iter(|| {
+                i = (i + 7919) % 10_000;
+                black_box(
+                    store
+                        .range(&RangeRequest::key(format!("key/{i:08}")))
+                        .unwrap(),
+                )
+            })
+        });
+        let mut hundred = RangeRequest::range("key/00001000", "key/00001100");
+        group.bench_function(format!("{backend}/100-keys"), |b| {
+            b.iter(|| black_box(store.range(&hundred).unwrap()))
+        });
+        hundred.revision = store.current_revision() - 50;
+        group.bench_function(format!("{backend}/100-keys-at-old-revision"), |b| {
+            b.iter(|| black_box(store.range(&hundred).unwrap()))
+        });
+        let mut count = RangeRequest::range("key/", "key0");
+        count.count_only = true;
+        group.bench_function(format!("{backend}/count-10k-keys"), |b| {
+            b.iter(|| black_box(store.range(&count).unwrap()))
+        });
+    }
     group.finish();
 }
 
 fn index_rebuild(c: &mut Criterion) {
     const KEYS: u64 = 1_000_000;
-    let dir = tempfile::tempdir().unwrap();
-    {
-        let store = Store::open(dir.path(), options(false)).unwrap();
-        populate(&store, KEYS, "k/");
-        assert_eq!(store.key_count() as u64, KEYS);
-    }
     let mut group = c.benchmark_group("open");
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(20));
-    group.bench_function("rebuild-index-1M-keys", |b| {
-        b.iter(|| {
-            let store = Store::open(dir.path(), options(false)).unwrap();
+    for backend in backends() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path(), options(backend, false)).unwrap();
+            populate(&store, KEYS, "k/");
             assert_eq!(store.key_count() as u64, KEYS);
-        })
-    });
+        }
+        group.bench_function(format!("{backend}/rebuild-index-1M-keys"), |b| {
+            b.iter(|| {
+                let store = Store::open(dir.path(), options(backend, false)).unwrap();
+                assert_eq!(store.key_count() as u64, KEYS);
+            })
+        });
+    }
     group.finish();
 }
 

@@ -1,6 +1,7 @@
 //! `hark-watch` benchmarks, in process:
 //! * fan-out: one writer, 1k / 10k / 100k watchers on one prefix;
-//! * catch-up: 100 watchers over 100k revisions of history (RocksDB, fsync on)
+//! * catch-up: 100 watchers over 100k revisions of history (RocksDB and fjall,
+//!   fsync on)
 //!   while writes go on; prints put latency percentiles measured meanwhile;
 //! * put latency with one stalled watcher versus none.
 //!
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
+use hark_benches::{backends, options};
 use hark_mvcc::{PutRequest, Store, StoreOptions};
 use hark_watch::{Responses, WatchConfig, WatchHub, WatchRequest, WatchStream};
 
@@ -137,78 +139,80 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 fn catch_up(c: &mut Criterion) {
     const HISTORY: usize = 100_000;
     const WATCHERS: usize = 100;
-    // On disk with fsync, like etcd: the put latency measured meanwhile is real.
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
-    let hub = WatchHub::new(store.clone(), WatchConfig::default());
-    let first = store.current_revision() + 1;
-    // One revision per put (catch-up is about revisions); 16 writers share syncs.
-    std::thread::scope(|s| {
-        for w in 0..16 {
-            let store = &store;
-            s.spawn(move || {
-                for i in (w..HISTORY).step_by(16) {
-                    store
-                        .put(PutRequest::new(
-                            format!("hist/{}", i % 1000),
-                            vec![b'v'; 64],
-                        ))
-                        .unwrap();
-                }
-            });
-        }
-    });
     let mut group = c.benchmark_group("catch-up");
     group.sample_size(10);
     group.sampling_mode(SamplingMode::Flat);
     group.throughput(Throughput::Elements((HISTORY * WATCHERS) as u64));
-    let mut latencies = Vec::new();
-    group.bench_function("100-watchers-100k-revisions", |b| {
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let writing = Arc::new(AtomicBool::new(true));
-                let writer = {
-                    let (store, writing) = (store.clone(), writing.clone());
-                    std::thread::spawn(move || {
-                        let mut lat = Vec::new();
-                        let mut i = 0u64;
-                        while writing.load(Ordering::Relaxed) {
-                            let t = Instant::now();
-                            store
-                                .put(PutRequest::new(format!("live/{}", i % 100), "x"))
-                                .unwrap();
-                            lat.push(t.elapsed());
-                            i += 1;
-                            std::thread::sleep(Duration::from_millis(1));
-                        }
-                        lat
-                    })
-                };
-                let start = Instant::now();
-                // Watchers on the history's prefix: each must receive all 100k events.
-                let consumers = Consumers::start(&hub, 10, WATCHERS, |_| {
-                    WatchRequest::range("hist/", "hist0").from_revision(first)
+    for backend in backends() {
+        // On disk with fsync, like etcd: the put latency measured meanwhile is real.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), options(backend, true)).unwrap();
+        let hub = WatchHub::new(store.clone(), WatchConfig::default());
+        let first = store.current_revision() + 1;
+        // One revision per put (catch-up is about revisions); 16 writers share syncs.
+        std::thread::scope(|s| {
+            for w in 0..16 {
+                let store = &store;
+                s.spawn(move || {
+                    for i in (w..HISTORY).step_by(16) {
+                        store
+                            .put(PutRequest::new(
+                                format!("hist/{}", i % 1000),
+                                vec![b'v'; 64],
+                            ))
+                            .unwrap();
+                    }
                 });
-                consumers.wait_for(HISTORY * WATCHERS, Duration::from_secs(300));
-                total += start.elapsed();
-                writing.store(false, Ordering::Relaxed);
-                latencies.extend(writer.join().unwrap());
             }
-            total
-        })
-    });
-    group.finish();
-    latencies.sort();
-    if !latencies.is_empty() {
-        eprintln!(
-            "catch-up: put latency during catch-up over {} puts: p50 {:?}, p99 {:?}, max {:?}",
-            latencies.len(),
-            percentile(&latencies, 0.5),
-            percentile(&latencies, 0.99),
-            latencies.last().unwrap()
-        );
+        });
+        let mut latencies = Vec::new();
+        group.bench_function(format!("{backend}/100-watchers-100k-revisions"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let writing = Arc::new(AtomicBool::new(true));
+                    let writer = {
+                        let (store, writing) = (store.clone(), writing.clone());
+                        std::thread::spawn(move || {
+                            let mut lat = Vec::new();
+                            let mut i = 0u64;
+                            while writing.load(Ordering::Relaxed) {
+                                let t = Instant::now();
+                                store
+                                    .put(PutRequest::new(format!("live/{}", i % 100), "x"))
+                                    .unwrap();
+                                lat.push(t.elapsed());
+                                i += 1;
+                                std::thread::sleep(Duration::from_millis(1));
+                            }
+                            lat
+                        })
+                    };
+                    let start = Instant::now();
+                    // Watchers on the history's prefix: each must receive all 100k events.
+                    let consumers = Consumers::start(&hub, 10, WATCHERS, |_| {
+                        WatchRequest::range("hist/", "hist0").from_revision(first)
+                    });
+                    consumers.wait_for(HISTORY * WATCHERS, Duration::from_secs(300));
+                    total += start.elapsed();
+                    writing.store(false, Ordering::Relaxed);
+                    latencies.extend(writer.join().unwrap());
+                }
+                total
+            })
+        });
+        latencies.sort();
+        if !latencies.is_empty() {
+            eprintln!(
+                "catch-up on {backend}: put latency during catch-up over {} puts: p50 {:?}, p99 {:?}, max {:?}",
+                latencies.len(),
+                percentile(&latencies, 0.5),
+                percentile(&latencies, 0.99),
+                latencies.last().unwrap()
+            );
+        }
     }
+    group.finish();
 }
 
 fn put_latency_stalled_watcher(c: &mut Criterion) {
