@@ -346,7 +346,10 @@ fn the_pure_rust_backend_keeps_data_leases_and_history_across_a_reopen() {
     assert_eq!(listed.revision(), at);
     let keys: Vec<_> = listed.map(|kv| kv.unwrap().key).collect();
     assert_eq!(keys.len(), 2501);
-    assert!(keys.windows(2).all(|w| w[0] < w[1]), "in key order, once each");
+    assert!(
+        keys.windows(2).all(|w| w[0] < w[1]),
+        "in key order, once each"
+    );
     // The lease survived the reopen with a fresh TTL, and then expires.
     assert_eq!(hark.leases(), [lease.id]);
     let events = watch_from(&hark).events_timeout(2, WAIT).unwrap();
