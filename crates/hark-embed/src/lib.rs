@@ -148,12 +148,19 @@ pub struct Hark {
 }
 
 struct Inner {
-    /// Expires leases; dropped (its thread joined, its store handle with
-    /// it) before `store`.
-    lessor: Lessor,
+    /// Expires leases; taken (its thread joined) before the store closes.
+    lessor: Option<Lessor>,
     store: Store,
     /// Taken when the last handle goes, to stop the engine first.
     hub: Option<WatchHub>,
+}
+
+impl Inner {
+    fn lessor(&self) -> &Lessor {
+        self.lessor
+            .as_ref()
+            .expect("the lessor lives as long as the handles")
+    }
 }
 
 impl Drop for Inner {
@@ -165,6 +172,15 @@ impl Drop for Inner {
         if let Some(hub) = self.hub.take() {
             hub.shutdown();
         }
+        drop(self.lessor.take());
+        // A lease write's callback can still hold the lessor's store handles
+        // on the committer thread: a barrier behind it returns once every
+        // earlier callback has run and been dropped.
+        let (passed, barrier) = std::sync::mpsc::channel();
+        self.store.barrier(move || {
+            let _ = passed.send(());
+        });
+        let _ = barrier.recv();
     }
 }
 
@@ -236,7 +252,7 @@ impl Hark {
         let lessor = Lessor::start(store.clone(), lease);
         Hark {
             inner: Arc::new(Inner {
-                lessor,
+                lessor: Some(lessor),
                 store,
                 hub: Some(hub),
             }),
@@ -453,7 +469,7 @@ impl Hark {
     /// ```
     pub fn grant_lease(&self, id: i64, ttl: i64) -> std::result::Result<Granted, LeaseError> {
         let (done, outcome) = std::sync::mpsc::channel();
-        self.inner.lessor.grant(
+        self.inner.lessor().grant(
             id,
             ttl,
             Box::new(move |r| {
@@ -467,14 +483,14 @@ impl Hark {
 
     /// Renews a lease to its full TTL; returns that TTL.
     pub fn keep_alive(&self, id: i64) -> std::result::Result<i64, LeaseError> {
-        self.inner.lessor.keep_alive(id)
+        self.inner.lessor().keep_alive(id)
     }
 
     /// Revokes a lease now, deleting its keys in one revision; returns
     /// that revision.
     pub fn revoke_lease(&self, id: i64) -> std::result::Result<i64, LeaseError> {
         let (done, outcome) = std::sync::mpsc::channel();
-        self.inner.lessor.revoke(
+        self.inner.lessor().revoke(
             id,
             Box::new(move |r| {
                 let _ = done.send(r);
@@ -491,12 +507,12 @@ impl Hark {
         id: i64,
         with_keys: bool,
     ) -> std::result::Result<TimeToLive, LeaseError> {
-        self.inner.lessor.time_to_live(id, with_keys)
+        self.inner.lessor().time_to_live(id, with_keys)
     }
 
     /// The ids of every lease.
     pub fn leases(&self) -> Vec<i64> {
-        self.inner.lessor.leases()
+        self.inner.lessor().leases()
     }
 
     /// Starts a watch (etcd's Watch create): a key, a range or a prefix, from

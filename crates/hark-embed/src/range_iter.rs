@@ -8,7 +8,7 @@ use hark_mvcc::{Error, KeyValue, RangeRequest, Result, SortOrder, SortTarget, St
 /// Key-values read per page.
 pub(crate) const PAGE: i64 = 1000;
 
-/// The key-values of a range, in key order, read [`PAGE`] at a time at one
+/// The key-values of a range, in key order, read 1000 at a time at one
 /// revision (see [`crate::Hark::range_iter`]). Yields `Err` once, then ends.
 pub struct RangeIter {
     store: Store,

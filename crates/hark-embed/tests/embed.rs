@@ -319,13 +319,14 @@ fn the_pure_rust_backend_keeps_data_leases_and_history_across_a_reopen() {
             .with_lease(quick_leases())
     };
     let hark = Hark::open_with(dir.path(), options()).unwrap();
+    for n in 0..2500 {
+        hark.put(format!("a/{n:04}"), n.to_string()).unwrap();
+    }
+    // Last, so the lease is still granted when the store closes.
     let lease = hark.grant_lease(0, 1).unwrap();
     let mut put = PutRequest::new("a/leased", "v");
     put.lease = lease.id;
     let first = hark.put_with(put).unwrap().header_revision;
-    for n in 0..2500 {
-        hark.put(format!("a/{n:04}"), n.to_string()).unwrap();
-    }
     let at = hark.revision();
     assert!(hark.close());
 

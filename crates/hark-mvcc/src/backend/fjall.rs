@@ -130,11 +130,24 @@ impl Backend for FjallBackend {
         self.db.persist(PersistMode::SyncData).map_err(backend_err)
     }
 
-    /// Bytes the directory's files occupy on disk: allocated blocks, not
-    /// lengths, since fjall sizes each journal at its most up front and
-    /// fills it as it goes.
+    /// Bytes fjall's files occupy on disk (its journals, `keyspaces/` and
+    /// its small marker files; not what else shares the directory, such as
+    /// the server's raft log and backups): allocated blocks, not lengths,
+    /// since fjall sizes each journal at its most up front and fills it as
+    /// it goes.
     fn size_bytes(&self) -> u64 {
-        allocated_bytes(&self.path)
+        let Ok(entries) = std::fs::read_dir(&self.path) else {
+            return 0;
+        };
+        entries
+            .flatten()
+            .filter(|entry| {
+                let name = entry.file_name();
+                let name = name.as_encoded_bytes();
+                name.ends_with(b".jnl") || matches!(name, b"keyspaces" | b"version" | b"lock")
+            })
+            .map(|entry| allocated_bytes(&entry.path()))
+            .sum()
     }
 
     /// The keyspaces' table files plus what the memtables hold. fjall keeps
@@ -219,21 +232,54 @@ fn scan_in(
     Ok(())
 }
 
-/// The disk blocks every file under `path` occupies.
+/// The disk blocks `path` occupies: a file's, or every file's under a
+/// directory.
 fn allocated_bytes(path: &Path) -> u64 {
     use std::os::unix::fs::MetadataExt;
-    let Ok(entries) = std::fs::read_dir(path) else {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
         return 0;
     };
-    entries
-        .flatten()
-        .filter_map(|entry| {
-            let meta = entry.metadata().ok()?;
-            Some(if meta.is_dir() {
-                allocated_bytes(&entry.path())
-            } else {
-                meta.blocks() * 512
-            })
+    if !meta.is_dir() {
+        return meta.blocks() * 512;
+    }
+    std::fs::read_dir(path)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|entry| allocated_bytes(&entry.path()))
+                .sum()
         })
-        .sum()
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_size_counts_fjalls_files_not_what_shares_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = FjallBackend::open(dir.path()).unwrap();
+        // Bytes that do not compress (the journal is compressed).
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let value = (0..64 << 10)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed as u8
+            })
+            .collect();
+        let mut batch = WriteBatch::default();
+        batch.put(Table::Kv, b"k".to_vec(), value);
+        backend.write(batch, true).unwrap();
+        let own = backend.size_bytes();
+        assert!(own >= 64 << 10, "the journal holds the write: {own}");
+        // The server keeps its raft log and backups beside the store.
+        std::fs::create_dir_all(dir.path().join("raft/log")).unwrap();
+        std::fs::write(dir.path().join("raft/log/000001.log"), vec![1; 8 << 20]).unwrap();
+        std::fs::write(dir.path().join("other"), vec![1; 1 << 20]).unwrap();
+        let after = backend.size_bytes();
+        assert!(after < own + (1 << 20), "{own} -> {after}");
+    }
 }

@@ -60,12 +60,12 @@ pub struct Store {
 /// Tells whether a store's backend has closed: clones may outlive the one a
 /// caller drops (in tasks still finishing), and reopening the same directory
 /// must wait for the last of them.
-pub struct BackendClosed(std::sync::Weak<Shared>);
+pub struct BackendClosed(Arc<std::sync::atomic::AtomicBool>);
 
 impl BackendClosed {
     /// Whether every clone of the store is gone and its backend closed.
     pub fn is_closed(&self) -> bool {
-        self.0.strong_count() == 0
+        self.0.load(Ordering::Acquire)
     }
 }
 
@@ -83,8 +83,14 @@ impl Drop for StoreInner {
     fn drop(&mut self) {
         self.jobs.take();
         self.committer.take();
+        let me = std::thread::current().id();
         for t in self.threads.drain(..) {
-            let _ = t.join();
+            // The last handle can go on a store thread itself (a write's
+            // callback holding a clone): that thread ends on its own once
+            // this returns; joining it from itself would fail.
+            if t.thread().id() != me {
+                let _ = t.join();
+            }
         }
     }
 }

@@ -23,7 +23,7 @@ impl Store {
     /// A probe that turns true once every clone of this store is gone and
     /// the backend is closed.
     pub fn backend_closed(&self) -> BackendClosed {
-        BackendClosed(Arc::downgrade(&self.inner.shared))
+        BackendClosed(self.inner.shared.closed.0.clone())
     }
 
     /// Opens (or creates) a store in directory `path` on
@@ -110,6 +110,7 @@ impl Store {
             compacting: Mutex::new(()),
             generation: AtomicU64::new(0),
             options,
+            closed: Default::default(),
         });
         if scheduled > 0 {
             let keep = shared.index.write().compact(scheduled);

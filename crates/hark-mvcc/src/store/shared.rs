@@ -148,6 +148,20 @@ pub(super) struct Shared {
     /// that saw it change read again (see [`Shared::outside_installs`]).
     pub(super) generation: AtomicU64,
     pub(super) options: StoreOptions,
+    /// Last, so it drops after `backend`: [`crate::BackendClosed`] turns
+    /// true only once the backend has closed (an `Arc`'s strong count
+    /// reaches zero before its contents are dropped).
+    pub(super) closed: SetOnDrop,
+}
+
+/// Sets its flag when dropped.
+#[derive(Default)]
+pub(super) struct SetOnDrop(pub(super) Arc<AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Release);
+    }
 }
 
 /// Keeps published events carrying previous values (see
