@@ -468,17 +468,7 @@ impl Hark {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn grant_lease(&self, id: i64, ttl: i64) -> std::result::Result<Granted, LeaseError> {
-        let (done, outcome) = std::sync::mpsc::channel();
-        self.inner.lessor().grant(
-            id,
-            ttl,
-            Box::new(move |r| {
-                let _ = done.send(r);
-            }),
-        );
-        outcome
-            .recv()
-            .unwrap_or(Err(LeaseError::Store(Error::Closed)))
+        wait_for_lessor(|done| self.inner.lessor().grant(id, ttl, done))
     }
 
     /// Renews a lease to its full TTL; returns that TTL.
@@ -489,16 +479,7 @@ impl Hark {
     /// Revokes a lease now, deleting its keys in one revision; returns
     /// that revision.
     pub fn revoke_lease(&self, id: i64) -> std::result::Result<i64, LeaseError> {
-        let (done, outcome) = std::sync::mpsc::channel();
-        self.inner.lessor().revoke(
-            id,
-            Box::new(move |r| {
-                let _ = done.send(r);
-            }),
-        );
-        outcome
-            .recv()
-            .unwrap_or(Err(LeaseError::Store(Error::Closed)))
+        wait_for_lessor(|done| self.inner.lessor().revoke(id, done))
     }
 
     /// A lease's remaining and granted TTL, and its keys if `with_keys`.
@@ -555,6 +536,22 @@ impl Hark {
         closed.is_closed()
     }
 }
+
+/// The lessor's answer to the request `start` makes, waited for; a
+/// callback dropped unanswered (the store closing) is [`Error::Closed`].
+fn wait_for_lessor<T: Send + 'static>(
+    start: impl FnOnce(LessorCallback<T>),
+) -> std::result::Result<T, LeaseError> {
+    let (done, outcome) = std::sync::mpsc::channel();
+    start(Box::new(move |r| {
+        let _ = done.send(r);
+    }));
+    outcome
+        .recv()
+        .unwrap_or(Err(LeaseError::Store(Error::Closed)))
+}
+
+type LessorCallback<T> = Box<dyn FnOnce(std::result::Result<T, LeaseError>) + Send + 'static>;
 
 impl std::fmt::Debug for Hark {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

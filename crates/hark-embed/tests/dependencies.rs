@@ -37,15 +37,10 @@ fn host_triple() -> String {
         .to_string()
 }
 
-#[test]
-fn no_grpc_or_server_crate_in_the_tree() {
-    // Resolved for this host only: other targets' dependencies (Android's,
-    // Windows') are never downloaded by a build here, and offline metadata
-    // without the filter would need them.
-    let host = host_triple();
+/// What `cargo <args>` prints, run in this crate; fails the test if it fails.
+fn cargo(args: &[&str]) -> Vec<u8> {
     let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["metadata", "--format-version", "1", "--locked", "--offline"])
-        .args(["--filter-platform", &host])
+        .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
@@ -54,7 +49,25 @@ fn no_grpc_or_server_crate_in_the_tree() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let meta: Value = serde_json::from_slice(&out.stdout).unwrap();
+    out.stdout
+}
+
+#[test]
+fn no_grpc_or_server_crate_in_the_tree() {
+    // Resolved for this host only: other targets' dependencies (Android's,
+    // Windows') are never downloaded by a build here, and offline metadata
+    // without the filter would need them.
+    let host = host_triple();
+    let out = cargo(&[
+        "metadata",
+        "--format-version",
+        "1",
+        "--locked",
+        "--offline",
+        "--filter-platform",
+        &host,
+    ]);
+    let meta: Value = serde_json::from_slice(&out).unwrap();
     let names: HashMap<&str, &str> = meta["packages"]
         .as_array()
         .unwrap()
@@ -121,20 +134,26 @@ const NATIVE_BUILD: &[&str] = &[
 fn the_pure_rust_build_compiles_no_c_or_cpp() {
     // What `cargo build -p hark-embed --no-default-features --features
     // fjall` compiles: normal and build dependencies, for this host.
-    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["tree", "--locked", "--offline", "-p", "hark-embed"])
-        .args(["--no-default-features", "--features", "fjall"])
-        .args(["-e", "normal,build", "--prefix", "none", "--format", "{p}"])
-        .args(["--target", &host_triple()])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let tree = String::from_utf8(out.stdout).unwrap();
+    let host = host_triple();
+    let out = cargo(&[
+        "tree",
+        "--locked",
+        "--offline",
+        "-p",
+        "hark-embed",
+        "--no-default-features",
+        "--features",
+        "fjall",
+        "-e",
+        "normal,build",
+        "--prefix",
+        "none",
+        "--format",
+        "{p}",
+        "--target",
+        &host,
+    ]);
+    let tree = String::from_utf8(out).unwrap();
     let crates: BTreeSet<&str> = tree
         .lines()
         .filter_map(|line| line.split_whitespace().next())
