@@ -215,23 +215,22 @@ async fn the_raft_log_goes_to_the_wal_dir() {
     );
 }
 
-/// etcd's own sample configuration file: `HARK_ETCD_SAMPLE_CONFIG`, or
-/// where `.ci/run` installs it (from Debian's source of etcd 3.5.16).
+/// The etcd release whose sample configuration file the test starts Hark
+/// with. The file lives only in the source of etcd's root module; the Go
+/// module proxy serves that source (3.6.8 and 3.7.0 carry the same file).
+const ETCD_SOURCE_MODULE: &str = "go.etcd.io/etcd/v3@v3.7.0";
+
+/// etcd's own sample configuration file, `etcd.conf.yml.sample`, from
+/// etcd's source as the Go module proxy serves it (`HARK_ETCD_SAMPLE_CONFIG`
+/// names another file). `None` without Go, which fails where
+/// HARK_REQUIRE_GO=1 (CI).
 fn etcd_sample_config() -> Option<String> {
-    let path = std::env::var("HARK_ETCD_SAMPLE_CONFIG")
-        .unwrap_or_else(|_| "/usr/local/share/etcd/etcd.conf.yml.sample".into());
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Some(text),
-        Err(e) => {
-            assert_ne!(
-                std::env::var("HARK_REQUIRE_ETCDCTL").as_deref(),
-                Ok("1"),
-                "etcd's sample config {path}: {e}"
-            );
-            eprintln!("no etcd sample config at {path}: skipped");
-            None
-        }
-    }
+    let path = match std::env::var_os("HARK_ETCD_SAMPLE_CONFIG") {
+        Some(path) => std::path::PathBuf::from(path),
+        None => common::go_module_dir(ETCD_SOURCE_MODULE)?.join("etcd.conf.yml.sample"),
+    };
+    let text = std::fs::read_to_string(&path);
+    Some(text.unwrap_or_else(|e| panic!("etcd's sample config {}: {e}", path.display())))
 }
 
 /// `hark --config-file` with etcd's `etcd.conf.yml.sample`, changed only in

@@ -1,5 +1,5 @@
-// A watcher written against etcd's Go client (clientv3, the 3.4 package in
-// Debian's golang-etcd-server-dev), for Hark's cluster tests: it watches a
+// A watcher written against etcd's Go client (go.etcd.io/etcd/client/v3, at
+// the version go.mod pins), for Hark's cluster tests: it watches a
 // prefix from a revision through every endpoint given and prints one line
 // per event, "<mod_revision> <key>", until it is killed. clientv3 itself
 // moves the watch to another endpoint when its member dies and resumes it
@@ -14,8 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"go.etcd.io/etcd/clientv3"
-	"google.golang.org/grpc"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 func main() {
@@ -27,8 +26,6 @@ func main() {
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   strings.Split(*endpoints, ","),
 		DialTimeout: 5 * time.Second,
-		// Without a blocking dial, clientv3 3.4 ignores DialTimeout.
-		DialOptions: []grpc.DialOption{grpc.WithBlock()},
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "connect: %v\n", err)

@@ -224,37 +224,63 @@ pub fn logs(cwd: &Path) -> String {
     all
 }
 
-/// Builds the Go clientv3 watcher (`tests/clientv3/watch.go`) against Debian's
-/// etcd Go sources (golang-go, golang-etcd-server-dev). `None` when Go is not
-/// installed, which fails the test where HARK_REQUIRE_GO=1 (CI).
+/// Builds the Go clientv3 watcher (`tests/clientv3/`, a Go module pinned by
+/// its committed `go.mod`/`go.sum`), fetching etcd's client from the Go
+/// module proxy the first time. `None` when Go is not installed, which fails
+/// the test where HARK_REQUIRE_GO=1 (CI).
 pub fn go_clientv3_watcher() -> Option<std::path::PathBuf> {
-    let Some(go) = find_on_path("go") else {
+    let go = go_or_skip()?;
+    let module = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clientv3");
+    let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join("clientv3-watch");
+    let out = Command::new(go)
+        .args(["build", "-mod=readonly", "-o"])
+        .arg(&binary)
+        .arg(".")
+        .current_dir(&module)
+        .env("CGO_ENABLED", "0")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "go build in {}: {}",
+        module.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(binary)
+}
+
+/// The directory of one Go module version (`go mod download`), for files
+/// etcd publishes only in its source (its sample configuration). `None`
+/// when Go is not installed, which fails the test where HARK_REQUIRE_GO=1.
+pub fn go_module_dir(module_at_version: &str) -> Option<std::path::PathBuf> {
+    let go = go_or_skip()?;
+    let out = Command::new(go)
+        .args(["mod", "download", "-json", module_at_version])
+        .current_dir(env!("CARGO_TARGET_TMPDIR"))
+        .output()
+        .unwrap();
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    match info["Dir"].as_str() {
+        Some(dir) if out.status.success() => Some(dir.into()),
+        _ => panic!(
+            "go mod download {module_at_version}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    }
+}
+
+fn go_or_skip() -> Option<std::path::PathBuf> {
+    let go = find_on_path("go");
+    if go.is_none() {
         assert_ne!(
             std::env::var("HARK_REQUIRE_GO").as_deref(),
             Ok("1"),
             "go is not on PATH"
         );
-        eprintln!("no go on PATH: the clientv3 check is skipped");
-        return None;
-    };
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clientv3/watch.go");
-    let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join("clientv3-watch");
-    let out = Command::new(go)
-        .args(["build", "-o"])
-        .arg(&binary)
-        .arg(&source)
-        // Debian's Go sources, offline: GOPATH mode, no module proxy.
-        .env("GO111MODULE", "off")
-        .env("GOPATH", "/usr/share/gocode")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "go build {}: {}",
-        source.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(binary)
+        eprintln!("no go on PATH: the Go check is skipped");
+    }
+    go
 }
 
 /// SIGTERM, then the child must exit with status 0 (its logs if not).
