@@ -19,6 +19,13 @@ pub enum AuthError {
     RoleNotFound,
     #[error("etcdserver: role name is empty")]
     RoleEmpty,
+    /// A new user's name is longer than [`crate::MAX_NAME_LEN`]. etcd has
+    /// no such check and, past bbolt's key limit, stops at apply instead.
+    #[error("etcdserver: user name is too long")]
+    UserNameTooLong,
+    /// A new role's name is longer than [`crate::MAX_NAME_LEN`].
+    #[error("etcdserver: role name is too long")]
+    RoleNameTooLong,
     #[error("etcdserver: authentication failed, invalid user ID or password")]
     AuthFailed,
     /// etcd sends this one with gRPC code Unknown and its internal text.

@@ -34,3 +34,8 @@ pub use perms::Access;
 pub use records::{PermType, PermissionRecord, RoleRecord, UserRecord};
 pub use state::{AuthState, ROOT};
 pub use store::{AuthOptions, AuthStore, Credentials, TokenKind};
+
+/// Longest user or role name: the longest record key every backend and
+/// etcd's snapshot format hold (bbolt's key limit), so whatever etcd can
+/// store, Hark takes, and a longer name is refused before the log.
+pub const MAX_NAME_LEN: usize = hark_mvcc::MAX_RECORD_KEY_LEN;

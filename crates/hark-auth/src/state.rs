@@ -181,6 +181,9 @@ impl AuthState {
         if name.is_empty() {
             return Err(AuthError::UserEmpty);
         }
+        if name.len() > crate::MAX_NAME_LEN {
+            return Err(AuthError::UserNameTooLong);
+        }
         if self.users.contains_key(name) {
             return Err(AuthError::UserAlreadyExist);
         }
@@ -262,6 +265,9 @@ impl AuthState {
     pub fn role_add(&self, name: &str) -> Result<RecordsRequest, AuthError> {
         if name.is_empty() {
             return Err(AuthError::RoleEmpty);
+        }
+        if name.len() > crate::MAX_NAME_LEN {
+            return Err(AuthError::RoleNameTooLong);
         }
         if self.roles.contains_key(name) {
             return Err(AuthError::RoleAlreadyExist);

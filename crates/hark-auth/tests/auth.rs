@@ -157,6 +157,16 @@ fn changes_follow_etcds_rules() {
     );
     assert_eq!(s.role_add("").unwrap_err(), AuthError::RoleEmpty);
     assert_eq!(s.role_add("r").unwrap_err(), AuthError::RoleAlreadyExist);
+    // Names up to bbolt's key limit, and not a byte more.
+    let longest = "n".repeat(hark_auth::MAX_NAME_LEN);
+    let longer = "n".repeat(hark_auth::MAX_NAME_LEN + 1);
+    assert!(s.role_add(&longest).is_ok());
+    assert!(s.user_add(&longest, Bytes::new(), true).is_ok());
+    assert_eq!(s.role_add(&longer).unwrap_err(), AuthError::RoleNameTooLong);
+    assert_eq!(
+        s.user_add(&longer, Bytes::new(), true).unwrap_err(),
+        AuthError::UserNameTooLong
+    );
     assert_eq!(
         s.role_grant_permission("r", None).unwrap_err(),
         AuthError::PermissionNotGiven

@@ -95,7 +95,19 @@ async fn save(ctx: &Ctx, path: PathBuf) -> Outcome {
     let progress = Progress::bytes("harkctl/snapshot.rs", None);
     progress.set_message(format!("saving {}", path.display()));
     let saved = async {
-        let mut file = std::fs::File::create(&part).map_err(|e| failed(&e))?;
+        // etcdctl's file mode (0600). A stale `.part` goes first, and the
+        // new one is created only where nothing is, so a symlink planted at
+        // that name is never followed.
+        let _ = std::fs::remove_file(&part);
+        let mut file = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&part)
+                .map_err(|e| failed(&format!("{}: {e}", part.display())))?
+        };
         progress.log(
             "created temporary db file",
             &[("path", part.display().to_string())],

@@ -16,6 +16,7 @@ async fn start(dir: &std::path::Path) -> hark_server::RunningServer {
         "hark".to_string(),
         "--listen-peer-urls=http://127.0.0.1:0".into(),
         "--listen-client-urls=http://127.0.0.1:0".into(),
+        "--listen-metrics-urls=http://127.0.0.1:0".into(),
         "--usage-depth=4".into(),
         format!("--data-dir={}", dir.display()),
     ])
@@ -218,6 +219,11 @@ async fn du_counts_keys_and_bytes_per_prefix_as_reads_see_them() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+    // The metrics listener asks for no credentials (with mTLS on the client
+    // port it would be the one open door): it names no prefix.
+    let open = http(server.metrics_addrs[0], "GET", "/metrics", "");
+    assert!(open.contains("etcd_mvcc_db_total_size_in_bytes"));
+    assert!(!open.contains("hark_prefix"), "on --listen-metrics-urls");
     let before = du_json(&endpoint, "", "4");
     drop(c);
     server.shutdown().await;

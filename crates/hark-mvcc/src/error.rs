@@ -57,7 +57,8 @@ pub enum Error {
     #[error("mvcc: store is closed")]
     Closed,
     /// A request names something the store cannot answer (a prefix space
-    /// is not kept for).
+    /// is not kept for), or holds more than every backend and etcd's
+    /// snapshot format can store (see [`crate::MAX_RECORD_KEY_LEN`]).
     #[error("{0}")]
     InvalidArgument(String),
     /// The storage backend failed (I/O, corruption). The write was not acknowledged.

@@ -79,6 +79,7 @@ mod key_index;
 mod kv;
 pub mod layout;
 mod lease_table;
+mod private_dir;
 mod read_plan;
 pub mod records;
 mod request;
@@ -100,6 +101,7 @@ pub use error::{Error, Result};
 pub use feed::{DEFAULT_FEED_BYTES, Feed, Published};
 pub use key_index::KeyRange;
 pub use kv::{CommittedRevision, Event, EventKind, KeyValue};
+pub use private_dir::{PRIVATE_DIR_MODE, ensure_private_dir};
 pub use records::{RecordChange, RecordGuard, RecordsRequest, RecordsResponse};
 pub use request::*;
 #[cfg(any(feature = "rocksdb", feature = "fjall"))]
@@ -111,4 +113,7 @@ pub use store::shared::{Done, LoggedDone, PrevKvInterest, StoreOptions};
 pub use store::{BackendClosed, MAX_QUEUED_REQUESTS, Store};
 pub use usage::{
     DEFAULT_USAGE_DEPTH, MAX_DU_ENTRIES, MAX_TRACKED_PREFIX, PrefixStat, PrefixUsage, Usage,
+};
+pub use validate::{
+    MAX_KEY_VALUE_LEN, MAX_RECORD_BUCKET_LEN, MAX_RECORD_KEY_LEN, MAX_RECORD_VALUE_LEN,
 };

@@ -29,18 +29,56 @@ pub(crate) fn check_write(req: &WriteRequest, max_txn_ops: usize) -> Result<()> 
     }
 }
 
+/// Longest key of a record (auth's user and role names): bbolt's
+/// `MaxKeySize`, since etcd's snapshot format keeps each record under its
+/// key in a bucket of the same name. fjall's key limit (65,535 bytes, for
+/// `rec/` + bucket + NUL + key) and RocksDB's are wider.
+pub const MAX_RECORD_KEY_LEN: usize = 32 * 1024;
+/// Longest record bucket name (the layers above name them, never clients).
+pub const MAX_RECORD_BUCKET_LEN: usize = 255;
+/// Largest record value: far above any user or role etcd's own requests
+/// can build, far below bbolt's 2 GiB and fjall's 4 GiB value limits. A
+/// record grows by rewrites (a role gains one permission per request), so
+/// the bound holds however many requests led up to it.
+pub const MAX_RECORD_VALUE_LEN: usize = 16 * 1024 * 1024;
+/// Largest key plus value of a put: the row stores both in one value
+/// (`mvccpb.KeyValue`), which bbolt keeps under 2 GiB and fjall under 4 GiB;
+/// a member's request size limit (`--max-request-bytes`) is normally far
+/// below, this holds whatever it is set to.
+pub const MAX_KEY_VALUE_LEN: usize = 1024 * 1024 * 1024;
+
 fn check_records(r: &crate::records::RecordsRequest) -> Result<()> {
     use crate::records::{RecordChange, valid_bucket};
-    let buckets = r
+    let guards = r
         .guards
         .iter()
-        .map(|g| &g.bucket)
-        .chain(r.changes.iter().map(|c| match c {
-            RecordChange::Put { bucket, .. } | RecordChange::Delete { bucket, .. } => bucket,
-        }));
-    for bucket in buckets {
-        if !valid_bucket(bucket) {
+        .map(|g| (&g.bucket, &g.key, g.expected.as_ref()));
+    let changes = r.changes.iter().map(|c| match c {
+        RecordChange::Put { bucket, key, value } => (bucket, key, Some(value)),
+        RecordChange::Delete { bucket, key } => (bucket, key, None),
+    });
+    for (bucket, key, value) in guards.chain(changes) {
+        if !valid_bucket(bucket) || bucket.len() > MAX_RECORD_BUCKET_LEN {
             return Err(Error::InvalidBucket);
+        }
+        if key.is_empty() {
+            return Err(Error::InvalidArgument(
+                "etcdserver: a record key is empty".into(),
+            ));
+        }
+        if key.len() > MAX_RECORD_KEY_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "etcdserver: a record key of {} bytes is longer than {MAX_RECORD_KEY_LEN}",
+                key.len()
+            )));
+        }
+        if let Some(value) = value
+            && value.len() > MAX_RECORD_VALUE_LEN
+        {
+            return Err(Error::InvalidArgument(format!(
+                "etcdserver: a record of {} bytes is larger than {MAX_RECORD_VALUE_LEN}",
+                value.len()
+            )));
         }
     }
     Ok(())
@@ -52,6 +90,12 @@ pub(crate) fn check_range(r: &RangeRequest) -> Result<()> {
 
 fn check_put(p: &PutRequest) -> Result<()> {
     non_empty(&p.key)?;
+    if p.key.len().saturating_add(p.value.len()) > MAX_KEY_VALUE_LEN {
+        return Err(Error::InvalidArgument(format!(
+            "etcdserver: a key and value of {} bytes are larger than {MAX_KEY_VALUE_LEN}",
+            p.key.len() + p.value.len()
+        )));
+    }
     if p.ignore_value && !p.value.is_empty() {
         return Err(Error::ValueProvided);
     }

@@ -238,6 +238,8 @@ impl LogStore {
         floor: PurgeFloor,
         alone: Alone,
     ) -> Result<LogStore, String> {
+        hark_mvcc::ensure_private_dir(path)
+            .map_err(|e| format!("creating the raft log dir {}: {e}", path.display()))?;
         let mut opts = Options::default();
         opts.create_if_missing(true);
         opts.create_missing_column_families(true);

@@ -97,7 +97,7 @@ impl StateMachine {
         purge_floor: PurgeFloor,
         durability: LogDurability,
     ) -> Result<Self, String> {
-        std::fs::create_dir_all(&snapshots)
+        hark_mvcc::ensure_private_dir(&snapshots)
             .map_err(|e| format!("creating {}: {e}", snapshots.display()))?;
         if let Ok(bytes) = std::fs::read(snapshots.join(META_FILE)) {
             let meta: SnapshotMeta = decode(&bytes)
@@ -263,11 +263,13 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
 
     async fn begin_receiving_snapshot(&mut self) -> Result<Box<tokio::fs::File>, StorageError> {
         let path = self.snapshots.join("incoming.part");
+        // Private, as every file of the data dir (etcd's snapshots are 0600).
         let file = tokio::fs::OpenOptions::new()
             .create(true)
             .truncate(true)
             .read(true)
             .write(true)
+            .mode(0o600)
             .open(&path)
             .await
             .map_err(|e| StorageIOError::write_snapshot(None, &e))?;

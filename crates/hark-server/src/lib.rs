@@ -26,6 +26,7 @@ mod tasks;
 mod transport;
 
 pub use config::{Config, LogFormat};
+pub use listeners::PEER_MAX_STREAMS;
 pub use node::Node;
 pub use server::{RunningServer, start};
 

@@ -226,6 +226,13 @@ fn accepted(listener: TcpListener) -> impl tokio_stream::Stream<Item = tokio::ne
     )
 }
 
+/// Concurrent HTTP/2 streams per peer connection. A member's own traffic
+/// needs a few (appends, votes, a snapshot) plus one per request it
+/// forwards to the leader; past the cap a peer's client queues its next
+/// request rather than failing it, while a stranger on the peer port cannot
+/// open streams without bound (as etcd's Go server caps them too).
+pub const PEER_MAX_STREAMS: u32 = 1024;
+
 /// Serves the peer protocol on one `--listen-peer-urls` listener.
 pub async fn serve_peers(
     listener: TcpListener,
@@ -235,6 +242,7 @@ pub async fn serve_peers(
 ) {
     let incoming = connections(listener, tls).map(Ok::<_, std::io::Error>);
     let result = http2_server()
+        .max_concurrent_streams(PEER_MAX_STREAMS)
         .layer(crate::transport::boundary::IdentityBoundaryLayer)
         .add_routes(peers)
         .serve_with_incoming_shutdown(incoming, stop.raised())

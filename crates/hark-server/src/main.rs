@@ -38,6 +38,11 @@ fn purge_freed_memory_at_once() {
 
 fn main() -> std::process::ExitCode {
     purge_freed_memory_at_once();
+    // Every file and dir the member creates (the store's and the raft log's
+    // files, snapshots, backups, keys) is its owner's alone, as etcd makes
+    // its data files 0600 and dirs 0700, whatever the umask it was given.
+    // SAFETY: sets the process's file mode mask, before any thread exists.
+    unsafe { libc::umask(0o077) };
     // etcd's command line, ETCD_* variables or config file, read as etcd
     // reads them; what was ignored is logged once logging is up.
     let (config, notices) =
@@ -64,16 +69,36 @@ fn main() -> std::process::ExitCode {
             }
         };
         // systemd's Type=notify (contrib/systemd/hark.service): the unit is
-        // started once the listeners are bound. Without NOTIFY_SOCKET this
-        // does nothing.
-        if let Err(e) = sd_notify::notify(&[sd_notify::NotifyState::Ready]) {
-            tracing::warn!(error = %e, "could not notify systemd (NOTIFY_SOCKET) of readiness");
+        // started once the member serves clients, after it joined its
+        // cluster and published itself, as etcd notifies; a rolling restart
+        // that waits on `systemctl start` then never takes out a quorum.
+        // Without NOTIFY_SOCKET this does nothing.
+        let ready = async {
+            if server.serving().await
+                && let Err(e) = sd_notify::notify(&[sd_notify::NotifyState::Ready])
+            {
+                tracing::warn!(error = %e, "could not notify systemd (NOTIFY_SOCKET) of readiness");
+            }
+            std::future::pending::<()>().await
+        };
+        let failure = tokio::select! {
+            _ = wait_for_signal() => None,
+            why = server.failed() => Some(why),
+            _ = ready => None,
+        };
+        match &failure {
+            None => tracing::info!("shutting down"),
+            Some(why) => tracing::error!(
+                error = %why,
+                "the replicated log stopped on a fatal error; shutting down to be restarted"
+            ),
         }
-        wait_for_signal().await;
-        tracing::info!("shutting down");
         let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
         server.shutdown().await;
-        std::process::ExitCode::SUCCESS
+        match failure {
+            None => std::process::ExitCode::SUCCESS,
+            Some(_) => std::process::ExitCode::FAILURE,
+        }
     })
 }
 

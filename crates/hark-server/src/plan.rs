@@ -303,7 +303,7 @@ fn client_tls(config: &Config, data_dir: &Path) -> Result<Option<TlsPlan>, Strin
         min_version: config.tls_min_version.clone(),
         max_version: config.tls_max_version.clone(),
         cipher_suites: config.cipher_suites.clone(),
-        allowed_cn: None,
+        allowed_cns: config.client_cert_allowed_cn.clone(),
         dials: false,
     };
     if !urls.iter().any(|u| crate::config::is_https(u)) {
@@ -335,7 +335,7 @@ fn peer_tls(config: &Config, data_dir: &Path) -> Result<Option<TlsPlan>, String>
         min_version: config.tls_min_version.clone(),
         max_version: config.tls_max_version.clone(),
         cipher_suites: config.cipher_suites.clone(),
-        allowed_cn: config.peer_cert_allowed_cn.clone(),
+        allowed_cns: config.peer_cert_allowed_cn.clone(),
         dials: true,
     };
     let listen: Vec<&String> = listen_urls(&config.listen_peer_urls).collect();

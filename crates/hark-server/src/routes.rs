@@ -111,7 +111,7 @@ pub fn listener_routes(
         .apply(
             gateway
                 .merge(consul_kv)
-                .merge(probes::routes(handle.clone())),
+                .merge(probes::routes(handle.clone(), probes::Listener::Client)),
         )
         // The web console: static pages that call the gateway above.
         .merge(hark_console::routes());
@@ -122,6 +122,6 @@ pub fn listener_routes(
             Routes::from(grpc.merge(http.clone()))
         },
         client_http: Routes::from(http),
-        metrics: Routes::from(probes::routes(handle.clone())),
+        metrics: Routes::from(probes::routes(handle.clone(), probes::Listener::Metrics)),
     }
 }

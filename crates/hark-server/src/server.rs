@@ -38,6 +38,9 @@ pub struct RunningServer {
     node: Arc<Node>,
     node_dropped: tokio::sync::oneshot::Receiver<()>,
     tasks: Tasks,
+    /// Resolves once this member's client URLs are in the membership: its
+    /// client listeners serve from then on (etcd's ReadyNotify).
+    published: futures_util::future::Shared<tokio::sync::oneshot::Receiver<()>>,
 }
 
 /// Binds every listener, resolves the flags, opens the data dir, starts the
@@ -48,7 +51,13 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     let bound = Bound::bind(config).await?;
     let plan = Plan::resolve(config, &bound)?;
     if let Some(snapshot) = &config.from_snapshot {
-        restore_first(snapshot, &plan.data_dir, plan.store.backend).await?;
+        restore_first(
+            snapshot,
+            &plan.data_dir,
+            &plan.raft_dirs.log,
+            plan.store.backend,
+        )
+        .await?;
     }
     let client_tls = plan.client_tls.map(open_tls).transpose()?;
     let peer_tls = plan.peer_tls.map(open_tls).transpose()?;
@@ -203,6 +212,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         node,
         node_dropped,
         tasks,
+        published: published.clone(),
     };
     // As etcd, the check comes before the publish, which the client
     // listeners wait for: a member whose data disagrees with its peers'
@@ -260,10 +270,13 @@ fn local_addr(listener: &tokio::net::TcpListener) -> String {
 
 /// `--from-snapshot`: a data dir that holds nothing yet is built from the
 /// snapshot; one that holds a store is left alone (a restart with the same
-/// flags must not lose what was written since).
+/// flags must not lose what was written since). A separate `--wal-dir` that
+/// already holds a log is refused, as etcdutl refuses it: that log would be
+/// applied again on top of the restored store.
 async fn restore_first(
     snapshot: &std::path::Path,
     data_dir: &std::path::Path,
+    wal_dir: &std::path::Path,
     backend: hark_mvcc::BackendKind,
 ) -> Result<(), String> {
     // Scheduled backups' default directory is not a store.
@@ -275,6 +288,12 @@ async fn restore_first(
             "the data dir already holds a store; --from-snapshot is not applied"
         );
         return Ok(());
+    }
+    if std::fs::read_dir(wal_dir).is_ok_and(|mut e| e.next().is_some()) {
+        return Err(format!(
+            "wal-dir {:?} not empty or could not be read: --from-snapshot restores into an empty log only",
+            wal_dir.display().to_string()
+        ));
     }
     let (from, into) = (snapshot.to_path_buf(), data_dir.to_path_buf());
     let restored = tokio::task::spawn_blocking(move || {
@@ -321,6 +340,25 @@ impl RunningServer {
 
     pub fn node(&self) -> &Arc<Node> {
         &self.node
+    }
+
+    /// Resolves once the member serves clients: it has joined the cluster
+    /// (a quorum elected a leader) and its client URLs are published, as
+    /// etcd's ReadyNotify; `false` if it stopped first. What systemd's
+    /// `READY=1` waits for: a member of a cluster without quorum is not
+    /// ready, whatever its listeners.
+    pub async fn serving(&self) -> bool {
+        self.published.clone().await.is_ok()
+    }
+
+    /// Resolves when the member can no longer serve by itself: its
+    /// replicated log stopped on a fatal error (an apply or append the disk
+    /// refused, a snapshot it could not build, a panic in the log's tasks).
+    /// The reason; the caller should [`RunningServer::shutdown`] and end the
+    /// process with a failure, as etcd exits, so that a supervisor restarts
+    /// it instead of leaving a member that answers nothing.
+    pub async fn failed(&self) -> String {
+        self.node.replica.stopped().await
     }
 
     /// Stops in the order `tasks.rs` states: listeners, streams and

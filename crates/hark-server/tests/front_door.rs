@@ -679,6 +679,27 @@ async fn streams_per_connection_and_watchers_per_stream_are_bounded() {
     assert!(settings.contains(&(0x3, 10_000)), "{settings:?}");
     drop(server);
 
+    // The peer port has its own cap: a stranger there opens no more.
+    let peer_port = common::free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let config = <hark_server::Config as clap::Parser>::try_parse_from([
+        "hark".to_string(),
+        "--listen-client-urls=http://127.0.0.1:0".to_string(),
+        format!("--listen-peer-urls=http://127.0.0.1:{peer_port}"),
+        format!("--data-dir={}", dir.path().display()),
+    ])
+    .unwrap();
+    let server = hark_server::start(&config).await.unwrap();
+    let peer: SocketAddr = format!("127.0.0.1:{peer_port}").parse().unwrap();
+    let settings = tokio::task::spawn_blocking(move || server_settings(peer))
+        .await
+        .unwrap();
+    assert!(
+        settings.contains(&(0x3, hark_server::PEER_MAX_STREAMS)),
+        "{settings:?}"
+    );
+    server.shutdown().await;
+
     let server =
         common::start(&["--max-concurrent-streams=7", "--max-watchers-per-stream=2"]).await;
     let addr = addr_of(&server.endpoint());

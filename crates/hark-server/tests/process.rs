@@ -352,6 +352,10 @@ fn the_systemd_unit_verifies_and_its_environment_file_starts_hark() {
         "Type=notify",
         "EnvironmentFile=-/etc/default/hark",
         "ExecStart=/usr/bin/hark",
+        "UMask=0077",
+        "NoNewPrivileges=yes",
+        "ProtectSystem=strict",
+        "ReadWritePaths=/var/lib/hark",
     ] {
         assert!(unit.lines().any(|l| l == line), "{line}");
     }
@@ -423,4 +427,367 @@ fn the_systemd_unit_verifies_and_its_environment_file_starts_hark() {
     stop_cleanly(&mut child, cwd.path());
     assert!(data.is_dir());
     assert!(!logs(cwd.path()).contains("unrecognized environment variable"));
+}
+
+/// Nothing the member writes can be read by another user: its data dir,
+/// `--wal-dir` and backup dir are 0700, every file in them 0600 (both
+/// backends, the raft log, its snapshots, the backups), and `harkctl
+/// snapshot save` writes 0600, as etcd and etcdctl do. Checked by mode and
+/// by reading as uid 65534 (setpriv), from a parent anyone may enter.
+#[test]
+fn nothing_a_member_writes_is_readable_by_another_user() {
+    use std::os::unix::fs::PermissionsExt;
+    // Reading as another user takes root (CI runs as root, and says so).
+    if unsafe { libc::geteuid() } != 0 {
+        assert_ne!(
+            std::env::var("HARK_REQUIRE_NETNS").as_deref(),
+            Ok("1"),
+            "CI runs this test as root"
+        );
+        eprintln!("not root: the file-privacy test is skipped");
+        return;
+    }
+    let setpriv = common::find_on_path("setpriv").expect("setpriv (util-linux) on PATH");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    for backend in ["rocksdb", "fjall"] {
+        let cwd = tempfile::tempdir().unwrap();
+        // The test dir itself is open to all: only hark's own modes protect.
+        std::fs::set_permissions(cwd.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let (data, wal) = (cwd.path().join("data"), cwd.path().join("wal"));
+        let endpoint = format!("http://127.0.0.1:{}", free_port());
+        let args = [
+            format!("--backend={backend}"),
+            format!("--data-dir={}", data.display()),
+            format!("--wal-dir={}", wal.display()),
+            format!("--listen-client-urls={endpoint}"),
+            "--listen-peer-urls=http://127.0.0.1:0".to_string(),
+            // A raft snapshot and a backup are written during the test.
+            "--snapshot-count=20".to_string(),
+            "--snapshot-schedule=1s".to_string(),
+        ];
+        let mut child = spawn(cwd.path(), &args, &[]);
+        let saved = cwd.path().join("saved.db");
+        rt.block_on(async {
+            let mut c = ready(&endpoint, &mut child).await;
+            for i in 0..50 {
+                c.put(format!("k{i}"), "the-secret-value", None)
+                    .await
+                    .unwrap();
+            }
+            c.user_add("alice", "the-secret-password", None)
+                .await
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+        });
+        let harkctl = std::path::PathBuf::from(common::HARK).with_file_name("harkctl");
+        let out = Command::new(&harkctl)
+            .args([&format!("--endpoints={endpoint}"), "snapshot", "save"])
+            .arg(&saved)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        stop_cleanly(&mut child, cwd.path());
+
+        let mut files = 0;
+        let mut walk = vec![data.clone(), wal.clone()];
+        while let Some(dir) = walk.pop() {
+            let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o700, "{} on {backend}", dir.display());
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let meta = std::fs::symlink_metadata(entry.path()).unwrap();
+                if meta.is_dir() {
+                    walk.push(entry.path());
+                } else if meta.is_file() {
+                    files += 1;
+                    let mode = meta.permissions().mode() & 0o777;
+                    assert_eq!(mode, 0o600, "{} on {backend}", entry.path().display());
+                }
+            }
+        }
+        assert!(files > 10, "{files} files under the data and wal dirs");
+        let backups = data.join("backups");
+        assert!(
+            std::fs::read_dir(&backups).is_ok_and(|mut e| e.next().is_some()),
+            "a backup was taken into {}",
+            backups.display()
+        );
+        let mode = std::fs::metadata(&saved).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "harkctl snapshot save's file");
+
+        // As another user: nothing found, every read refused.
+        let nobody = |args: &[&std::ffi::OsStr]| {
+            Command::new(&setpriv)
+                .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+                .args(args)
+                .output()
+                .unwrap()
+        };
+        for secret in ["the-secret-value", "alice"] {
+            let found = nobody(&[
+                "grep".as_ref(),
+                "-rl".as_ref(),
+                secret.as_ref(),
+                data.as_os_str(),
+                wal.as_os_str(),
+                saved.as_os_str(),
+            ]);
+            assert!(
+                found.stdout.is_empty(),
+                "uid 65534 read {secret} in {}",
+                String::from_utf8_lossy(&found.stdout)
+            );
+            let err = String::from_utf8_lossy(&found.stderr);
+            assert!(err.contains("Permission denied"), "{err}");
+        }
+        // The same search as the owner finds the secret: the check can fail.
+        let owner = Command::new("grep")
+            .args(["-rlq", "the-secret-value"])
+            .arg(&data)
+            .arg(&wal)
+            .status()
+            .unwrap();
+        assert!(owner.success(), "the owner finds the value on {backend}");
+    }
+}
+
+/// Runs `hark` in `cwd` with `args`, calls `once_serving`, then writes 64
+/// KiB values until the process exits by itself; its exit status and log.
+/// Puts that fail meanwhile are expected (the member is failing).
+fn write_until_it_exits(
+    cwd: &std::path::Path,
+    args: &[String],
+    once_serving: &dyn Fn(),
+) -> (std::process::ExitStatus, String) {
+    let endpoint = format!("http://127.0.0.1:{}", free_port());
+    let mut args = args.to_vec();
+    args.push(format!("--listen-client-urls={endpoint}"));
+    args.push("--listen-peer-urls=http://127.0.0.1:0".to_string());
+    let mut child = spawn(cwd, &args, &[]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = rt.block_on(async {
+        let mut c = ready(&endpoint, &mut child).await;
+        once_serving();
+        let value = vec![b'v'; 64 * 1024];
+        let mut i = 0u64;
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the member did not exit after its fatal error\n{}",
+                logs(cwd)
+            );
+            let put = c.put(format!("k{}", i % 1000), value.clone(), None);
+            let _ = tokio::time::timeout(Duration::from_millis(500), put).await;
+            i += 1;
+        }
+    });
+    (status, logs(cwd))
+}
+
+/// A member whose replicated log stops on a fatal error ends its process
+/// with a failure (as etcd exits), so that systemd's Restart=on-failure
+/// restarts it: here its disk fills up (a 128 MiB tmpfs data dir), and
+/// the apply or the log append fails with ENOSPC. Before, the listeners
+/// stayed up answering nothing.
+#[test]
+fn a_full_disk_ends_the_process_with_a_failure() {
+    if unsafe { libc::geteuid() } != 0 {
+        assert_ne!(std::env::var("HARK_REQUIRE_NETNS").as_deref(), Ok("1"));
+        eprintln!("not root: no tmpfs to fill; skipped");
+        return;
+    }
+    let cwd = tempfile::tempdir().unwrap();
+    let data = cwd.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=128m", "tmpfs"])
+        .arg(&data)
+        .status()
+        .unwrap();
+    assert!(mounted.success(), "mount a tmpfs");
+    let outcome = std::panic::catch_unwind(|| {
+        write_until_it_exits(
+            cwd.path(),
+            &[format!("--data-dir={}", data.display())],
+            &|| {},
+        )
+    });
+    let _ = Command::new("umount").arg("-l").arg(&data).status();
+    let (status, log) = outcome.unwrap();
+    assert_eq!(status.code(), Some(1), "{status}\n{log}");
+    assert!(
+        log.contains("the replicated log stopped on a fatal error"),
+        "{log}"
+    );
+    assert!(log.contains("hark stopped"), "shut down in order: {log}");
+}
+
+/// The same when a raft snapshot cannot be built: once the member serves,
+/// its snapshot directory is replaced by a file, and the next snapshot, due
+/// after 10 entries, fails.
+#[test]
+fn a_snapshot_that_cannot_be_built_ends_the_process_with_a_failure() {
+    let cwd = tempfile::tempdir().unwrap();
+    let data = cwd.path().join("data");
+    let snapshots = data.join("raft").join("snapshots");
+    let break_snapshots = || {
+        std::fs::remove_dir_all(&snapshots).unwrap();
+        std::fs::write(&snapshots, b"not a directory").unwrap();
+    };
+    let (status, log) = write_until_it_exits(
+        cwd.path(),
+        &[
+            format!("--data-dir={}", data.display()),
+            "--snapshot-count=10".to_string(),
+        ],
+        &break_snapshots,
+    );
+    assert_eq!(status.code(), Some(1), "{status}\n{log}");
+    assert!(
+        log.contains("the replicated log stopped on a fatal error"),
+        "{log}"
+    );
+}
+
+/// `READY=1` waits for the member to serve: one member of a three-member
+/// `--initial-cluster` started alone (no quorum, no leader) tells systemd
+/// nothing; once a second member starts, a leader is elected, the first
+/// publishes itself and only then notifies, and a read is answered at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ready_is_told_only_once_the_member_has_joined_a_quorum() {
+    use std::os::unix::net::UnixDatagram;
+    let cwd = tempfile::tempdir().unwrap();
+    let socket_path = cwd.path().join("notify.sock");
+    let socket = UnixDatagram::bind(&socket_path).unwrap();
+    let ports: Vec<(u16, u16)> = (0..3).map(|_| (free_port(), free_port())).collect();
+    let initial: Vec<String> = ports
+        .iter()
+        .enumerate()
+        .map(|(i, (_, peer))| format!("m{i}=http://127.0.0.1:{peer}"))
+        .collect();
+    let member = |i: usize| -> Vec<String> {
+        let (client, peer) = ports[i];
+        vec![
+            format!("--name=m{i}"),
+            format!("--data-dir=m{i}.hark"),
+            format!("--listen-client-urls=http://127.0.0.1:{client}"),
+            format!("--listen-peer-urls=http://127.0.0.1:{peer}"),
+            format!("--initial-advertise-peer-urls=http://127.0.0.1:{peer}"),
+            format!("--initial-cluster={}", initial.join(",")),
+            "--initial-cluster-state=new".to_string(),
+            "--heartbeat-interval=50".to_string(),
+            "--election-timeout=500".to_string(),
+        ]
+    };
+    let env = [("NOTIFY_SOCKET", socket_path.display().to_string())];
+    let mut first = spawn(cwd.path(), &member(0), &env);
+    // Ten election timeouts alone: nothing may be told.
+    socket
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut message = [0u8; 256];
+    match socket.recv(&mut message) {
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+        other => panic!(
+            "told systemd without a quorum: {:?}\n{}",
+            other.map(|n| String::from_utf8_lossy(&message[..n]).into_owned()),
+            logs(cwd.path())
+        ),
+    }
+    assert!(first.try_wait().unwrap().is_none(), "m0 still runs");
+    let mut second = spawn(cwd.path(), &member(1), &[]);
+    socket
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let n = socket
+        .recv(&mut message)
+        .unwrap_or_else(|e| panic!("no READY once a quorum formed: {e}\n{}", logs(cwd.path())));
+    assert_eq!(&message[..n], b"READY=1\n");
+    let endpoint = format!("http://127.0.0.1:{}", ports[0].0);
+    let mut c = tokio::time::timeout(
+        Duration::from_secs(5),
+        etcd_client::Client::connect([&endpoint], None),
+    )
+    .await
+    .expect("connects at once")
+    .unwrap();
+    let members = c.member_list().await.unwrap();
+    let me = members.members().iter().find(|m| m.name() == "m0").unwrap();
+    assert_eq!(me.client_urls(), [endpoint], "published before READY");
+    drop(c);
+    stop_cleanly(&mut second, cwd.path());
+    common::sigterm(&first);
+    let _ = wait_exit(&mut first);
+}
+
+/// `--force-new-cluster` left set on a member already alone drops nothing
+/// acknowledged, however often it is given: each cycle writes, loses power
+/// mid-write (`HARK_SIMULATE_POWER_LOSS=1`: what was not synced dies with
+/// the SIGKILL) and restarts with the flag. Before, the commit hint and the
+/// store's position, saved lazily, lagged the durable log, and the forced
+/// start cut the log back to them, acknowledged entries included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn force_new_cluster_left_set_drops_no_acknowledged_write_after_power_loss() {
+    let cwd = tempfile::tempdir().unwrap();
+    let endpoint = format!("http://127.0.0.1:{}", free_port());
+    let args = [
+        format!("--listen-client-urls={endpoint}"),
+        "--data-dir=forced.hark".to_string(),
+        "--force-new-cluster".to_string(),
+    ];
+    let env = [("HARK_SIMULATE_POWER_LOSS", "1".to_string())];
+    let mut acked: Vec<String> = Vec::new();
+    for cycle in 0..6 {
+        let mut child = spawn(cwd.path(), &args, &env);
+        let c = ready(&endpoint, &mut child).await;
+        // Everything acknowledged before, in every earlier cycle.
+        let got = c
+            .clone()
+            .get("k", Some(GetOptions::new().with_prefix().with_keys_only()))
+            .await
+            .unwrap();
+        let have: std::collections::BTreeSet<String> = got
+            .kvs()
+            .iter()
+            .map(|kv| kv.key_str().unwrap().to_string())
+            .collect();
+        let lost: Vec<&String> = acked.iter().filter(|k| !have.contains(*k)).collect();
+        assert!(
+            lost.is_empty(),
+            "cycle {cycle}: lost {lost:?}\n{}",
+            logs(cwd.path())
+        );
+        if cycle == 5 {
+            drop(c);
+            stop_cleanly(&mut child, cwd.path());
+            break;
+        }
+        // Writers run while the power goes.
+        let done = Arc::new(Mutex::new(Vec::new()));
+        let writers: Vec<_> = (0..4)
+            .map(|w| {
+                let (mut c, done) = (c.clone(), done.clone());
+                tokio::spawn(async move {
+                    for i in 0.. {
+                        let key = format!("k{cycle}-{w}-{i}");
+                        if c.put(key.as_str(), "v", None).await.is_err() {
+                            return;
+                        }
+                        done.lock().push(key);
+                    }
+                })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        child.kill().unwrap();
+        child.wait().unwrap();
+        for w in writers {
+            let _ = w.await;
+        }
+        acked.extend(done.lock().drain(..));
+    }
+    assert!(acked.len() > 50, "{} writes acknowledged", acked.len());
 }

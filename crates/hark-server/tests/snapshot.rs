@@ -587,3 +587,67 @@ async fn scheduled_backups_keep_the_retention_and_restore_into_etcd() {
     want.sort();
     assert_eq!(kvs, want);
 }
+
+/// `--from-snapshot` into an empty data dir with a separate `--wal-dir`
+/// that still holds the old log: refused, as etcdutl refuses it (the old
+/// log would be applied again over the restored store), and nothing is
+/// restored; with an empty `--wal-dir` the same start restores.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restore_refuses_a_wal_dir_that_holds_a_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let wal = dir.path().join("wal");
+    let wal_flag = format!("--wal-dir={}", wal.display());
+    let saved = dir.path().join("saved.db");
+    {
+        let hark = common::start_in(&dir.path().join("old"), &[&wal_flag]).await;
+        let mut c = common::client(&hark.endpoints()[0]).await;
+        c.put("k", "a", None).await.unwrap();
+        run(Command::new(harkctl()).args([
+            &format!("--endpoints={}", hark.endpoints()[0]),
+            "snapshot",
+            "save",
+            saved.to_str().unwrap(),
+        ]));
+        c.put("k", "b", None).await.unwrap();
+        drop(c);
+        hark.shutdown().await;
+    }
+    let fresh = dir.path().join("fresh");
+    let args = [
+        "hark".to_string(),
+        "--listen-client-urls=http://127.0.0.1:0".to_string(),
+        "--listen-peer-urls=http://127.0.0.1:0".to_string(),
+        format!("--data-dir={}", fresh.display()),
+        wal_flag.clone(),
+        format!("--from-snapshot={}", saved.display()),
+    ];
+    let config = <hark_server::Config as clap::Parser>::try_parse_from(&args).unwrap();
+    let err = match hark_server::start(&config).await {
+        Ok(_) => panic!("a restore over a wal-dir holding a log started"),
+        Err(e) => e,
+    };
+    assert!(
+        err.starts_with(&format!(
+            "wal-dir {:?} not empty",
+            wal.display().to_string()
+        )),
+        "{err}"
+    );
+    assert!(
+        std::fs::read_dir(&fresh).map_or(true, |mut e| e.next().is_none()),
+        "nothing restored"
+    );
+    // An empty wal dir: the snapshot's revision is what is served.
+    std::fs::remove_dir_all(&wal).unwrap();
+    std::fs::create_dir(&wal).unwrap();
+    let hark = common::start_in(
+        &fresh,
+        &[&wal_flag, &format!("--from-snapshot={}", saved.display())],
+    )
+    .await;
+    let mut c = common::client(&hark.endpoints()[0]).await;
+    let got = c.get("k", None).await.unwrap();
+    assert_eq!(got.kvs()[0].value(), b"a");
+    drop(c);
+    hark.shutdown().await;
+}

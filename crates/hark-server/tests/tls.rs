@@ -820,12 +820,13 @@ client-transport-security:
   client-cert-auth: true
   trusted-ca-file: {ca}
   auto-tls: false
+  allowed-cn: [alice, root]
 peer-transport-security:
   cert-file: {peer_pem}
   key-file: {peer_key}
   client-cert-auth: true
   trusted-ca-file: {ca}
-  allowed-cn: hark peer
+  allowed-cn: [someone else, hark peer]
 ",
         server_pem = pki.path_str("server.pem"),
         server_key = pki.path_str("server.key"),
@@ -852,6 +853,11 @@ peer-transport-security:
     );
     assert_eq!(run(Some("alice"), &["get", "k"]), (true, "k\nv\n".into()));
     assert!(!run(None, &["get", "k"]).0, "no client certificate");
+    // allowed-cn is enforced on the client port: a certificate signed by
+    // the same CA with another common name is refused at the handshake;
+    // each listed name gets in.
+    assert!(!run(Some("mallory"), &["get", "k"]).0, "allowed-cn");
+    assert!(run(Some("root"), &["get", "k"]).0, "the second allowed CN");
     let (ok, members) = run(Some("alice"), &["member", "list"]);
     assert!(
         ok && members.contains(&format!("https://127.0.0.1:{peer}")),

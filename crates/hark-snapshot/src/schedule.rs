@@ -81,7 +81,7 @@ impl Backups {
     /// nothing older is removed then. The new backup is never pruned, even
     /// when a clock set back names it older than the ones before.
     pub fn take(&self, store: &Store, member: &Member, now: DateTime<Utc>) -> Result<Taken> {
-        std::fs::create_dir_all(&self.dir)?;
+        hark_mvcc::ensure_private_dir(&self.dir)?;
         let path = self.dir.join(self.file_name(now));
         if path.exists() {
             return Err(crate::Error::Io(std::io::Error::new(

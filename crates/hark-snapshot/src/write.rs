@@ -48,6 +48,26 @@ pub struct Written {
     pub rows: u64,
 }
 
+/// Creates `path` empty, readable by its owner alone (0600, as etcd writes
+/// its snapshots), and only if nothing is there: not even a symlink, which
+/// would otherwise be followed to wherever it points.
+fn create_private_file(path: &Path) -> Result<()> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            Err(Error::Io(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!("{} already exists", path.display()),
+            )))
+        }
+        Err(e) => Err(Error::Io(e)),
+    }
+}
+
 fn store_err(e: impl std::fmt::Display) -> hark_mvcc::Error {
     hark_mvcc::Error::Backend(e.to_string())
 }
@@ -56,12 +76,7 @@ fn store_err(e: impl std::fmt::Display) -> hark_mvcc::Error {
 /// not exist) as etcd's bbolt backend, without the checksum. Writers to the
 /// store are not blocked.
 pub fn write_database(store: &Store, member: &Member, path: &Path) -> Result<Written> {
-    if path.exists() {
-        return Err(Error::Io(std::io::Error::new(
-            std::io::ErrorKind::AlreadyExists,
-            format!("{} already exists", path.display()),
-        )));
-    }
+    create_private_file(path)?;
     let mut db = BoltOptions::builder()
         .page_size(PAGE_SIZE)
         .build()
@@ -191,6 +206,12 @@ fn write_small_buckets(db: &mut Bolt, member: &Member, image: &StoreImage<'_>) -
         };
         put(schema::ALARM, &record.encode_to_vec(), &[])?;
     }
+    // etcd's default auth revision, unless the records carry the real one.
+    put(
+        schema::AUTH,
+        schema::AUTH_REVISION.as_bytes(),
+        &1u64.to_be_bytes(),
+    )?;
     for (bucket, k, v) in &records {
         put(bucket, k, v)?;
     }
@@ -209,11 +230,6 @@ fn write_small_buckets(db: &mut Bolt, member: &Member, image: &StoreImage<'_>) -
         schema::MEMBERS,
         format!("{:x}", member.id).as_bytes(),
         &serde_json::to_vec(&record).expect("plain data serializes"),
-    )?;
-    put(
-        schema::AUTH,
-        schema::AUTH_REVISION.as_bytes(),
-        &1u64.to_be_bytes(),
     )?;
     tx.commit()?;
     Ok(())

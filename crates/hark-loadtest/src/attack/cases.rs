@@ -41,6 +41,7 @@ pub async fn run(case: &str, t: &Target) -> Result<Answer, String> {
         "user-add-flood" => user_add_flood(t).await,
         "huge-txn" => huge_txn(t).await,
         "huge-range" => huge_range(t).await,
+        "long-names" => long_names(t).await,
         other => Err(format!("no case {other}")),
     }
 }
@@ -1148,6 +1149,72 @@ async fn user_add_flood(t: &Target) -> Result<Answer, String> {
         said,
         clear: refused_with_status == n,
         misses,
+    })
+}
+
+/// (12) With auth off (the default, where any client may manage users):
+/// role and user names past bbolt's 32 KiB key limit (a snapshot could no
+/// longer hold them) and past fjall's 64 KiB (its apply would panic), then
+/// a whole snapshot streamed. Expected: each name refused with
+/// InvalidArgument before the log, and the snapshot complete.
+async fn long_names(t: &Target) -> Result<Answer, String> {
+    use hark_proto::etcdserverpb::maintenance_client::MaintenanceClient;
+    let ch = channel(&t.endpoint).await?;
+    let mut auth = AuthClient::new(ch.clone());
+    auth.auth_disable(with_token(pb::AuthDisableRequest {}, &t.root_token))
+        .await
+        .map_err(|s| format!("turning auth off: {}", status_text(&s)))?;
+    let mut told = Vec::new();
+    let mut refused = 0;
+    for len in [40_000usize, 70_000] {
+        let role = auth
+            .role_add(pb::AuthRoleAddRequest {
+                name: "r".repeat(len),
+            })
+            .await;
+        let user = auth
+            .user_add(pb::AuthUserAddRequest {
+                name: "u".repeat(len),
+                options: Some(hark_proto::authpb::UserAddOptions { no_password: true }),
+                ..Default::default()
+            })
+            .await;
+        for (what, answer) in [("role", role.map(|_| ())), ("user", user.map(|_| ()))] {
+            match answer {
+                Ok(()) => told.push(format!("{what} of {len} B ACCEPTED")),
+                Err(s) => {
+                    refused += usize::from(s.code() == tonic::Code::InvalidArgument);
+                    told.push(format!("{what} of {len} B: {}", status_text(&s)));
+                }
+            }
+        }
+    }
+    let mut snapshot = MaintenanceClient::new(ch)
+        .snapshot(pb::SnapshotRequest {})
+        .await
+        .map_err(|s| format!("snapshot: {}", status_text(&s)))?
+        .into_inner();
+    let mut bytes = 0usize;
+    let snapshot_ok = loop {
+        match snapshot.message().await {
+            Ok(Some(chunk)) => bytes += chunk.blob.len(),
+            Ok(None) => break true,
+            Err(s) => {
+                told.push(format!(
+                    "snapshot failed after {bytes} B: {}",
+                    status_text(&s)
+                ));
+                break false;
+            }
+        }
+    };
+    if snapshot_ok {
+        told.push(format!("snapshot of {bytes} B complete"));
+    }
+    Ok(Answer {
+        said: told.join("; "),
+        clear: refused == 4 && snapshot_ok,
+        misses: Vec::new(),
     })
 }
 

@@ -35,7 +35,7 @@ nothing about latency under attack.
 
 Cases: hpack-bomb, continuation-flood, rapid-reset, stream-flood, slowloris,
        huge-body, consul-parking, spoofed-identity, user-add-flood,
-       huge-txn, huge-range";
+       huge-txn, huge-range, long-names";
 
 /// The per-case targets Hark must meet.
 const MAX_RSS_GROWTH_MIB: f64 = 256.0;
@@ -50,7 +50,7 @@ const RSS_POLL: Duration = Duration::from_millis(20);
 
 /// The cases in the order they run, with a line on each for the help and
 /// the report.
-pub const CASES: [(&str, &str); 11] = [
+pub const CASES: [(&str, &str); 12] = [
     (
         "hpack-bomb",
         "one HEADERS frame announcing 16 MiB: a 4 KB indexed literal, then 1-byte references to it",
@@ -88,6 +88,10 @@ pub const CASES: [(&str, &str); 11] = [
     (
         "huge-range",
         "a Range with a 1 MiB key and a 1 MiB range_end",
+    ),
+    (
+        "long-names",
+        "with auth off (root turns it off): role and user names of 40 KB and 70 KB, past bbolt's and fjall's key limits; then a snapshot",
     ),
 ];
 

@@ -79,6 +79,10 @@ impl FjallBackend {
     }
 }
 
+/// fjall's own limits: keys of 1 to 65,535 bytes, values below 4 GiB.
+const FJALL_MAX_KEY: usize = u16::MAX as usize;
+const FJALL_MAX_VALUE: usize = u32::MAX as usize;
+
 impl Backend for FjallBackend {
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
         get_in(&self.db.snapshot(), self.keyspace(table), key)
@@ -95,6 +99,20 @@ impl Backend for FjallBackend {
     }
 
     fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
+        // fjall panics on a key or value past its limits; the store's checks
+        // keep every request within them, and this keeps a slip an error.
+        for op in &batch.ops {
+            let (key, value) = match op {
+                BatchOp::Put { key, value, .. } => (key, value.len()),
+                BatchOp::Delete { key, .. } => (key, 0),
+            };
+            if key.is_empty() || key.len() > FJALL_MAX_KEY || value > FJALL_MAX_VALUE {
+                return Err(Error::Backend(format!(
+                    "fjall cannot store a key of {} bytes with a value of {value} bytes",
+                    key.len()
+                )));
+            }
+        }
         let mut fjall_batch = self.db.batch();
         for op in batch.ops {
             match op {

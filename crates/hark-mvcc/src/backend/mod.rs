@@ -79,6 +79,8 @@ impl BackendKind {
     /// waits on) lifts RocksDB's background write limit.
     pub(crate) fn open_with(self, dir: &Path, bulk_load: bool) -> Result<Box<dyn Backend>> {
         let _ = bulk_load;
+        crate::ensure_private_dir(dir)
+            .map_err(|e| Error::Backend(format!("cannot create {}: {e}", dir.display())))?;
         match self {
             #[cfg(feature = "rocksdb")]
             BackendKind::RocksDb if bulk_load => {

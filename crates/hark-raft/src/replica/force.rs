@@ -39,13 +39,31 @@ pub(super) async fn force_new_cluster(
         .map_err(|e| failed("reading the commit index", &e))?;
     // The newest entry known committed: what the store applied, or the
     // commit index the log recorded, whichever is further.
-    let Some(keep) = [applied, committed, state.last_purged_log_id]
+    let Some(known) = [applied, committed, state.last_purged_log_id]
         .into_iter()
         .flatten()
         .max_by_key(|id: &LogId| id.index)
     else {
         return Ok(());
     };
+    // Already alone (the flag left set from an earlier forced start, say):
+    // a voter of one commits an entry once its own log has it durable, so
+    // every entry its log holds may have been acknowledged, while the commit
+    // hint and the store's position are saved lazily and lag after a power
+    // loss. Nothing is dropped then.
+    let last = state.last_log_id.unwrap_or(known);
+    let from = [applied, state.last_purged_log_id]
+        .into_iter()
+        .flatten()
+        .map(|id| id.index + 1)
+        .max()
+        .unwrap_or(0);
+    let at_end = newest_membership(log, from, last.index)
+        .await
+        .map_err(|e| failed("reading the log", &e))?
+        .unwrap_or_else(|| applied_membership.membership().clone());
+    let alone_already = at_end.voter_ids().eq([member_id]) && at_end.get_joint_config().len() == 1;
+    let keep = if alone_already { last } else { known };
     if let Some(last) = state.last_log_id
         && last.index > keep.index
     {
@@ -60,26 +78,9 @@ pub(super) async fn force_new_cluster(
     }
     // The membership in force: the last one in the kept log after what the
     // store applied, else the store's.
-    let from = [applied, state.last_purged_log_id]
-        .into_iter()
-        .flatten()
-        .map(|id| id.index + 1)
-        .max()
-        .unwrap_or(0);
-    let unapplied = if from <= keep.index {
-        log.try_get_log_entries(from..=keep.index)
-            .await
-            .map_err(|e| failed("reading the log", &e))?
-    } else {
-        Vec::new()
-    };
-    let membership = unapplied
-        .iter()
-        .rev()
-        .find_map(|e| match &e.payload {
-            EntryPayload::Membership(m) => Some(m.clone()),
-            _ => None,
-        })
+    let membership = newest_membership(log, from, keep.index)
+        .await
+        .map_err(|e| failed("reading the log", &e))?
         .unwrap_or_else(|| applied_membership.membership().clone());
     let me = membership.get_node(&member_id).cloned().ok_or_else(|| {
         format!("--force-new-cluster: member {member_id:x} is not in the cluster's membership")
@@ -104,4 +105,20 @@ pub(super) async fn force_new_cluster(
          and add members back with MemberAdd"
     );
     Ok(())
+}
+
+/// The newest membership entry among the log's entries `from..=upto`.
+async fn newest_membership(
+    log: &mut LogStore,
+    from: u64,
+    upto: u64,
+) -> Result<Option<Membership<u64, crate::MemberInfo>>, openraft::StorageError<u64>> {
+    if from > upto {
+        return Ok(None);
+    }
+    let entries = log.try_get_log_entries(from..=upto).await?;
+    Ok(entries.iter().rev().find_map(|e| match &e.payload {
+        EntryPayload::Membership(m) => Some(m.clone()),
+        _ => None,
+    }))
 }

@@ -317,6 +317,33 @@ impl Replica {
         self.wait_for_leader(Instant::now() + timeout).await.ok()
     }
 
+    /// Why the log stopped on its own, if it did: a storage error (an
+    /// apply the store refused to make durable, a failed append, a snapshot
+    /// that could not be built) or a panic in one of openraft's tasks. The
+    /// member then answers nothing; the process should end (as etcd's does).
+    pub fn fatal_error(&self) -> Option<String> {
+        match &self.raft.metrics().borrow().running_state {
+            Ok(()) | Err(openraft::error::Fatal::Stopped) => None,
+            Err(e) => Some(e.to_string()),
+        }
+    }
+
+    /// Waits until the log stops: returns [`Replica::fatal_error`]'s reason,
+    /// or `"raft stopped"` after [`Replica::shutdown`]. Wakes only when
+    /// leadership or membership changes, not per entry.
+    pub async fn stopped(&self) -> String {
+        let mut server = self.raft.server_metrics();
+        loop {
+            if let Some(why) = self.fatal_error() {
+                return why;
+            }
+            // openraft's core holds the sender: the channel closes with it.
+            if server.changed().await.is_err() {
+                return self.fatal_error().unwrap_or_else(|| "raft stopped".into());
+            }
+        }
+    }
+
     /// Stops taking part in the cluster. Returns once the log is closed:
     /// openraft's state machine and replication tasks end after its core
     /// does, and the same data dir may be opened again right after.

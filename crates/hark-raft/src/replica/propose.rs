@@ -91,7 +91,10 @@ impl Replica {
     /// Proposes `req` and answers with this member's own apply of it, once the
     /// cluster committed it; `Timeout` after the request timeout, whatever
     /// held it up.
+    /// A request the store's checks refuse (an empty key, a record no
+    /// backend could hold, …) is answered here and never reaches the log.
     pub async fn write(&self, req: WriteRequest) -> Result<WriteResponse, ReplicaError> {
+        self.store.validate(&req).map_err(ReplicaError::Store)?;
         self.propose(Command::Write(req)).await
     }
 
@@ -106,6 +109,7 @@ impl Replica {
         if !self.is_leader() || self.term() != term {
             return Err(ReplicaError::Store(hark_mvcc::Error::GuardFailed));
         }
+        self.store.validate(&req).map_err(ReplicaError::Store)?;
         self.propose(Command::WriteInTerm { term, request: req })
             .await
     }

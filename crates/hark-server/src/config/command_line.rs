@@ -60,6 +60,8 @@ pub fn read(
     args: Vec<OsString>,
     env: Vec<(OsString, OsString)>,
 ) -> Result<(Config, Notices), Error> {
+    // An empty flag is no flag: an `ETCD_*` variable may still set it.
+    let args = without_empty_values(args);
     let known = etcd_flags::known_flags();
     let mut notices = Notices::default();
     let from_file = match config_file_named(&args, &env) {
@@ -78,6 +80,8 @@ pub fn read(
             args
         }
     };
+    // A config file's empty settings mean their defaults too.
+    let args = without_empty_values(args);
     let (args, set_aside) = etcd_flags::set_aside(args)?;
     notices.set_aside = set_aside;
     let mut command = Config::command();
@@ -88,6 +92,41 @@ pub fn read(
     let matches = command.try_get_matches_from(args).map_err(Error::Clap)?;
     let config = Config::from_arg_matches(&matches).map_err(Error::Clap)?;
     Ok((config, notices))
+}
+
+/// `args` without the flags given an empty value (`--cert-file=`, or
+/// `--cert-file ""`): as in etcd, where an empty value (a templated unit's
+/// `--wal-dir=${WAL_DIR}`, a Helm chart's empty setting) leaves the flag at
+/// its default rather than stopping the start.
+fn without_empty_values(args: Vec<OsString>) -> Vec<OsString> {
+    let mut kept = Vec::with_capacity(args.len());
+    let mut rest = args.into_iter();
+    kept.extend(rest.next()); // the program
+    let mut rest = rest.peekable();
+    while let Some(arg) = rest.next() {
+        let Some(text) = arg.to_str() else {
+            kept.push(arg);
+            continue;
+        };
+        if text == "--" {
+            kept.push(arg);
+            kept.extend(rest);
+            break;
+        }
+        let is_flag = text.starts_with('-') && text.len() > 1;
+        if is_flag
+            && let Some((name, "")) = text.split_once('=')
+            && !name.trim_start_matches('-').is_empty()
+        {
+            continue; // `--flag=`
+        }
+        if is_flag && !text.contains('=') && rest.peek().is_some_and(|next| next.is_empty()) {
+            rest.next(); // `--flag ""`
+            continue;
+        }
+        kept.push(arg);
+    }
+    kept
 }
 
 /// `--config-file` on the command line, else `HARK_CONFIG_FILE`, else
@@ -186,6 +225,50 @@ mod tests {
         assert!(notices.config_file.is_none());
         assert_eq!(notices.unknown_variables, ["ETCD_NO_SUCH"]);
         assert_eq!(notices.set_aside.len(), 1);
+    }
+
+    /// The flag walk for empty values: every flag hark takes, given empty
+    /// as `--flag=`, `--flag ""` or an empty `ETCD_*` variable, leaves the
+    /// configuration exactly as without it.
+    #[test]
+    fn an_empty_value_leaves_every_flag_at_its_default() {
+        let (default, _) = read(os(&["hark"]), vec![]).unwrap();
+        let default = format!("{default:?}");
+        let known = etcd_flags::known_flags();
+        assert!(known.len() > 100, "{} flags", known.len());
+        for flag in &known {
+            let variable = format!("ETCD_{}", flag.to_uppercase().replace('-', "_"));
+            for (args, env) in [
+                (os(&["hark", &format!("--{flag}=")]), vec![]),
+                (os(&["hark", &format!("-{flag}=")]), vec![]),
+                (os(&["hark", &format!("--{flag}"), ""]), vec![]),
+                (os(&["hark"]), vars(&[(&variable, "")])),
+            ] {
+                let (config, notices) = read(args.clone(), env.clone())
+                    .unwrap_or_else(|e| panic!("{args:?} {env:?}: {e:?}"));
+                assert_eq!(format!("{config:?}"), default, "{args:?} {env:?}");
+                assert!(notices.set_aside.is_empty(), "{args:?}: nothing was set");
+            }
+        }
+        // An empty value says nothing, so it conflicts with nothing; a real
+        // one still wins, and a following flag is not taken for a value.
+        let (config, _) = read(
+            os(&[
+                "hark",
+                "--wal-dir=",
+                "--name",
+                "",
+                "--snapshot-count=5",
+                "--cert-file=",
+                "--initial-cluster-token=ends-with=",
+            ]),
+            vars(&[("ETCD_NAME", "from-env"), ("ETCD_WAL_DIR", "")]),
+        )
+        .unwrap();
+        assert_eq!(config.name, "from-env");
+        assert_eq!(config.snapshot_count, 5);
+        assert_eq!(config.wal_dir, None);
+        assert_eq!(config.initial_cluster_token, "ends-with=");
     }
 
     #[test]

@@ -190,6 +190,17 @@ impl FromFile {
         }
         let flag = flag_for(path);
         if !known.contains(&flag) {
+            // A security setting Hark would not act on is refused: warned
+            // about and ignored, it would leave the member open where the
+            // file asked for it closed (an `allowed-cn` misspelled, say).
+            if matches!(
+                path,
+                ["client-transport-security" | "peer-transport-security", _]
+            ) {
+                return Err(format!(
+                    "{dotted}: not a setting Hark knows; security settings are not ignored"
+                ));
+            }
             self.unknown_keys.push(dotted);
             return Ok(());
         }
@@ -324,6 +335,14 @@ client-transport-security-typo: x
                 "a value where a mapping was expected",
             ),
             ("log-outputs: [[stderr]]\n", "in a list"),
+            (
+                "client-transport-security:\n  alowed-cn: admin\n",
+                "client-transport-security.alowed-cn: not a setting Hark knows",
+            ),
+            (
+                "peer-transport-security:\n  client-cert-auth-typo: true\n",
+                "peer-transport-security.client-cert-auth-typo: not a setting",
+            ),
         ] {
             let err = parse(text, &known()).unwrap_err();
             assert!(err.contains(want), "{text:?}: {err}");

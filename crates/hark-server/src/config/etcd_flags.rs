@@ -433,6 +433,10 @@ pub fn from_environment(
         if set(&variable("HARK_", name)).is_some() {
             continue;
         }
+        // etcd reads an empty variable as unset: the flag keeps its default.
+        if value.is_empty() {
+            continue;
+        }
         let mut arg = OsString::from(format!("--{name}="));
         arg.push(value);
         args.push(arg);

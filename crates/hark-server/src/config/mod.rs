@@ -193,9 +193,16 @@ pub struct Config {
           default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false)]
     pub peer_auto_tls: bool,
 
-    /// The only common name a peer certificate may have (both ways).
-    #[arg(long, env = "HARK_PEER_CERT_ALLOWED_CN")]
-    pub peer_cert_allowed_cn: Option<String>,
+    /// The common names a peer certificate may have (both ways), comma
+    /// separated; any other is refused at the handshake.
+    #[arg(long, env = "HARK_PEER_CERT_ALLOWED_CN", value_delimiter = ',')]
+    pub peer_cert_allowed_cn: Vec<String>,
+
+    /// The common names a client certificate may have, comma separated
+    /// (etcd sets it only in the config file, as
+    /// `client-transport-security.allowed-cn`); needs --trusted-ca-file.
+    #[arg(long, env = "HARK_CLIENT_CERT_ALLOWED_CN", value_delimiter = ',')]
+    pub client_cert_allowed_cn: Vec<String>,
 
     /// Auth token kind: `simple` (etcd's default), or
     /// `jwt,sign-method=RS256,pub-key=FILE,priv-key=FILE,ttl=5m` (signed

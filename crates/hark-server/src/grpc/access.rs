@@ -51,8 +51,10 @@ pub fn auth_status(e: AuthError) -> Status {
         RootUserNotExist | RootRoleNotExist | UserAlreadyExist | UserNotFound
         | RoleAlreadyExist | RoleNotFound | RoleNotGranted | PermissionNotGranted
         | AuthNotEnabled => Status::failed_precondition(message),
-        UserEmpty | RoleEmpty | AuthFailed | PermissionNotGiven | InvalidAuthMgmt
-        | AuthOldRevision => Status::invalid_argument(message),
+        UserEmpty | RoleEmpty | UserNameTooLong | RoleNameTooLong | AuthFailed
+        | PermissionNotGiven | InvalidAuthMgmt | AuthOldRevision => {
+            Status::invalid_argument(message)
+        }
         PermissionDenied => Status::permission_denied(message),
         InvalidAuthToken => Status::unauthenticated(message),
         NoPasswordUser | Hashing(_) | VerifyOnly | Signing(_) => Status::unknown(message),

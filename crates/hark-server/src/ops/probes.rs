@@ -30,7 +30,17 @@ pub fn prometheus() -> Option<PrometheusHandle> {
         .clone()
 }
 
-pub fn routes(node: NodeHandle) -> Router {
+/// Which listener the routes serve: key prefixes (`hark_prefix_*`) appear
+/// only on a client listener, which asks for what the data asks for
+/// (client certificates under `--client-cert-auth`); never on
+/// `--listen-metrics-urls`, which asks nobody, as etcd's metrics name no key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listener {
+    Client,
+    Metrics,
+}
+
+pub fn routes(node: NodeHandle, listener: Listener) -> Router {
     let metrics = prometheus();
     Router::new()
         .route(
@@ -43,7 +53,9 @@ pub fn routes(node: NodeHandle) -> Router {
                         crate::ops::metrics::refresh(node);
                     }
                     let mut body = metrics.as_ref().map(|h| h.render()).unwrap_or_default();
-                    if let Some(node) = &node {
+                    if let Some(node) = &node
+                        && listener == Listener::Client
+                    {
                         body.push_str(&crate::ops::metrics::prefix_usage_text(node));
                     }
                     async move { ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body) }
@@ -194,11 +206,14 @@ async fn probe(node: NodeHandle, probe: Probe, query: HealthQuery) -> impl IntoR
                     Some(_) => Err("alarm activated: CORRUPT".to_string()),
                     None => Ok(()),
                 },
-                "serializable_read" => node
-                    .store
-                    .range(&hark_mvcc::RangeRequest::key("health"))
-                    .map(drop)
-                    .map_err(|e| e.to_string()),
+                "serializable_read" => match node.replica.fatal_error() {
+                    Some(why) => Err(format!("raft stopped: {why}")),
+                    None => node
+                        .store
+                        .range(&hark_mvcc::RangeRequest::key("health"))
+                        .map(drop)
+                        .map_err(|e| e.to_string()),
+                },
                 _ => node
                     .linearizable_barrier()
                     .await
@@ -251,6 +266,9 @@ async fn health(node: NodeHandle, query: HealthQuery) -> impl IntoResponse {
         Ok(node) => node,
         Err(s) => return unhealthy(s.message().to_string()),
     };
+    if let Some(why) = node.replica.fatal_error() {
+        return unhealthy(format!("RAFT STOPPED: {why}"));
+    }
     let excluded: Vec<&str> = query.exclude.iter().map(String::as_str).collect();
     if let Some(alarm) = node
         .store

@@ -16,9 +16,20 @@ pub(super) fn self_signed(dir: &Path, hosts: &[String]) -> Result<(PathBuf, Path
     names.dedup();
     let generated = rcgen::generate_simple_self_signed(names)
         .map_err(|e| format!("cannot make a self-signed certificate: {e}"))?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    hark_mvcc::ensure_private_dir(dir)
+        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    // The key is readable by its owner alone (etcd writes it 0600).
     let write = |path: &Path, body: String| {
-        std::fs::write(path, body).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(path)
+            .and_then(|mut f| f.write_all(body.as_bytes()))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
     };
     write(&key, generated.signing_key.serialize_pem())?;
     write(&cert, generated.cert.pem())?;

@@ -128,8 +128,13 @@ pub fn build(s: &TlsSettings) -> Result<ServerConfig, String> {
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
         .map_err(|e| format!("TLS versions and cipher suites do not fit: {e}"))?;
-    if s.allowed_cn.is_some() && s.trusted_ca_file.is_none() {
-        return Err("--peer-cert-allowed-cn needs --peer-trusted-ca-file".into());
+    if !s.allowed_cns.is_empty() && s.trusted_ca_file.is_none() {
+        let allowed = if s.dials {
+            "--peer-cert-allowed-cn"
+        } else {
+            "--client-cert-allowed-cn"
+        };
+        return Err(format!("{allowed} needs {}", s.flag("trusted-ca-file")));
     }
     // As etcd: a trusted CA alone already requires client certificates.
     let builder = match &s.trusted_ca_file {
@@ -139,12 +144,13 @@ pub fn build(s: &TlsSettings) -> Result<ServerConfig, String> {
                     .with_crls(revocations(s)?)
                     .build()
                     .map_err(|e| format!("cannot verify client certificates: {e}"))?;
-            match &s.allowed_cn {
-                Some(cn) => builder.with_client_cert_verifier(Arc::new(AllowedCn {
+            if s.allowed_cns.is_empty() {
+                builder.with_client_cert_verifier(verifier)
+            } else {
+                builder.with_client_cert_verifier(Arc::new(AllowedCn {
                     inner: verifier,
-                    cn: cn.clone(),
-                })),
-                None => builder.with_client_cert_verifier(verifier),
+                    cns: s.allowed_cns.clone(),
+                }))
             }
         }
         None if s.client_cert_auth => {
@@ -179,12 +185,13 @@ pub(super) fn dialer(s: &TlsSettings) -> Result<ClientConfig, String> {
                     .with_crls(revocations(s)?)
                     .build()
                     .map_err(|e| format!("cannot verify peer certificates: {e}"))?;
-            match &s.allowed_cn {
-                Some(cn) => Arc::new(AllowedCn {
+            if s.allowed_cns.is_empty() {
+                webpki
+            } else {
+                Arc::new(AllowedCn {
                     inner: webpki,
-                    cn: cn.clone(),
-                }),
-                None => webpki,
+                    cns: s.allowed_cns.clone(),
+                })
             }
         }
         None if s.auto_tls => Arc::new(Unverified(provider)),

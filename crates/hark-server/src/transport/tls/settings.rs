@@ -15,9 +15,9 @@ pub struct TlsSettings {
     pub min_version: Option<String>,
     pub max_version: Option<String>,
     pub cipher_suites: Vec<String>,
-    /// `--peer-cert-allowed-cn`: the only common name the other side's
-    /// certificate may have.
-    pub allowed_cn: Option<String>,
+    /// `--peer-cert-allowed-cn` (or the client's, from the config file):
+    /// the common names the other side's certificate may have; empty: any.
+    pub allowed_cns: Vec<String>,
     /// Also dial with these settings (peer links): the certificate is shown
     /// as a client certificate, and the other side's is verified against
     /// the trusted CA (not at all under auto TLS, as etcd).

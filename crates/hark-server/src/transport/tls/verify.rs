@@ -13,21 +13,24 @@ use rustls::{DigitallySignedStruct, DistinguishedName, SignatureScheme};
 
 use crate::transport::conn::common_name;
 
-/// A verifier that also requires the certificate's common name to be
-/// `--peer-cert-allowed-cn` (etcd checks it on the verified chain's leaf).
+/// A verifier that also requires the certificate's common name to be one
+/// of `--peer-cert-allowed-cn`'s (or the config file's
+/// `client-transport-security.allowed-cn`): exactly, as etcd checks it on
+/// the verified chain's leaf.
 #[derive(Debug)]
 pub(super) struct AllowedCn<V: ?Sized> {
     pub(super) inner: Arc<V>,
-    pub(super) cn: String,
+    pub(super) cns: Vec<String>,
 }
 
 impl<V: ?Sized> AllowedCn<V> {
     fn check(&self, end_entity: &CertificateDer<'_>) -> Result<(), rustls::Error> {
         match common_name(end_entity) {
-            Some(cn) if cn == self.cn => Ok(()),
+            Some(cn) if self.cns.contains(&cn) => Ok(()),
+            // The refused handshake is logged with this reason.
             found => Err(rustls::Error::General(format!(
-                "certificate common name {found:?} is not the allowed {:?}",
-                self.cn
+                "certificate common name {found:?} is not one of the allowed {:?}",
+                self.cns
             ))),
         }
     }
