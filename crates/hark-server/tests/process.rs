@@ -437,14 +437,8 @@ fn the_systemd_unit_verifies_and_its_environment_file_starts_hark() {
 #[test]
 fn nothing_a_member_writes_is_readable_by_another_user() {
     use std::os::unix::fs::PermissionsExt;
-    // Reading as another user takes root (CI runs as root, and says so).
-    if unsafe { libc::geteuid() } != 0 {
-        assert_ne!(
-            std::env::var("HARK_REQUIRE_NETNS").as_deref(),
-            Ok("1"),
-            "CI runs this test as root"
-        );
-        eprintln!("not root: the file-privacy test is skipped");
+    // Reading as another user takes root.
+    if !running_as_root("the file-privacy test") {
         return;
     }
     let setpriv = common::find_on_path("setpriv").expect("setpriv (util-linux) on PATH");
@@ -594,9 +588,8 @@ fn write_until_it_exits(
 /// stayed up answering nothing.
 #[test]
 fn a_full_disk_ends_the_process_with_a_failure() {
-    if unsafe { libc::geteuid() } != 0 {
-        assert_ne!(std::env::var("HARK_REQUIRE_NETNS").as_deref(), Ok("1"));
-        eprintln!("not root: no tmpfs to fill; skipped");
+    // Mounting a tmpfs takes root.
+    if !running_as_root("the full-disk test") {
         return;
     }
     let cwd = tempfile::tempdir().unwrap();
@@ -790,4 +783,19 @@ async fn force_new_cluster_left_set_drops_no_acknowledged_write_after_power_loss
         acked.extend(done.lock().drain(..));
     }
     assert!(acked.len() > 50, "{} writes acknowledged", acked.len());
+}
+
+/// Whether the test runs as root; if not, says which test is skipped, and
+/// fails where CI requires root (HARK_REQUIRE_NETNS=1, set by `.ci/run`).
+fn running_as_root(test: &str) -> bool {
+    if unsafe { libc::geteuid() } == 0 {
+        return true;
+    }
+    assert_ne!(
+        std::env::var("HARK_REQUIRE_NETNS").as_deref(),
+        Ok("1"),
+        "CI runs {test} as root"
+    );
+    eprintln!("not root: {test} is skipped");
+    false
 }
