@@ -21,8 +21,11 @@
 //!   and the Debian package (see `dist.rs`).
 //! - `deb-smoke DEB`: install, start, use, stop and purge the package.
 //! - `upgrade`: the rolling-upgrade test from an older build (`upgrade.rs`).
+//! - `etcd`, `etcd-e2e`: the newest etcd built from Go modules, and etcd's
+//!   own end-to-end tests run on Hark (`etcd.rs`).
 
 mod dist;
+mod etcd;
 mod upgrade;
 
 use std::ffi::OsStr;
@@ -106,12 +109,19 @@ Commands:
                     with the installed harkctl, stop it (SIGTERM) and purge the package
   upgrade           Build hark at the upgrade baseline (the last commit before format versions)
                     in a git worktree, then run the rolling-upgrade test from it to this tree
+  etcd [--dir]      Build (once, into a cache outside the tree) etcd, etcdctl, etcdutl and
+                    etcd's benchmark tool at the version xtask/etcd/go.mod pins; print their paths
+  etcd-e2e [--server hark|etcd] [--short | REGEX]
+                    etcd's own end-to-end tests (same version) with `etcd` being the server under
+                    test (Hark's debug build by default), each test in its own process; prints a
+                    table and the totals; --short is CI's quick form (docs/etcd-e2e.md)
   help              Print this help
 ";
 
 type Result<T, E = String> = std::result::Result<T, E>;
 
 fn main() -> ExitCode {
+    forget_cargo_run_env();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let result = match args.as_slice() {
@@ -126,6 +136,8 @@ fn main() -> ExitCode {
         ["dist", rest @ ..] => dist::dist(rest),
         ["deb-smoke", rest @ ..] => dist::deb_smoke(rest),
         ["upgrade", rest @ ..] => upgrade::upgrade(rest),
+        ["etcd", rest @ ..] => etcd::etcd(rest),
+        ["etcd-e2e", rest @ ..] => etcd::etcd_e2e(rest),
         ["prune"] => prune(24),
         ["prune", hours] => match hours.parse() {
             Ok(hours) => prune(hours),
@@ -147,6 +159,36 @@ fn main() -> ExitCode {
         ExitCode::FAILURE
     })
 }
+
+/// `cargo xtask` is `cargo run -p xtask`, which hands xtask the package
+/// variables of xtask itself (`CARGO_PKG_NAME=xtask`, ...). Inherited by the
+/// cargo builds xtask starts, they reach build scripts that declare
+/// `rerun-if-env-changed` on them (ring's does), so every build from xtask
+/// and every plain `cargo test` rebuilt ring, rustls and all of Hark in
+/// turn. Dropped here, before any thread or child exists.
+fn forget_cargo_run_env() {
+    let _ = MANIFEST_DIR.set(std::env::var_os("CARGO_MANIFEST_DIR"));
+    let inherited: Vec<_> = std::env::vars_os()
+        .map(|(name, _)| name)
+        .filter(|name| {
+            let name = name.to_string_lossy();
+            name.starts_with("CARGO_PKG_")
+                || name.starts_with("CARGO_MANIFEST_")
+                || matches!(
+                    name.as_ref(),
+                    "CARGO_CRATE_NAME" | "CARGO_BIN_NAME" | "CARGO_PRIMARY_PACKAGE"
+                )
+        })
+        .collect();
+    for name in inherited {
+        // SAFETY: called first thing in `main`, while the process has one
+        // thread; nothing reads the environment concurrently.
+        unsafe { std::env::remove_var(name) };
+    }
+}
+
+/// `CARGO_MANIFEST_DIR` as `cargo run` gave it, kept for [`workspace_root`].
+static MANIFEST_DIR: std::sync::OnceLock<Option<std::ffi::OsString>> = std::sync::OnceLock::new();
 
 /// What `run` starts: the server binary.
 const RUN_TARGET: &str = "hark";
@@ -227,6 +269,8 @@ fn build_server_with(root: &Path, extra: &[&str]) -> Result<Option<PathBuf>> {
 /// checkers report an anomaly, and fails when the bug goes unnoticed.
 fn chaos(args: &[&str]) -> Result<ExitCode> {
     let root = workspace_root();
+    let args = etcd::resolve_compare_etcd(args)?;
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut mutation = None;
     let mut rest = Vec::new();
     let mut args = args.iter();
@@ -353,12 +397,13 @@ fn cluster(args: &[&str]) -> Result<ExitCode> {
 /// generator runs with `HARK_BIN` pointing at the server it may start.
 fn loadtest(args: &[&str]) -> Result<ExitCode> {
     let root = workspace_root();
+    let args = etcd::resolve_compare_etcd(args)?;
     let Some(release) = build_release(&root)? else {
         return Ok(ExitCode::FAILURE);
     };
     run_child(
         Command::new(release.join("hark-loadtest"))
-            .args(args)
+            .args(&args)
             .env("HARK_BIN", release.join("hark")),
     )
 }
@@ -386,6 +431,9 @@ fn build_release(root: &Path) -> Result<Option<PathBuf>> {
 /// debug binaries the tests build, so CI pays no release RocksDB build.
 fn attack(args: &[&str]) -> Result<ExitCode> {
     let root = workspace_root();
+    let args = etcd::resolve_compare_etcd(args)?;
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let args = args.as_slice();
     let quick = args.contains(&"--quick");
     let wants_help = args.iter().any(|a| matches!(*a, "--help" | "-h" | "help"));
     let (hark, generator) = if quick || wants_help {
@@ -700,7 +748,11 @@ fn committed_rs_files(dir: &Path) -> Result<Vec<String>> {
 /// names that directory at run time; the compile-time path is only a fallback,
 /// since checkouts at other paths share one target dir (and one binary).
 fn workspace_root() -> PathBuf {
-    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+    let manifest_dir = MANIFEST_DIR
+        .get()
+        .cloned()
+        .flatten()
+        .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR"))
         .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
     manifest_dir
         .parent()

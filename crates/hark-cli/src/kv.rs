@@ -59,6 +59,9 @@ pub struct GetArgs {
     /// Only write values when using the "simple" output format
     #[arg(long)]
     pub(crate) print_value_only: bool,
+    /// Use the RangeStream RPC
+    #[arg(long)]
+    pub(crate) stream: bool,
 }
 
 #[derive(Args, Clone)]

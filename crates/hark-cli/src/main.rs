@@ -250,7 +250,11 @@ async fn run(cli: Cli) -> Outcome {
         Command::Get(a) => {
             let req = get_request(&a)?;
             let c = ctx.client().await?;
-            let resp = ctx.timed(c.range(req)).await?;
+            let resp = if a.stream {
+                ctx.timed(c.range_streamed(req)).await?
+            } else {
+                ctx.timed(c.range(req)).await?
+            };
             ctx.format.get(&resp, &a)
         }
         Command::Del(a) => {

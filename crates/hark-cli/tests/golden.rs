@@ -336,8 +336,6 @@ fn script() -> Vec<(Vec<String>, String)> {
         s(&["member", "add"]),
         s(&["member", "add", "new"]),
         s(&["member", "add", "new", "http://new.test:2380"]),
-        // Two voters with one started: etcd refuses (strict reconfig check).
-        s(&["member", "add", "new", "--peer-urls=http://new.test:2380"]),
         s(&["member", "remove"]),
         s(&["member", "remove", "zz"]),
         s(&["member", "remove", "1234"]),
@@ -354,6 +352,15 @@ fn script() -> Vec<(Vec<String>, String)> {
 fn learner_script(own: &str, learner: &str) -> Vec<Vec<String>> {
     let v = |args: &[&str]| args.iter().map(|a| a.to_string()).collect::<Vec<_>>();
     vec![
+        // A peer URL a member already has: refused. (A second voter for a
+        // cluster of one would be accepted, as etcd accepts it, and leave
+        // the server without a quorum for the rest of the script.)
+        v(&[
+            "member",
+            "add",
+            "dup",
+            "--peer-urls=http://learner.test:2380",
+        ]),
         v(&["member", "list"]),
         v(&["member", "list", "-w", "json"]),
         v(&[

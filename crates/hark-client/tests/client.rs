@@ -266,3 +266,93 @@ async fn calls_ride_through_a_server_restart() {
     assert_eq!(c.get("k2").await.unwrap().kvs[0].value, "v2");
     server.shutdown().await;
 }
+
+/// etcd 3.7's RangeStream: chunks of about `--max-request-bytes` at one
+/// revision, key-values only but for the last, which has the header, the
+/// count and `more`; merged, what Range answers. Sort orders and revision
+/// filters are refused with etcd's Unimplemented messages.
+#[tokio::test]
+async fn range_stream_sends_chunks_at_one_revision() {
+    let (srv, _dir) = server(&["--max-request-bytes=65536"]).await;
+    let c = Client::connect(srv.endpoints()).await.unwrap();
+    for i in 0..100 {
+        c.put(format!("s/{i:03}"), vec![b'x'; 4096]).await.unwrap();
+    }
+    let prefix = |limit| pb::RangeRequest {
+        key: "s/".into(),
+        range_end: "s0".into(),
+        limit,
+        ..Default::default()
+    };
+    let whole = c.range(prefix(0)).await.unwrap();
+    let mut stream = c.range_stream(prefix(0)).await.unwrap();
+    let mut chunks = Vec::new();
+    while let Some(chunk) = stream.message().await.unwrap() {
+        chunks.push(chunk.range_response.unwrap());
+        // Written after the stream began: not in it.
+        c.put("s/050", "later").await.unwrap();
+    }
+    assert!(chunks.len() > 2, "{} chunks", chunks.len());
+    let (last, rest) = chunks.split_last().unwrap();
+    for chunk in rest {
+        assert!(chunk.header.is_none() && chunk.count == 0 && !chunk.more);
+        let bytes: usize = chunk.kvs.iter().map(|kv| kv.value.len()).sum();
+        assert!(bytes <= 4 * 65536, "a chunk of {bytes} bytes");
+    }
+    let merged: Vec<_> = chunks.iter().flat_map(|c| c.kvs.clone()).collect();
+    assert_eq!(merged, whole.kvs);
+    assert_eq!((last.count, last.more), (100, false));
+    let header = last.header.as_ref().unwrap();
+    assert_eq!(header.revision, whole.header.as_ref().unwrap().revision);
+    assert_ne!(header.member_id, 0, "a full header, as Range has");
+
+    let limited = c.range_streamed(prefix(30)).await.unwrap();
+    assert_eq!(
+        (limited.kvs.len(), limited.count, limited.more),
+        (30, 100, true)
+    );
+    let counted = c
+        .range_streamed(pb::RangeRequest {
+            count_only: true,
+            ..prefix(0)
+        })
+        .await
+        .unwrap();
+    assert_eq!((counted.kvs.len(), counted.count), (0, 100));
+
+    let refused = |req| async { c.range_streamed(req).await.unwrap_err() };
+    let sorted = refused(pb::RangeRequest {
+        sort_order: pb::range_request::SortOrder::Descend as i32,
+        ..prefix(0)
+    })
+    .await;
+    assert_eq!(
+        sorted.to_string(),
+        "RangeStream does not support custom sort orders"
+    );
+    assert!(
+        matches!(&sorted, hark_client::Error::Status(s) if s.code() == tonic::Code::Unimplemented),
+        "{sorted:?}"
+    );
+    let filtered = refused(pb::RangeRequest {
+        min_mod_revision: 2,
+        ..prefix(0)
+    })
+    .await;
+    assert_eq!(
+        filtered.to_string(),
+        "RangeStream does not support revision filters"
+    );
+    let now = c.get("s/000").await.unwrap().header.unwrap().revision;
+    c.compact(now, false).await.unwrap();
+    let compacted = refused(pb::RangeRequest {
+        revision: 2,
+        ..prefix(0)
+    })
+    .await;
+    assert_eq!(
+        compacted.to_string(),
+        "etcdserver: mvcc: required revision has been compacted"
+    );
+    srv.shutdown().await;
+}

@@ -207,6 +207,8 @@ impl<'a> KeyRange<'a> {
 #[derive(Debug, Default)]
 pub(crate) struct TreeIndex {
     keys: BTreeMap<Bytes, KeyHistory>,
+    /// Keys live at the newest revision (etcd's `keys_total` gauge).
+    live: usize,
 }
 
 impl TreeIndex {
@@ -220,6 +222,20 @@ impl TreeIndex {
         range: KeyRange<'_>,
         at: i64,
         mut f: impl FnMut(&Bytes, IndexEntry),
+    ) {
+        self.visit_while(range, at, |k, e| {
+            f(k, e);
+            true
+        });
+    }
+
+    /// Visits the keys in `range` that exist at `at`, in key order, while
+    /// `f` returns true: a bounded read stops scanning where it stops.
+    pub(crate) fn visit_while(
+        &self,
+        range: KeyRange<'_>,
+        at: i64,
+        mut f: impl FnMut(&Bytes, IndexEntry) -> bool,
     ) {
         match range {
             KeyRange::Single(key) => {
@@ -235,8 +251,10 @@ impl TreeIndex {
                 }
                 let upper = end.map_or(Bound::Unbounded, Bound::Excluded);
                 for (k, h) in self.keys.range::<[u8], _>((Bound::Included(start), upper)) {
-                    if let Some(e) = h.get(at) {
-                        f(k, e);
+                    if let Some(e) = h.get(at)
+                        && !f(k, e)
+                    {
+                        return;
                     }
                 }
             }
@@ -285,6 +303,9 @@ impl TreeIndex {
         let h = self.keys.entry(key).or_default();
         let before = h.live();
         h.live_size = live_size;
+        if before.is_none() {
+            self.live += 1;
+        }
         (h.put(rev, create_revision, version), before)
     }
 
@@ -293,6 +314,9 @@ impl TreeIndex {
         let h = self.keys.entry(key).or_default();
         let before = h.live();
         h.tombstone(rev);
+        if before.is_some() {
+            self.live -= 1;
+        }
         before
     }
 
@@ -312,9 +336,16 @@ impl TreeIndex {
         keep
     }
 
-    /// Number of keys with any retained history (etcd's `keys_total`).
+    /// Number of keys with any retained history, deleted ones included
+    /// until compaction drops them.
     pub(crate) fn len(&self) -> usize {
         self.keys.len()
+    }
+
+    /// Number of keys that exist at the newest revision (etcd's
+    /// `keys_total`: up on a create, down on a delete).
+    pub(crate) fn live_len(&self) -> usize {
+        self.live
     }
 }
 
@@ -338,6 +369,24 @@ mod tests {
         idx.tombstone(k.clone(), rev(8));
         idx.put(k, rev(10), 10, 1, 0);
         idx
+    }
+
+    #[test]
+    fn live_keys_go_up_on_create_and_down_on_delete() {
+        let mut idx = history();
+        assert_eq!((idx.len(), idx.live_len()), (1, 1));
+        let bar = Bytes::from_static(b"bar");
+        idx.put(bar.clone(), rev(11), 11, 1, 0);
+        idx.put(bar.clone(), rev(12), 11, 1, 0);
+        assert_eq!(idx.live_len(), 2, "a second put of a key creates nothing");
+        idx.tombstone(bar, rev(13));
+        idx.tombstone(Bytes::from_static(b"foo"), rev(14));
+        assert_eq!((idx.len(), idx.live_len()), (2, 0));
+        // A tombstone at the compaction revision is kept; one below it goes.
+        idx.compact(14);
+        assert_eq!((idx.len(), idx.live_len()), (1, 0));
+        idx.compact(15);
+        assert_eq!((idx.len(), idx.live_len()), (0, 0));
     }
 
     #[test]

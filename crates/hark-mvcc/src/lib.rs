@@ -109,6 +109,7 @@ pub use restore::{RestoredStore, Restorer};
 pub use store::history::HistoryChunk;
 pub use store::image::StoreImage;
 pub use store::maintenance::{AutoDefrag, KvHash};
+pub use store::range_stream::{RangeChunk, RangeChunks, RangeStreamEnd};
 pub use store::shared::{Done, LoggedDone, PrevKvInterest, StoreOptions};
 pub use store::{BackendClosed, MAX_QUEUED_REQUESTS, Store};
 pub use usage::{

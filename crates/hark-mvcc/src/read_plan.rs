@@ -103,6 +103,39 @@ pub(crate) fn plan_range(index: &TreeIndex, req: &RangeRequest, at: i64) -> Rang
     }
 }
 
+/// The first `limit` keys of `req`'s range at `at`, in key order, and
+/// whether more follow: one chunk of a streamed range. Unlike
+/// [`plan_range`] it counts nothing and stops scanning after `limit + 1`
+/// keys, so a chunk costs its own size whatever the range holds. (`count`
+/// is the chunk's own length.)
+pub(crate) fn plan_chunk(
+    index: &TreeIndex,
+    req: &RangeRequest,
+    at: i64,
+    limit: usize,
+) -> RangePlan {
+    let range = KeyRange::new(&req.key, &req.range_end);
+    let mut entries = Vec::with_capacity(limit.min(1024) + 1);
+    index.visit_while(range, at, |k, e| {
+        entries.push((k.clone(), e));
+        entries.len() <= limit
+    });
+    let more = entries.len() > limit;
+    entries.truncate(limit);
+    RangePlan {
+        count: entries.len() as i64,
+        entries,
+        more,
+    }
+}
+
+/// How many keys of `range` exist at `at`.
+pub(crate) fn count_keys(index: &TreeIndex, range: KeyRange<'_>, at: i64) -> i64 {
+    let mut count = 0;
+    index.visit(range, at, |_, _| count += 1);
+    count
+}
+
 fn sort_entries(entries: &mut [(Bytes, IndexEntry)], target: SortTarget, order: SortOrder) {
     let key_fn = |(k, e): &(Bytes, IndexEntry)| -> (i64, Bytes) {
         match target {

@@ -15,7 +15,8 @@ use tokio::sync::oneshot;
 use crate::durability::LogDurability;
 use crate::log_store::PurgeFloor;
 use crate::types::{
-    Command, LogId, SnapshotMeta, StorageError, StoredMembership, TypeConfig, decode, encode,
+    Command, LogId, MemberInfo, SnapshotMeta, StorageError, StoredMembership, TypeConfig, decode,
+    encode,
 };
 
 /// Writes this member proposed, waiting for their own apply: `seq` → answer.
@@ -177,6 +178,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             match entry.payload {
                 EntryPayload::Blank => {}
                 EntryPayload::Membership(m) => {
+                    log_member_changes(self.member_id, self.membership.membership(), &m);
                     self.membership = StoredMembership::new(Some(log_id), m);
                     self.membership_bytes = encode(&self.membership);
                 }
@@ -519,6 +521,8 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
             purge_floor.raise(last);
             remove_older(&dir, &meta.snapshot_id);
             tracing::info!(snapshot = %meta.snapshot_id, revision = written.revision, "built a snapshot");
+            // etcd's line for the same moment.
+            tracing::info!("snapshot-index" = last.index, "saved snapshot to disk");
             Ok(meta)
         })
         .await
@@ -532,6 +536,39 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
             meta,
             snapshot: Box::new(file),
         })
+    }
+}
+
+/// etcd's `added member` / `removed member` lines, with etcd's keys, for
+/// the members a membership entry adds or removes.
+fn log_member_changes(
+    local: u64,
+    before: &openraft::Membership<u64, MemberInfo>,
+    after: &openraft::Membership<u64, MemberInfo>,
+) {
+    let voters_after: std::collections::BTreeSet<u64> = after.voter_ids().collect();
+    let voters_before: std::collections::BTreeSet<u64> = before.voter_ids().collect();
+    for (id, info) in after.nodes() {
+        if before.get_node(id).is_none() {
+            tracing::info!(
+                "local-member-id" = %format!("{local:x}"),
+                "added-peer-id" = %format!("{id:x}"),
+                "added-peer-peer-urls" = ?info.peer_urls,
+                "added-peer-is-learner" = !voters_after.contains(id),
+                "added member"
+            );
+        }
+    }
+    for (id, info) in before.nodes() {
+        if after.get_node(id).is_none() {
+            tracing::info!(
+                "local-member-id" = %format!("{local:x}"),
+                "removed-remote-peer-id" = %format!("{id:x}"),
+                "removed-remote-peer-urls" = ?info.peer_urls,
+                "removed-remote-peer-is-learner" = !voters_before.contains(id),
+                "removed member"
+            );
+        }
     }
 }
 

@@ -44,9 +44,13 @@ pub const ETCD_VERSION: &str = etcd_version!();
 pub const HARK_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The commit this build is from (`build.rs`; `unknown` outside a repository).
 pub const GIT_COMMIT: &str = env!("HARK_GIT_COMMIT");
-/// `hark --version`.
+/// `hark --version`: clap puts `hark ` first; then etcd's own lines
+/// (`etcd Version: X.Y.Z`, which tools and etcd's test framework parse to
+/// learn what the binary speaks).
 pub const VERSION_TEXT: &str = concat!(
     env!("CARGO_PKG_VERSION"),
+    "\netcd Version: ",
+    etcd_version!(),
     "\nGit SHA: ",
     env!("HARK_GIT_COMMIT"),
     "\netcd API version: ",

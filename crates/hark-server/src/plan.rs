@@ -282,6 +282,7 @@ fn replica_config(config: &Config, plan: &ClusterPlan) -> ReplicaConfig {
         peer_tls: None,
         initial_corruption_check: false,
         force_new_cluster: config.force_new_cluster,
+        strict_reconfig_check: config.strict_reconfig_check,
         // etcd's request timeout: 5 s plus two election timeouts.
         request_timeout: Duration::from_secs(5) + 2 * election,
     }
@@ -313,6 +314,16 @@ fn client_tls(config: &Config, data_dir: &Path) -> Result<Option<TlsPlan>, Strin
         return Ok(None);
     }
     if !settings.is_set() {
+        let client_https = listen_urls(&config.listen_client_urls)
+            .chain(listen_urls(&config.listen_client_http_urls))
+            .any(|u| crate::config::is_https(u));
+        if !client_https {
+            // etcd's own words, which its tests and tools look for.
+            return Err(
+                "client TLS key/cert (--cert-file, --key-file) must be provided for metrics secure url"
+                    .into(),
+            );
+        }
         return Err("https:// client URLs need --cert-file and --key-file (or --auto-tls)".into());
     }
     Ok(Some(TlsPlan {

@@ -50,6 +50,20 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     // threads exist (seen: the process then crashed on its way out).
     let bound = Bound::bind(config).await?;
     let plan = Plan::resolve(config, &bound)?;
+    tracing::info!(
+        "etcd-version" = crate::ETCD_VERSION,
+        "hark-version" = crate::HARK_VERSION,
+        name = %config.name,
+        "data-dir" = %plan.data_dir.display(),
+        "listen-client-urls" = ?config.listen_client_urls,
+        "advertise-client-urls" = ?config.advertise_client_urls,
+        "listen-peer-urls" = ?config.listen_peer_urls,
+        "initial-cluster" = %config.initial_cluster,
+        // Hark serves no v2 API: etcd 3.7's enforced level, whatever
+        // --v2-deprecation says.
+        "v2-deprecation" = "write-only",
+        "starting an etcd server"
+    );
     if let Some(snapshot) = &config.from_snapshot {
         restore_first(
             snapshot,
@@ -173,9 +187,18 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
                 continue;
             }
             let (published, stop) = (published.clone(), tasks.stop());
+            let traffic = if kind == "client" {
+                "grpc+http"
+            } else {
+                "http"
+            };
+            let address = name[kind.len() + 1..].to_string();
             tasks.listener(name, async move {
                 tokio::select! {
-                    first = published => if first.is_ok() { serving.await },
+                    first = published => if first.is_ok() {
+                        log_serving(traffic, &address, https);
+                        serving.await
+                    },
                     _ = stop.raised() => {}
                 }
             });
@@ -196,6 +219,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     replica.set_forward_handler(Arc::new(LeaseForwards {
         node: handle.clone(),
     }));
+    tasks.background("leadership log", replica.leadership().log_changes());
     tasks.background(
         "leadership metrics",
         crate::ops::metrics::follow_leader(replica.clone()),
@@ -224,6 +248,14 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         return Err(e);
     }
     let node = running.node.clone();
+    running.tasks.background("cluster version log", {
+        let (published, replica) = (published.clone(), replica.clone());
+        async move {
+            if published.await.is_ok() {
+                log_cluster_version(&replica);
+            }
+        }
+    });
     // etcd's publish: this member's name and client URLs in the membership.
     running.tasks.background("publish", {
         let (replica, name, urls) = (replica.clone(), node.name.clone(), node.client_urls.clone());
@@ -256,6 +288,40 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     );
     drop(node);
     Ok(running)
+}
+
+/// etcd's lines for the cluster version a serving member works at (Hark's
+/// is fixed: [`crate::ETCD_CLUSTER_VERSION`]), with etcd's keys.
+fn log_cluster_version(replica: &Replica) {
+    let version = crate::ETCD_CLUSTER_VERSION
+        .rsplit_once('.')
+        .map_or(crate::ETCD_CLUSTER_VERSION, |(minor, _)| minor);
+    tracing::info!(
+        "cluster-id" = %format!("{:x}", replica.cluster_id()),
+        "local-member-id" = %format!("{:x}", replica.member_id()),
+        "cluster-version" = version,
+        "set initial cluster version"
+    );
+    tracing::info!(
+        "cluster-version" = version,
+        "enabled capabilities for version"
+    );
+}
+
+/// etcd's lines for a client listener that starts serving, which tools
+/// and etcd's own test framework wait for (`ready to serve client
+/// requests`), with etcd's keys.
+fn log_serving(traffic: &str, address: &str, https: bool) {
+    tracing::info!("ready to serve client requests");
+    if https {
+        tracing::info!(traffic, address, "serving client traffic securely");
+    } else {
+        tracing::info!(
+            traffic,
+            address,
+            "serving client traffic insecurely; this is strongly discouraged!"
+        );
+    }
 }
 
 fn open_tls(plan: TlsPlan) -> Result<Arc<TlsServer>, String> {
@@ -366,6 +432,11 @@ impl RunningServer {
     /// store, which makes everything acknowledged durable and releases the
     /// data dir.
     pub async fn shutdown(self) {
+        let (name, data_dir) = (
+            self.node.name.clone(),
+            self.node.data_dir.display().to_string(),
+        );
+        tracing::info!(name, "data-dir" = data_dir, "closing etcd server");
         self.tasks.stop_all(DRAIN_TIMEOUT).await;
         self.node.replica.shutdown().await;
         tracing::info!("listeners closed; closing the store");
@@ -396,6 +467,7 @@ impl RunningServer {
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
+        tracing::info!(name, "data-dir" = data_dir, "closed etcd server");
         tracing::info!("hark stopped");
     }
 }

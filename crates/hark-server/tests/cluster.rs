@@ -1482,3 +1482,65 @@ async fn force_new_cluster_makes_a_survivor_a_cluster_of_one() {
     );
     c.put("and", "on", None).await.unwrap();
 }
+
+/// A cluster of one grows to two, as etcd lets it (how a cluster restored
+/// from a snapshot is rebuilt). Then a member that has just joined cannot
+/// be removed while `--strict-reconfig-check` (the default) wants it
+/// connected for 5 s first, and can at once when the check is off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_of_one_grows_and_strict_reconfig_check_can_be_turned_off() {
+    let _one = ONE_CLUSTER_AT_A_TIME.lock().await;
+    for strict in [true, false] {
+        let cwd = tempfile::tempdir().unwrap();
+        let ports: Vec<(u16, u16)> = (0..2).map(|_| (free_port(), free_port())).collect();
+        let url = |i: usize| format!("http://127.0.0.1:{}", ports[i].1);
+        let env = vec![("HARK_STRICT_RECONFIG_CHECK", strict.to_string())];
+        let mut first = start_member(
+            cwd.path(),
+            "a",
+            ports[0].0,
+            ports[0].1,
+            &format!("a={}", url(0)),
+            "new",
+            &env,
+        );
+        let mut c = ready(&first.client, &mut first.child).await;
+        let added = c.member_add([url(1)], None).await;
+        let added = added.unwrap_or_else(|e| panic!("strict {strict}: {e}\n{}", logs(cwd.path())));
+        let id = added.member().unwrap().id();
+        let mut second = start_member(
+            cwd.path(),
+            "b",
+            ports[1].0,
+            ports[1].1,
+            &format!("a={},b={}", url(0), url(1)),
+            "existing",
+            &env,
+        );
+        let mut b = ready(&second.client, &mut second.child).await;
+        b.put("grown", "yes", None).await.unwrap();
+        // Added as a voter: it votes once it has caught up.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let members = c.member_list().await.unwrap();
+            let listed = members.members().iter().find(|m| m.id() == id);
+            if listed.is_some_and(|m| !m.is_learner()) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "never promoted: {members:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let removed = c.member_remove(id).await;
+        if strict {
+            let (code, message) = common::status(removed.unwrap_err());
+            assert_eq!(
+                (code, message.as_str()),
+                (tonic::Code::Unavailable, "etcdserver: unhealthy cluster")
+            );
+        } else {
+            removed.unwrap_or_else(|e| panic!("removed at once without the check: {e}"));
+        }
+        // Both members are killed as they go out of scope.
+        drop((b, c));
+    }
+}

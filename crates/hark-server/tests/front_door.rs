@@ -294,7 +294,7 @@ async fn the_internal_identity_header_names_nobody_on_any_route_or_port() {
         auth.user_list(spoofed(pb::AuthUserListRequest {}))
             .await
             .err(),
-        auth.auth_status(spoofed(pb::AuthStatusRequest {}))
+        auth.role_list(spoofed(pb::AuthRoleListRequest {}))
             .await
             .err(),
         auth.user_add(spoofed(pb::AuthUserAddRequest {
@@ -350,7 +350,7 @@ async fn the_internal_identity_header_names_nobody_on_any_route_or_port() {
         ("POST", "/v3/kv/range", r#"{"key":"YQ=="}"#),
         ("POST", "/v3/kv/put", r#"{"key":"YQ==","value":"YQ=="}"#),
         ("POST", "/v3/auth/user/list", "{}"),
-        ("POST", "/v3/auth/status", "{}"),
+        ("POST", "/v3/auth/role/list", "{}"),
         ("GET", "/v1/kv/a", ""),
         ("PUT", "/v1/kv/a", "x"),
     ];

@@ -294,6 +294,7 @@ fn version_names_the_build_and_the_etcd_api() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.starts_with(&format!("hark {}\n", hark_server::HARK_VERSION))
+            && text.contains(&format!("\netcd Version: {}\n", hark_server::ETCD_VERSION))
             && text.contains(&format!("Git SHA: {}\n", hark_server::GIT_COMMIT))
             && text.contains(&format!("etcd API version: {}", hark_server::ETCD_VERSION)),
         "{text}"
@@ -798,4 +799,160 @@ fn running_as_root(test: &str) -> bool {
     );
     eprintln!("not root: {test} is skipped");
     false
+}
+
+/// Waits, as etcd's e2e framework does, until `log` holds a line containing
+/// `text`; panics after a minute with every member's log.
+fn wait_for_line(log: &std::path::Path, text: &str, all: &std::path::Path) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let content = std::fs::read_to_string(log).unwrap_or_default();
+        if let Some(line) = content.lines().find(|l| l.contains(text)) {
+            return line.to_string();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no {text:?} in {}:\n{}",
+            log.display(),
+            logs_below(all)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Every member's log under `dir` (one subdirectory per member).
+fn logs_below(dir: &std::path::Path) -> String {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| logs(&e.path()))
+        .collect()
+}
+
+/// The lines etcd's log has and tools wait for come at etcd's moments, with
+/// etcd's keys: a cluster of three is started and waited for as etcd's e2e
+/// framework waits (for `ready to serve client requests` in each member's
+/// log), and each member then serves, published; then a member is added
+/// and removed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn etcds_log_lines_come_at_etcds_moments() {
+    let cwd = tempfile::tempdir().unwrap();
+    let ports: Vec<(u16, u16)> = (0..3).map(|_| (free_port(), free_port())).collect();
+    let initial: Vec<String> = ports
+        .iter()
+        .enumerate()
+        .map(|(i, (_, peer))| format!("m{i}=http://127.0.0.1:{peer}"))
+        .collect();
+    let mut children = Vec::new();
+    for (i, (client, peer)) in ports.iter().enumerate() {
+        let dir = cwd.path().join(format!("m{i}"));
+        std::fs::create_dir(&dir).unwrap();
+        let args = [
+            format!("--name=m{i}"),
+            format!("--listen-client-urls=http://127.0.0.1:{client}"),
+            format!("--advertise-client-urls=http://127.0.0.1:{client}"),
+            format!("--listen-peer-urls=http://127.0.0.1:{peer}"),
+            format!("--initial-advertise-peer-urls=http://127.0.0.1:{peer}"),
+            format!("--initial-cluster={}", initial.join(",")),
+            "--initial-cluster-state=new".to_string(),
+            "--log-format=json".to_string(),
+        ];
+        children.push(spawn(&dir, &args, &[]));
+    }
+    let log_of = |i: usize| cwd.path().join(format!("m{i}")).join("hark-0.log");
+    let mut leaders = 0;
+    for (i, (client, _)) in ports.iter().enumerate() {
+        let log = log_of(i);
+        let ready = wait_for_line(&log, "ready to serve client requests", cwd.path());
+        let line: serde_json::Value = serde_json::from_str(&ready).unwrap();
+        assert_eq!(line["level"], "info", "{ready}");
+        // Once the line is out, the member serves, and the membership it
+        // answers with holds its client URLs (the framework indexes them).
+        let endpoint = format!("http://127.0.0.1:{client}");
+        let mut c = tokio::time::timeout(
+            Duration::from_secs(5),
+            etcd_client::Client::connect([&endpoint], None),
+        )
+        .await
+        .expect("serves once ready")
+        .unwrap();
+        let members = c.member_list().await.unwrap();
+        let me = members
+            .members()
+            .iter()
+            .find(|m| m.name() == format!("m{i}"));
+        assert_eq!(me.unwrap().client_urls(), std::slice::from_ref(&endpoint));
+        let content = std::fs::read_to_string(&log).unwrap();
+        let at = |text: &str| {
+            content
+                .find(text)
+                .unwrap_or_else(|| panic!("no {text:?} in m{i}'s log:\n{content}"))
+        };
+        assert!(
+            at("starting an etcd server") < at("published local member to cluster through raft")
+        );
+        assert!(
+            at("published local member to cluster through raft")
+                < at("ready to serve client requests")
+        );
+        let published = wait_for_line(
+            &log,
+            "published local member to cluster through raft",
+            cwd.path(),
+        );
+        assert!(
+            published.contains(&format!("ClientURLs:[{endpoint}]"))
+                && published.contains("\"local-member-id\""),
+            "{published}"
+        );
+        let serving = wait_for_line(&log, "serving client traffic insecurely", cwd.path());
+        assert!(
+            serving.contains(&format!("\"address\":\"127.0.0.1:{client}\"")),
+            "{serving}"
+        );
+        assert!(serving.contains("\"traffic\":\"grpc+http\""), "{serving}");
+        wait_for_line(&log, "elected leader", cwd.path());
+        wait_for_line(&log, "set initial cluster version", cwd.path());
+        wait_for_line(&log, "enabled capabilities for version", cwd.path());
+        leaders += content.matches("became leader at term").count();
+    }
+    assert_eq!(
+        leaders,
+        1,
+        "one member became leader:\n{}",
+        logs_below(cwd.path())
+    );
+
+    // A member added and removed: every member logs both.
+    let mut c = etcd_client::Client::connect([format!("http://127.0.0.1:{}", ports[0].0)], None)
+        .await
+        .unwrap();
+    let added = c
+        .member_add(
+            ["http://127.0.0.1:1".to_string()],
+            Some(etcd_client::MemberAddOptions::new().with_is_learner()),
+        )
+        .await
+        .unwrap();
+    let id = added.member().unwrap().id();
+    c.member_remove(id).await.unwrap();
+    for i in 0..3 {
+        let log = log_of(i);
+        let line = wait_for_line(&log, &format!("\"added-peer-id\":\"{id:x}\""), cwd.path());
+        assert!(line.contains("\"msg\":\"added member\""), "{line}");
+        assert!(line.contains("\"added-peer-is-learner\":true"), "{line}");
+        let line = wait_for_line(
+            &log,
+            &format!("\"removed-remote-peer-id\":\"{id:x}\""),
+            cwd.path(),
+        );
+        assert!(line.contains("\"msg\":\"removed member\""), "{line}");
+    }
+    drop(c);
+    for (i, child) in children.iter_mut().enumerate() {
+        stop_cleanly(child, &cwd.path().join(format!("m{i}")));
+        let content = std::fs::read_to_string(log_of(i)).unwrap();
+        assert!(content.contains("closing etcd server") && content.contains("closed etcd server"));
+    }
 }

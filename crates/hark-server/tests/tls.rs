@@ -117,6 +117,30 @@ fn pki() -> Pki {
     .signed_by(&ca)
     .unwrap();
     write(&dir.path().join("crl.pem"), &crl.pem().unwrap());
+    // The same CRL in DER, the form CAs publish (etcd's fixtures are DER).
+    std::fs::write(dir.path().join("crl.der"), crl.der()).unwrap();
+    write(&dir.path().join("not-a-crl"), "not a CRL\n");
+    // Self-signed CAs named "root" used as clients' own certificates (as
+    // etcd's e2e fixture CommonName-root.crt is): one trusted, one not.
+    for name in ["root-ca", "rogue-ca"] {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.distinguished_name.push(DnType::CommonName, "root");
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.extended_key_usages = vec![
+            ExtendedKeyUsagePurpose::ServerAuth,
+            ExtendedKeyUsagePurpose::ClientAuth,
+        ];
+        let key = KeyPair::generate().unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        write(&dir.path().join(format!("{name}.pem")), &cert.pem());
+        write(
+            &dir.path().join(format!("{name}.key")),
+            &key.serialize_pem(),
+        );
+    }
+    let bundle = std::fs::read_to_string(dir.path().join("ca.pem")).unwrap()
+        + &std::fs::read_to_string(dir.path().join("root-ca.pem")).unwrap();
+    write(&dir.path().join("ca-and-root-ca.pem"), &bundle);
     Pki { dir }
 }
 
@@ -267,6 +291,75 @@ fn a_trusted_ca_alone_requires_a_client_certificate_but_names_no_user() {
         run(Some("root"), &["--user", "root:rootpw", "put", "k", "v"]),
         (true, "OK\n".into())
     );
+    rt.block_on(server.server.shutdown());
+}
+
+/// A CRL file in DER (as etcd's own fixtures and most CAs publish it)
+/// revokes as the PEM one does. It was read as no CRL at all before: every
+/// revoked certificate got in.
+#[test]
+fn a_der_crl_revokes_as_a_pem_one_does() {
+    let Some(bin) = common::etcd::tool("etcdctl-3.5") else {
+        return;
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let pki = pki();
+    let mut args = start_args(&pki);
+    args.pop();
+    args.push(format!("--client-crl-file={}", pki.path_str("crl.der")));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let server = rt.block_on(common::start(&args));
+    let endpoint = https(&server);
+    let run = |who, args: &[&str]| ctl(&bin, &endpoint, &pki, who, args);
+    assert_eq!(
+        run(Some("alice"), &["put", "k", "v"]),
+        (true, "OK\n".into())
+    );
+    let (ok, out) = run(Some("mallory"), &["get", "k"]);
+    assert!(!ok, "a revoked certificate got in: {out}");
+    rt.block_on(server.server.shutdown());
+}
+
+/// A trusted CA's own certificate as the client's certificate: Go's
+/// verifier, and so etcd, accepts it (etcd's e2e suite logs in with one);
+/// webpki alone refused it as a CA used as an end entity. An untrusted one
+/// is still refused.
+#[test]
+fn a_trusted_cas_own_certificate_is_accepted_as_a_clients() {
+    let Some(bin) = common::etcd::tool("etcdctl-3.5") else {
+        return;
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let pki = pki();
+    let server = rt.block_on(common::start(&[
+        "--listen-client-urls=https://127.0.0.1:0",
+        &format!("--cert-file={}", pki.path_str("server.pem")),
+        &format!("--key-file={}", pki.path_str("server.key")),
+        &format!("--trusted-ca-file={}", pki.path_str("ca-and-root-ca.pem")),
+        "--client-cert-auth",
+    ]));
+    let endpoint = https(&server);
+    let run = |who, args: &[&str]| ctl(&bin, &endpoint, &pki, who, args);
+    for step in [
+        &["user", "add", "root:rootpw"][..],
+        &["user", "grant-role", "root", "root"],
+        &["auth", "enable"],
+    ] {
+        let (ok, out) = run(Some("root-ca"), step);
+        assert!(ok, "{step:?}: {out}");
+    }
+    // The certificate's name is the user, as for any client certificate.
+    assert_eq!(
+        run(Some("root-ca"), &["put", "k", "v"]),
+        (
+            true,
+            "OK
+"
+            .into()
+        )
+    );
+    let (ok, out) = run(Some("rogue-ca"), &["get", "k"]);
+    assert!(!ok, "an untrusted self-signed CA got in: {out}");
     rt.block_on(server.server.shutdown());
 }
 
@@ -429,6 +522,16 @@ async fn bad_tls_settings_are_refused_at_start() {
                 "--cipher-suites=TLS_RSA_WITH_RC4_128_SHA".into(),
             ],
             "unsupported cipher suite",
+        ),
+        (
+            // A CRL read as empty would revoke nothing: refused.
+            vec![
+                cert.clone(),
+                key.clone(),
+                format!("--trusted-ca-file={}", pki.path_str("ca.pem")),
+                format!("--client-crl-file={}", pki.path_str("not-a-crl")),
+            ],
+            "neither PEM nor DER",
         ),
     ] {
         let err = match hark_server::start(&start(extra.clone())).await {

@@ -17,6 +17,7 @@ pub(crate) mod image;
 mod load;
 pub(crate) mod maintenance;
 mod open;
+pub(crate) mod range_stream;
 pub(crate) mod shared;
 #[cfg(test)]
 mod usage_check;
@@ -148,6 +149,12 @@ impl Store {
         self.shared().index.read().len()
     }
 
+    /// Keys that exist at the current revision (etcd's
+    /// `etcd_debugging_mvcc_keys_total`).
+    pub fn live_key_count(&self) -> usize {
+        self.shared().index.read().live_len()
+    }
+
     /// Space per prefix (`du`): `prefix` (empty, or ending with `/`, at
     /// most [`crate::StoreOptions::usage_depth`] deep), then the tracked prefixes
     /// under it at most `levels` deeper, in key order. Kept by every durable
@@ -230,20 +237,25 @@ impl Store {
             // Checked under the index lock: compaction changes the index only after
             // raising `compact_rev`, so a read that passes here sees a valid index.
             let index = shared.index.read();
-            let current = shared.committed_rev.load(Ordering::Acquire);
-            let at = if req.revision > 0 {
-                req.revision
-            } else {
-                current
-            };
-            if at > current {
-                return Err(Error::FutureRevision);
-            }
-            if at < shared.compact_rev.load(Ordering::Acquire) {
-                return Err(Error::Compacted);
-            }
+            let (current, at) = self.read_revisions(req.revision)?;
             (plan_range(&index, req, at), current, at)
         })
+    }
+
+    /// The current revision and the one a read of `revision` reads at (the
+    /// current one for `<= 0`): refused if that is in the future or has
+    /// been compacted.
+    pub(crate) fn read_revisions(&self, revision: i64) -> Result<(i64, i64)> {
+        let shared = self.shared();
+        let current = shared.committed_rev.load(Ordering::Acquire);
+        let at = if revision > 0 { revision } else { current };
+        if at > current {
+            return Err(Error::FutureRevision);
+        }
+        if at < shared.compact_rev.load(Ordering::Acquire) {
+            return Err(Error::Compacted);
+        }
+        Ok((current, at))
     }
 
     /// Submits a change; `done` is called once it is durable (or failed). Never

@@ -243,6 +243,6 @@ impl Shared {
             .set(self.committed_rev.load(Ordering::Relaxed) as f64);
         metrics::gauge!("etcd_debugging_mvcc_compact_revision")
             .set(self.compact_rev.load(Ordering::Relaxed) as f64);
-        metrics::gauge!("etcd_debugging_mvcc_keys_total").set(self.index.read().len() as f64);
+        metrics::gauge!("etcd_debugging_mvcc_keys_total").set(self.index.read().live_len() as f64);
     }
 }

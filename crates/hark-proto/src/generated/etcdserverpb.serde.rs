@@ -10357,6 +10357,107 @@ impl<'de> serde::Deserialize<'de> for RangeResponse {
         deserializer.deserialize_struct("etcdserverpb.RangeResponse", FIELDS, GeneratedVisitor)
     }
 }
+impl serde::Serialize for RangeStreamResponse {
+    #[allow(deprecated)]
+    fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>
+    where
+        S: serde::Serializer,
+    {
+        use serde::ser::SerializeStruct;
+        let mut len = 0;
+        if self.range_response.is_some() {
+            len += 1;
+        }
+        let mut struct_ser =
+            serializer.serialize_struct("etcdserverpb.RangeStreamResponse", len)?;
+        if let Some(v) = self.range_response.as_ref() {
+            struct_ser.serialize_field("range_response", v)?;
+        }
+        struct_ser.end()
+    }
+}
+impl<'de> serde::Deserialize<'de> for RangeStreamResponse {
+    #[allow(deprecated)]
+    fn deserialize<D>(deserializer: D) -> std::result::Result<Self, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        const FIELDS: &[&str] = &["range_response", "rangeResponse"];
+
+        #[allow(clippy::enum_variant_names)]
+        enum GeneratedField {
+            RangeResponse,
+            __SkipField__,
+        }
+        impl<'de> serde::Deserialize<'de> for GeneratedField {
+            fn deserialize<D>(deserializer: D) -> std::result::Result<GeneratedField, D::Error>
+            where
+                D: serde::Deserializer<'de>,
+            {
+                struct GeneratedVisitor;
+
+                impl serde::de::Visitor<'_> for GeneratedVisitor {
+                    type Value = GeneratedField;
+
+                    fn expecting(
+                        &self,
+                        formatter: &mut std::fmt::Formatter<'_>,
+                    ) -> std::fmt::Result {
+                        write!(formatter, "expected one of: {:?}", &FIELDS)
+                    }
+
+                    #[allow(unused_variables)]
+                    fn visit_str<E>(self, value: &str) -> std::result::Result<GeneratedField, E>
+                    where
+                        E: serde::de::Error,
+                    {
+                        match value {
+                            "rangeResponse" | "range_response" => Ok(GeneratedField::RangeResponse),
+                            _ => Ok(GeneratedField::__SkipField__),
+                        }
+                    }
+                }
+                deserializer.deserialize_identifier(GeneratedVisitor)
+            }
+        }
+        struct GeneratedVisitor;
+        impl<'de> serde::de::Visitor<'de> for GeneratedVisitor {
+            type Value = RangeStreamResponse;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("struct etcdserverpb.RangeStreamResponse")
+            }
+
+            fn visit_map<V>(self, mut map_: V) -> std::result::Result<RangeStreamResponse, V::Error>
+            where
+                V: serde::de::MapAccess<'de>,
+            {
+                let mut range_response__ = None;
+                while let Some(k) = map_.next_key()? {
+                    match k {
+                        GeneratedField::RangeResponse => {
+                            if range_response__.is_some() {
+                                return Err(serde::de::Error::duplicate_field("rangeResponse"));
+                            }
+                            range_response__ = map_.next_value()?;
+                        }
+                        GeneratedField::__SkipField__ => {
+                            let _ = map_.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(RangeStreamResponse {
+                    range_response: range_response__,
+                })
+            }
+        }
+        deserializer.deserialize_struct(
+            "etcdserverpb.RangeStreamResponse",
+            FIELDS,
+            GeneratedVisitor,
+        )
+    }
+}
 impl serde::Serialize for RequestOp {
     #[allow(deprecated)]
     fn serialize<S>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error>

@@ -222,14 +222,34 @@ impl Replica {
                     if members.iter().filter(|m| m.is_learner).count() >= MAX_LEARNERS {
                         return Err(MembershipError::TooManyLearners);
                     }
-                } else if started(None) < quorum(voters + 1) {
-                    return Err(MembershipError::NotEnoughStarted);
-                } else if !voter_ids.iter().all(|v| active(*v)) {
-                    return Err(MembershipError::Unhealthy);
+                } else if self.strict_reconfig_check {
+                    // A cluster of one started voter may grow to two (how a
+                    // cluster restored from a snapshot is rebuilt); otherwise
+                    // the started voters must stay a quorum with the new one.
+                    let started = started(None);
+                    if !(voters == 1 && started == 1) && started < quorum(voters + 1) {
+                        return Err(MembershipError::NotEnoughStarted);
+                    }
+                    // etcd 3.7: counting the new member as down, this member
+                    // must be connected to a quorum (a cluster of one always is).
+                    let connected = voter_ids.iter().filter(|v| active(**v)).count();
+                    if voters > 1 && connected < quorum(voters + 1) {
+                        return Err(MembershipError::Unhealthy);
+                    }
                 }
                 let nodes = BTreeMap::from([(id, member)]);
                 if learner {
                     ChangeMembers::AddNodes(nodes)
+                } else if voters == 1 {
+                    // etcd grows a cluster of one to two in one step; raft's
+                    // joint consensus here would need the new member's vote
+                    // to commit the change, and it has not started yet. So
+                    // it joins as a learner and this leader promotes it once
+                    // it has caught up (see `promote_intended_voters`).
+                    self.run_change(ChangeMembers::AddNodes(nodes), deadline)
+                        .await?;
+                    self.intended_voters.lock().insert(id);
+                    return Ok(());
                 } else {
                     ChangeMembers::AddVoters(nodes)
                 }
@@ -237,6 +257,9 @@ impl Replica {
             MembershipChange::Remove { id } => match find(id) {
                 None => return Err(MembershipError::MemberNotFound),
                 Some(m) if m.is_learner => ChangeMembers::RemoveNodes(BTreeSet::from([id])),
+                Some(_) if !self.strict_reconfig_check => {
+                    ChangeMembers::RemoveVoters(BTreeSet::from([id]))
+                }
                 Some(_) if started(Some(id)) < quorum(voters - 1) => {
                     return Err(MembershipError::NotEnoughStarted);
                 }
@@ -258,11 +281,13 @@ impl Replica {
                     Some(m) if !m.is_learner => return Err(MembershipError::NotLearner),
                     Some(_) => {}
                 }
-                if started(None) + 1 < quorum(voters + 1) {
-                    return Err(MembershipError::NotEnoughStarted);
-                }
+                // As etcd: the learner must have caught up in any case; the
+                // quorum check only under --strict-reconfig-check.
                 if !self.learner_in_sync(id) {
                     return Err(MembershipError::LearnerNotReady);
+                }
+                if self.strict_reconfig_check && started(None) + 1 < quorum(voters + 1) {
+                    return Err(MembershipError::NotEnoughStarted);
                 }
                 ChangeMembers::AddVoterIds(BTreeSet::from([id]))
             }
@@ -324,6 +349,54 @@ impl Replica {
                 Err(MembershipError::Failed(e.to_string()))
             }
             Ok(Err(RaftError::Fatal(e))) => Err(MembershipError::Failed(e.to_string())),
+        }
+    }
+
+    /// Promotes, while this member leads, each learner added as a voter to
+    /// a cluster of one (see the `Add` case of
+    /// [`Replica::change_membership`]) once it has caught up. Returns when
+    /// the member is dropped or stops.
+    pub(crate) async fn promote_intended_voters(replica: std::sync::Weak<Replica>) {
+        loop {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let Some(replica) = replica.upgrade() else {
+                return;
+            };
+            let pending: Vec<u64> = replica.intended_voters.lock().iter().copied().collect();
+            if pending.is_empty()
+                || !replica
+                    .raft
+                    .metrics()
+                    .borrow()
+                    .current_leader
+                    .eq(&Some(replica.member_id))
+            {
+                continue;
+            }
+            let members = replica.members();
+            for id in pending {
+                let learner = members.iter().any(|m| m.id == id && m.is_learner);
+                if !learner {
+                    // Removed, or promoted by an operator meanwhile.
+                    replica.intended_voters.lock().remove(&id);
+                    continue;
+                }
+                if !replica.learner_in_sync(id) {
+                    continue;
+                }
+                match replica
+                    .change_membership_here(MembershipChange::Promote { id })
+                    .await
+                {
+                    Ok(()) | Err(MembershipError::NotLearner | MembershipError::MemberNotFound) => {
+                        tracing::info!("promoted-member-id" = %format!("{id:x}"), "promoted a member added as a voter");
+                        replica.intended_voters.lock().remove(&id);
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e, "promoting a member added as a voter; retrying")
+                    }
+                }
+            }
         }
     }
 
@@ -410,6 +483,13 @@ impl Replica {
                 .any(|m| m.id == id && m.info.name == name && m.info.client_urls == client_urls);
             let wait = if caught_up && shown {
                 if let Some(first) = first.take() {
+                    // etcd's line, which tools wait for, with etcd's keys.
+                    tracing::info!(
+                        "local-member-id" = %format!("{id:x}"),
+                        "local-member-attributes" = %format!("{{Name:{name} ClientURLs:[{}]}}", client_urls.join(" ")),
+                        "cluster-id" = %format!("{:x}", self.cluster_id()),
+                        "published local member to cluster through raft"
+                    );
                     let _ = first.send(());
                 }
                 Duration::from_secs(5)

@@ -109,6 +109,9 @@ pub struct ReplicaConfig {
     /// etcd's `--force-new-cluster`: an existing member restarts as the
     /// only member of its cluster (see `replica/force.rs`).
     pub force_new_cluster: bool,
+    /// etcd's `--strict-reconfig-check`: refuse a membership change that
+    /// would leave fewer started, connected voters than a quorum.
+    pub strict_reconfig_check: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -221,6 +224,12 @@ pub struct Replica {
     /// Peers' hash questions are refused while true (see
     /// [`ReplicaConfig::initial_corruption_check`]).
     pub(crate) hashes_held: std::sync::atomic::AtomicBool,
+    /// [`ReplicaConfig::strict_reconfig_check`].
+    strict_reconfig_check: bool,
+    /// Learners added as voters to a cluster of one, which this member,
+    /// leading, promotes once they have caught up. In memory: a leader that
+    /// restarts first leaves them learners, for `member promote`.
+    intended_voters: parking_lot::Mutex<std::collections::BTreeSet<u64>>,
 }
 
 /// Follows this member's leadership as openraft reports it (its server
@@ -247,6 +256,42 @@ impl LeadershipWatch {
     /// was last asked; `false` once raft has stopped.
     pub async fn changed(&mut self) -> bool {
         self.metrics.changed().await.is_ok()
+    }
+
+    /// The leader this member knows of and the term it has voted in (marks
+    /// the current state seen).
+    fn leader_and_term(&mut self) -> (Option<u64>, u64) {
+        let m = self.metrics.borrow_and_update();
+        (m.current_leader, m.vote.leader_id().term)
+    }
+
+    /// Logs etcd's raft lines for each change of leader, with etcd's words
+    /// (`became leader at term`, `elected leader`, `lost leader`), which
+    /// operators and tools look for. Returns when raft stops.
+    pub async fn log_changes(mut self) {
+        let id = self.member_id;
+        let mut last = None;
+        loop {
+            let (leader, term) = self.leader_and_term();
+            if leader != last {
+                match (last, leader) {
+                    (Some(lost), None) => {
+                        tracing::info!("raft.node: {id:x} lost leader {lost:x} at term {term}")
+                    }
+                    (_, Some(new)) => {
+                        if new == id {
+                            tracing::info!("{id:x} became leader at term {term}");
+                        }
+                        tracing::info!("raft.node: {id:x} elected leader {new:x} at term {term}");
+                    }
+                    (None, None) => {}
+                }
+                last = leader;
+            }
+            if !self.changed().await {
+                return;
+            }
+        }
     }
 }
 

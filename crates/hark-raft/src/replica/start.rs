@@ -190,8 +190,11 @@ impl Replica {
             restored_leadership,
             store: hashed,
             hashes_held: config.initial_corruption_check.into(),
+            strict_reconfig_check: config.strict_reconfig_check,
+            intended_voters: Default::default(),
         });
         tokio::spawn(run_proposer(Arc::downgrade(&replica), queue));
+        tokio::spawn(Replica::promote_intended_voters(Arc::downgrade(&replica)));
         tokio::spawn(release_held_back_commits(
             Arc::downgrade(&replica),
             durability,

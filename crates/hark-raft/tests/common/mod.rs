@@ -54,6 +54,7 @@ impl Settings {
             peer_tls: None,
             initial_corruption_check: false,
             force_new_cluster: false,
+            strict_reconfig_check: true,
         }
     }
 }

@@ -146,11 +146,6 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
     warn("discovery-proxy", Value, DISCOVERY),
     warn("discovery-srv-name", Value, DISCOVERY),
     warn(
-        "strict-reconfig-check",
-        Switch,
-        "Hark always refuses a membership change that would leave too few started members for a quorum (etcd's default)",
-    ),
-    warn(
         "pre-vote",
         Switch,
         "openraft 0.9 has no pre-vote phase; a member coming back may start an election",
@@ -461,9 +456,26 @@ pub fn known_flags() -> Vec<String> {
     names
 }
 
-/// Logs one warning for each flag set aside.
+/// etcd 3.7's own warnings for the flags it deprecates, word for word:
+/// operators' log searches and etcd's tests look for them.
+const ETCD_DEPRECATIONS: &[(&str, &str)] = &[
+    (
+        "max-snapshots",
+        "--max-snapshots is deprecated in 3.6 and will be decommissioned in 3.8.",
+    ),
+    (
+        "v2-deprecation",
+        "--v2-deprecation is deprecated and scheduled for removal in v3.8. The default value is enforced, ignoring user input.",
+    ),
+];
+
+/// Logs one warning for each flag set aside (and etcd's own deprecation
+/// warning before it, where etcd has one).
 pub fn warn_about(aside: &[SetAside]) {
     for a in aside {
+        if let Some((_, deprecated)) = ETCD_DEPRECATIONS.iter().find(|(f, _)| *f == a.flag) {
+            tracing::warn!("{deprecated}");
+        }
         tracing::warn!(flag = %format!("--{}", a.flag), reason = a.reason, "etcd flag has no effect in Hark");
     }
 }

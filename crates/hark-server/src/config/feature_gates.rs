@@ -1,4 +1,4 @@
-//! etcd 3.6's `--feature-gates=Name=bool,…`: parsed as etcd's `featuregate`
+//! etcd 3.6 and 3.7's `--feature-gates=Name=bool,…`: parsed as etcd's `featuregate`
 //! package parses it (Go booleans, unknown names refused, `AllAlpha` and
 //! `AllBeta` for every gate of that stage), with the gates Hark honours
 //! read from it and the rest returned to be warned about.
@@ -10,7 +10,7 @@ enum Stage {
     Beta,
 }
 
-/// etcd 3.6.0's gates: name, stage, default, and why it has no effect in
+/// etcd 3.7.3's gates (3.6's and two more): name, stage, default, and why it has no effect in
 /// Hark (`None`: Hark honours it).
 const GATES: &[(&str, Stage, bool, Option<&str>)] = &[
     (
@@ -51,6 +51,22 @@ const GATES: &[(&str, Stage, bool, Option<&str>)] = &[
         Stage::Alpha,
         false,
         Some("Hark's --peer-local-addr names the address connections to peers leave from"),
+    ),
+    (
+        "FastLeaseKeepAlive",
+        Stage::Beta,
+        true,
+        Some(
+            "Hark's leader renews a lease once it has confirmed its leadership, never waiting for its apply to catch up (the gate's default)",
+        ),
+    ),
+    (
+        "PriorityRequest",
+        Stage::Alpha,
+        false,
+        Some(
+            "Hark applies the log in order; lease revocations are not moved ahead of other entries",
+        ),
     ),
 ];
 
@@ -126,7 +142,10 @@ mod tests {
         );
         let g = parse("AllAlpha=true,LeaseCheckpoint=false").unwrap();
         assert!(g.initial_corrupt_check);
-        assert_eq!(g.without_effect.len(), 5, "{:?}", g.without_effect);
+        assert_eq!(g.without_effect.len(), 6, "{:?}", g.without_effect);
+        // etcd 3.7's gates are taken (etcd's e2e suite sets them).
+        let g = parse("FastLeaseKeepAlive=true,PriorityRequest=false").unwrap();
+        assert_eq!(g.without_effect.len(), 2, "{:?}", g.without_effect);
         assert!(
             !parse("AllAlpha=true,InitialCorruptCheck=false")
                 .unwrap()

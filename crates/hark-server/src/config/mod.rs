@@ -17,7 +17,10 @@ pub mod feature_gates;
 #[command(
     name = "hark",
     version = crate::VERSION_TEXT,
-    about = "Hark: an etcd v3 compatible key-value store built around watch"
+    about = "Hark: an etcd v3 compatible key-value store built around watch",
+    // Go's flag package takes a flag given twice, and the last value wins:
+    // scripts and etcd's own tests rely on it.
+    args_override_self = true
 )]
 pub struct Config {
     /// etcd's YAML configuration file (keys are these flags' names, TLS in
@@ -328,6 +331,12 @@ pub struct Config {
     /// Applied log entries between raft snapshots (after which the log is purged).
     #[arg(long, env = "HARK_SNAPSHOT_COUNT", default_value_t = 100_000)]
     pub snapshot_count: u64,
+
+    /// Refuse a membership change that would leave fewer started, connected
+    /// voters than a quorum (etcd's default); `false` lets any change through.
+    #[arg(long, env = "HARK_STRICT_RECONFIG_CHECK", num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = true)]
+    pub strict_reconfig_check: bool,
 
     /// Restart this member, with its data, as the only member of its
     /// cluster (after the others are lost for good): entries not known to

@@ -33,7 +33,7 @@ const DISK_HISTOGRAMS: [(&str, &str); 2] = [
     ),
 ];
 
-const GAUGES: [(&str, &str); 18] = [
+const GAUGES: [(&str, &str); 19] = [
     (
         "etcd_server_has_leader",
         "Whether or not a leader exists. 1 is existence, 0 is not.",
@@ -98,6 +98,10 @@ const GAUGES: [(&str, &str); 18] = [
     (
         "etcd_server_version",
         "Which version is running. 1 for 'server_version' label with current version.",
+    ),
+    (
+        "etcd_cluster_version",
+        "Which version is running. 1 for 'cluster_version' label with current cluster version",
     ),
     (
         "hark_build_info",
@@ -196,11 +200,19 @@ pub fn register(node: &Node) {
     // The gauges the layers below keep up to date start at zero here; those
     // with a known value now get it.
     for (name, _) in GAUGES {
-        if name != "etcd_server_version" && name != "hark_build_info" {
+        if !matches!(
+            name,
+            "etcd_server_version" | "etcd_cluster_version" | "hark_build_info"
+        ) {
             metrics::gauge!(name).increment(0.0);
         }
     }
     metrics::gauge!("etcd_server_version", "server_version" => crate::ETCD_VERSION).set(1.0);
+    // etcd labels the cluster version by major.minor ("3.5").
+    let cluster_version = crate::ETCD_CLUSTER_VERSION
+        .rsplit_once('.')
+        .map_or(crate::ETCD_CLUSTER_VERSION, |(minor, _)| minor);
+    metrics::gauge!("etcd_cluster_version", "cluster_version" => cluster_version).set(1.0);
     metrics::gauge!("hark_build_info", "version" => crate::HARK_VERSION, "commit" => crate::GIT_COMMIT)
         .set(1.0);
     metrics::gauge!("etcd_server_quota_backend_bytes").set(node.quota_bytes as f64);
@@ -208,7 +220,7 @@ pub fn register(node: &Node) {
         .set(node.store.current_revision() as f64);
     metrics::gauge!("etcd_debugging_mvcc_compact_revision")
         .set(node.store.compacted_revision() as f64);
-    metrics::gauge!("etcd_debugging_mvcc_keys_total").set(node.store.key_count() as f64);
+    metrics::gauge!("etcd_debugging_mvcc_keys_total").set(node.store.live_key_count() as f64);
     process_collector().describe();
     refresh(node);
 }

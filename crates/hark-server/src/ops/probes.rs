@@ -69,6 +69,7 @@ pub fn routes(node: NodeHandle, listener: Listener) -> Router {
                 move |uri: axum::http::Uri| health(node.clone(), HealthQuery::parse(uri.query()))
             }),
         )
+        .route("/debug/vars", get(debug_vars))
         .route(
             "/debug/watch/streams",
             get({
@@ -100,6 +101,28 @@ pub fn routes(node: NodeHandle, listener: Listener) -> Router {
                 probe(node.clone(), Probe::Readyz, HealthQuery::parse(uri.query()))
             }),
         )
+}
+
+/// etcd's `/debug/vars` (Go's expvar): a JSON object with the command line
+/// and memory figures. Tools and etcd's own tests read it as JSON; Hark's
+/// `memstats` has what a Rust process can say truthfully: `Sys`, the
+/// resident set in bytes.
+async fn debug_vars() -> impl IntoResponse {
+    let cmdline: Vec<String> = std::env::args().collect();
+    // SAFETY: sysconf reads a constant of the system.
+    let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+    let resident = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * page);
+    let body = serde_json::json!({
+        "cmdline": cmdline,
+        "memstats": { "Sys": resident },
+    });
+    (
+        [(header::CONTENT_TYPE, "application/json; charset=utf-8")],
+        body.to_string(),
+    )
 }
 
 /// Streams listed by `/debug/watch/streams`.

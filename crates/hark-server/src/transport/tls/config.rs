@@ -11,6 +11,7 @@ use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, CertificateRevocationListDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
+use rustls::server::danger::ClientCertVerifier;
 use rustls::{
     ClientConfig, RootCertStore, ServerConfig, SupportedCipherSuite, SupportedProtocolVersion,
 };
@@ -20,7 +21,7 @@ fn read(path: &Path, what: &str) -> Result<Vec<u8>, String> {
 }
 
 use super::settings::TlsSettings;
-use super::verify::{AllowedCn, Unverified};
+use super::verify::{AllowedCn, RootAsClient, Unverified};
 
 /// etcd's `--tls-min-version` / `--tls-max-version` values rustls has.
 fn version(name: &str) -> Result<&'static SupportedProtocolVersion, String> {
@@ -37,7 +38,14 @@ fn version(name: &str) -> Result<&'static SupportedProtocolVersion, String> {
 }
 
 /// A cipher suite by its IANA (Go) name, e.g. `TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256`.
+/// Go's constants for the two ChaCha20 suites leave out the `_SHA256` the
+/// IANA names end with; etcd takes both spellings, and so does Hark.
 fn cipher_suite(provider: &CryptoProvider, name: &str) -> Result<SupportedCipherSuite, String> {
+    let name = match name {
+        "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305" => "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+        "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305" => "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+        other => other,
+    };
     provider
         .cipher_suites
         .iter()
@@ -99,8 +107,7 @@ fn protocols(
 
 fn trusted_roots(ca: &Path) -> Result<Arc<RootCertStore>, String> {
     let mut roots = RootCertStore::empty();
-    for cert in CertificateDer::pem_slice_iter(&read(ca, "trusted CA")?) {
-        let cert = cert.map_err(|e| format!("bad CA certificate in {}: {e}", ca.display()))?;
+    for cert in trusted_certificates(ca)? {
         roots
             .add(cert)
             .map_err(|e| format!("bad CA certificate in {}: {e}", ca.display()))?;
@@ -108,13 +115,39 @@ fn trusted_roots(ca: &Path) -> Result<Arc<RootCertStore>, String> {
     Ok(Arc::new(roots))
 }
 
+/// The certificates of `--trusted-ca-file`, as they are.
+fn trusted_certificates(ca: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    CertificateDer::pem_slice_iter(&read(ca, "trusted CA")?)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("bad CA certificate in {}: {e}", ca.display()))
+}
+
 fn revocations(s: &TlsSettings) -> Result<Vec<CertificateRevocationListDer<'static>>, String> {
     let Some(crl) = &s.client_crl_file else {
         return Ok(Vec::new());
     };
-    CertificateRevocationListDer::pem_slice_iter(&read(crl, "CRL")?)
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("bad CRL in {}: {e}", crl.display()))
+    let bytes = read(crl, "CRL")?;
+    let pem: Vec<CertificateRevocationListDer<'static>> =
+        CertificateRevocationListDer::pem_slice_iter(&bytes)
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("bad CRL in {}: {e}", crl.display()))?;
+    if !pem.is_empty() {
+        return Ok(pem);
+    }
+    // As etcd (Go's x509.ParseRevocationList), a CRL file may be DER, the
+    // form CAs publish. Not PEM and not a DER CRL is refused: a CRL read as
+    // empty would revoke nothing, silently.
+    let der = CertificateRevocationListDer::from(bytes);
+    webpki_crl_parses(&der)
+        .map_err(|e| format!("bad CRL in {}: neither PEM nor DER ({e})", crl.display()))?;
+    Ok(vec![der])
+}
+
+/// Whether `der` parses as a certificate revocation list.
+fn webpki_crl_parses(der: &CertificateRevocationListDer<'_>) -> Result<(), String> {
+    x509_parser::parse_x509_crl(der.as_ref())
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 /// gRPC over h2; the JSON gateway and /metrics also over HTTP/1.1.
@@ -144,6 +177,10 @@ pub fn build(s: &TlsSettings) -> Result<ServerConfig, String> {
                     .with_crls(revocations(s)?)
                     .build()
                     .map_err(|e| format!("cannot verify client certificates: {e}"))?;
+            let verifier: Arc<dyn ClientCertVerifier> = Arc::new(RootAsClient {
+                inner: verifier,
+                roots: trusted_certificates(ca)?,
+            });
             if s.allowed_cns.is_empty() {
                 builder.with_client_cert_verifier(verifier)
             } else {
@@ -210,4 +247,30 @@ pub(super) fn dialer(s: &TlsSettings) -> Result<ClientConfig, String> {
         .map_err(|e| format!("the certificate and key do not fit: {e}"))?;
     config.alpn_protocols = vec![b"h2".to_vec()];
     Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cipher_suite;
+
+    #[test]
+    fn takes_gos_and_ianas_names_for_a_suite() {
+        let provider = rustls::crypto::ring::default_provider();
+        for (go, iana) in [
+            (
+                "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305",
+                "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+            ),
+            (
+                "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305",
+                "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+            ),
+        ] {
+            let by_go = cipher_suite(&provider, go).unwrap().suite();
+            assert_eq!(by_go, cipher_suite(&provider, iana).unwrap().suite());
+            assert_eq!(by_go.as_str(), Some(iana));
+        }
+        let err = cipher_suite(&provider, "TLS_RSA_WITH_RC4_128_SHA").unwrap_err();
+        assert!(err.contains("unsupported cipher suite"), "{err}");
+    }
 }

@@ -154,3 +154,62 @@ impl ServerCertVerifier for Unverified {
         self.0.signature_verification_algorithms.supported_schemes()
     }
 }
+
+/// A client certificate that is byte for byte one of the trusted CAs (a
+/// self-signed root used as the client's own certificate, as etcd's own
+/// tests do). Go's verifier, and so etcd, accepts a CA as the client's
+/// certificate; webpki refuses it (`CaUsedAsEndEntity`), and etcdctl then
+/// retried for ever. Accepted only for that refusal, only when the
+/// certificate is itself trusted (so no chain is left to check) and only
+/// within its validity period; any other verdict of `inner` stands.
+#[derive(Debug)]
+pub(super) struct RootAsClient {
+    pub(super) inner: Arc<dyn ClientCertVerifier>,
+    pub(super) roots: Vec<CertificateDer<'static>>,
+}
+
+impl RootAsClient {
+    fn is_trusted_root_in_validity(&self, cert: &CertificateDer<'_>, now: UnixTime) -> bool {
+        if !self.roots.iter().any(|root| root.as_ref() == cert.as_ref()) {
+            return false;
+        }
+        let Ok((_, parsed)) = x509_parser::parse_x509_certificate(cert.as_ref()) else {
+            return false;
+        };
+        let now = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
+        let validity = parsed.validity();
+        validity.not_before.timestamp() <= now && now <= validity.not_after.timestamp()
+    }
+}
+
+impl ClientCertVerifier for RootAsClient {
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        self.inner.root_hint_subjects()
+    }
+
+    fn client_auth_mandatory(&self) -> bool {
+        self.inner.client_auth_mandatory()
+    }
+
+    fn verify_client_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        now: UnixTime,
+    ) -> Result<ClientCertVerified, rustls::Error> {
+        match self
+            .inner
+            .verify_client_cert(end_entity, intermediates, now)
+        {
+            Err(rustls::Error::InvalidCertificate(rustls::CertificateError::Other(other)))
+                if other.to_string() == "CaUsedAsEndEntity"
+                    && self.is_trusted_root_in_validity(end_entity, now) =>
+            {
+                Ok(ClientCertVerified::assertion())
+            }
+            verdict => verdict,
+        }
+    }
+
+    delegate_signatures!();
+}
