@@ -455,10 +455,16 @@ fn run_one(
     }
     let status = child.wait().map_err(|e| e.to_string())?;
     // A test that timed out leaves its servers running, on the ports the
-    // next test takes: everything of its process group goes.
+    // next test takes: everything of its process group goes, and every
+    // server started from the bin dir (etcd's framework starts them on a
+    // pseudo-terminal, in sessions of their own).
     let _ = Command::new("kill")
         .args(["-KILL", "--", &format!("-{}", child.id())])
         .stderr(Stdio::null())
+        .status();
+    let _ = Command::new("pkill")
+        .args(["-KILL", "-f"])
+        .arg(format!("^{}/etcd ", bin_dir.display()))
         .status();
     // `go test` exits 1 when a test failed: a verdict was printed.
     Ok(status.success() || status.code() == Some(1))
