@@ -134,6 +134,23 @@ impl RangeRequest {
             ..Default::default()
         }
     }
+
+    /// Why a streamed range ([`crate::Store::range_stream`]) refuses this
+    /// request, in etcd 3.7's words, if it does: chunks come in key order
+    /// at one revision, so other sort orders and revision filters are not
+    /// served.
+    pub fn stream_refusal(&self) -> Option<&'static str> {
+        let key_order = self.sort_order == SortOrder::None
+            || (self.sort_target == SortTarget::Key && self.sort_order == SortOrder::Ascend);
+        if !key_order {
+            return Some("RangeStream does not support custom sort orders");
+        }
+        let filtered = self.min_mod_revision != 0
+            || self.max_mod_revision != 0
+            || self.min_create_revision != 0
+            || self.max_create_revision != 0;
+        filtered.then_some("RangeStream does not support revision filters")
+    }
 }
 
 /// etcd's `RangeResponse`.

@@ -58,3 +58,10 @@ pub const VERSION_TEXT: &str = concat!(
 );
 /// The cluster version in `GET /version`, as a 3.5 cluster reports it.
 pub const ETCD_CLUSTER_VERSION: &str = "3.5.0";
+/// [`ETCD_CLUSTER_VERSION`] as etcd names it in logs and metric labels:
+/// major.minor (`3.5`).
+pub(crate) fn cluster_version_minor() -> &'static str {
+    ETCD_CLUSTER_VERSION
+        .rsplit_once('.')
+        .map_or(ETCD_CLUSTER_VERSION, |(minor, _)| minor)
+}

@@ -174,7 +174,8 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     ];
     for (kind, bound, https, routes, traffic, waits) in listeners {
         for (listener, &https) in bound.into_iter().zip(https) {
-            let name = format!("{kind} {}", local_addr(&listener));
+            let address = local_addr(&listener);
+            let name = format!("{kind} {address}");
             let serving = serve(
                 listener,
                 tls_if(https),
@@ -192,7 +193,6 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
             } else {
                 "http"
             };
-            let address = name[kind.len() + 1..].to_string();
             tasks.listener(name, async move {
                 tokio::select! {
                     first = published => if first.is_ok() {
@@ -293,9 +293,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
 /// etcd's lines for the cluster version a serving member works at (Hark's
 /// is fixed: [`crate::ETCD_CLUSTER_VERSION`]), with etcd's keys.
 fn log_cluster_version(replica: &Replica) {
-    let version = crate::ETCD_CLUSTER_VERSION
-        .rsplit_once('.')
-        .map_or(crate::ETCD_CLUSTER_VERSION, |(minor, _)| minor);
+    let version = crate::cluster_version_minor();
     tracing::info!(
         "cluster-id" = %format!("{:x}", replica.cluster_id()),
         "local-member-id" = %format!("{:x}", replica.member_id()),

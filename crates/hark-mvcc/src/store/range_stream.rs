@@ -11,7 +11,7 @@ use super::Store;
 use crate::error::{Error, Result};
 use crate::key_index::KeyRange;
 use crate::read_plan::{count_keys, finish_range_encoded, plan_chunk};
-use crate::request::{RangeRequest, SortOrder, SortTarget};
+use crate::request::RangeRequest;
 use crate::validate;
 
 /// Keys in the first chunk; later chunks grow or shrink towards the
@@ -66,16 +66,8 @@ impl Store {
     /// [`Error::Compacted`], and the stream ends there.
     pub fn range_stream(&self, req: &RangeRequest, target_bytes: usize) -> Result<RangeChunks> {
         validate::check_range(req)?;
-        let key_order = req.sort_order == SortOrder::None
-            || (req.sort_target == SortTarget::Key && req.sort_order == SortOrder::Ascend);
-        let filtered = req.min_mod_revision != 0
-            || req.max_mod_revision != 0
-            || req.min_create_revision != 0
-            || req.max_create_revision != 0;
-        if !key_order || filtered {
-            return Err(Error::InvalidArgument(
-                "a streamed range takes no sort order and no revision filter".into(),
-            ));
+        if let Some(why) = req.stream_refusal() {
+            return Err(Error::InvalidArgument(why.into()));
         }
         let (current, at) = self.read_revisions(req.revision)?;
         let total_limit = usize::try_from(req.limit)
@@ -100,21 +92,25 @@ impl Store {
 }
 
 impl RangeChunks {
+    /// The keys of the range from `key` on, at the stream's revision.
+    fn count_from(&self, key: &[u8]) -> Result<i64> {
+        let shared = self.store.shared();
+        shared.outside_installs(|| {
+            let index = shared.index.read();
+            // Under the index lock, as every read checks it.
+            if self.at < shared.compact_rev.load(Ordering::Acquire) {
+                return Err(Error::Compacted);
+            }
+            let range = KeyRange::new(key, &self.req.range_end);
+            Ok(count_keys(&index, range, self.at))
+        })
+    }
+
     fn read_chunk(&mut self) -> Result<RangeChunk> {
         let shared = self.store.shared();
         if self.req.count_only {
             self.done = true;
-            let count = shared.outside_installs(|| {
-                let index = shared.index.read();
-                if self.at < shared.compact_rev.load(Ordering::Acquire) {
-                    return Err(Error::Compacted);
-                }
-                Ok(count_keys(
-                    &index,
-                    KeyRange::new(&self.req.key, &self.req.range_end),
-                    self.at,
-                ))
-            })?;
+            let count = self.count_from(&self.req.key)?;
             return Ok(RangeChunk {
                 kvs: Vec::new(),
                 end: Some(RangeStreamEnd {
@@ -149,18 +145,7 @@ impl RangeChunks {
             let mut count = self.sent as i64;
             if resp.more {
                 // The limit stopped the stream: the keys after it count too.
-                let after = next_key_after(&resp.kvs)?;
-                count += shared.outside_installs(|| {
-                    let index = shared.index.read();
-                    if self.at < shared.compact_rev.load(Ordering::Acquire) {
-                        return Err(Error::Compacted);
-                    }
-                    Ok(count_keys(
-                        &index,
-                        KeyRange::new(&after, &self.req.range_end),
-                        self.at,
-                    ))
-                })?;
+                count += self.count_from(&next_key_after(&resp.kvs)?)?;
             }
             end = Some(RangeStreamEnd {
                 header_revision: self.header_revision,

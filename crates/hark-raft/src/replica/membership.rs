@@ -363,33 +363,22 @@ impl Replica {
                 return;
             };
             let pending: Vec<u64> = replica.intended_voters.lock().iter().copied().collect();
-            if pending.is_empty()
-                || !replica
-                    .raft
-                    .metrics()
-                    .borrow()
-                    .current_leader
-                    .eq(&Some(replica.member_id))
-            {
+            if pending.is_empty() || !replica.is_leader() {
                 continue;
             }
-            let members = replica.members();
             for id in pending {
-                let learner = members.iter().any(|m| m.id == id && m.is_learner);
-                if !learner {
-                    // Removed, or promoted by an operator meanwhile.
-                    replica.intended_voters.lock().remove(&id);
-                    continue;
-                }
-                if !replica.learner_in_sync(id) {
-                    continue;
-                }
+                // The promotion itself checks that it has caught up (any
+                // refusal but the two below is retried next time round).
                 match replica
                     .change_membership_here(MembershipChange::Promote { id })
                     .await
                 {
-                    Ok(()) | Err(MembershipError::NotLearner | MembershipError::MemberNotFound) => {
+                    Ok(()) => {
                         tracing::info!("promoted-member-id" = %format!("{id:x}"), "promoted a member added as a voter");
+                        replica.intended_voters.lock().remove(&id);
+                    }
+                    // Removed, or promoted by an operator meanwhile.
+                    Err(MembershipError::NotLearner | MembershipError::MemberNotFound) => {
                         replica.intended_voters.lock().remove(&id);
                     }
                     Err(e) => {

@@ -131,30 +131,6 @@ fn unexpected(resp: &mvcc::WriteResponse) -> Status {
     Status::internal(format!("hark: the store answered with {resp:?}"))
 }
 
-/// etcd 3.7's checks of a RangeStream request beyond Range's: chunks come
-/// in key order at one revision, so other orders and revision filters are
-/// not served.
-fn check_range_stream(r: &pb::RangeRequest) -> Result<(), Status> {
-    use range_request::{SortOrder as O, SortTarget as T};
-    let default_order = r.sort_order == O::None as i32
-        || (r.sort_target == T::Key as i32 && r.sort_order == O::Ascend as i32);
-    if !default_order {
-        return Err(Status::unimplemented(
-            "RangeStream does not support custom sort orders",
-        ));
-    }
-    if r.min_mod_revision != 0
-        || r.max_mod_revision != 0
-        || r.min_create_revision != 0
-        || r.max_create_revision != 0
-    {
-        return Err(Status::unimplemented(
-            "RangeStream does not support revision filters",
-        ));
-    }
-    Ok(())
-}
-
 /// A RangeStream chunk as etcd sends it: key-values only, and on the last
 /// chunk the header, the count and `more`.
 fn range_chunk_to_pb(
@@ -183,42 +159,41 @@ fn range_chunk_to_pb(
 
 #[tonic::async_trait]
 impl Kv for KvService {
-    type RangeStreamStream =
-        tokio_stream::wrappers::ReceiverStream<Result<pb::RangeStreamResponse, Status>>;
+    type RangeStreamStream = std::pin::Pin<
+        Box<dyn futures_util::Stream<Item = Result<pb::RangeStreamResponse, Status>> + Send>,
+    >;
 
-    /// etcd 3.7's RangeStream: permission and (unless serializable) the
-    /// linearizable barrier once, at the start; then chunks of about
-    /// `--max-request-bytes` read one at a time at one revision, each sent
-    /// before the next is read, so the member holds one or two chunks
-    /// whatever the range.
+    /// etcd 3.7's RangeStream: its request checks (sort orders and
+    /// revision filters are not served, as in etcd), permission and (unless
+    /// serializable) the linearizable barrier once, at the start; then
+    /// chunks of about `--max-request-bytes` at one revision, each read
+    /// when the transport asks for the next message. So the member holds a
+    /// chunk or two whatever the range, and a client that stops reading
+    /// holds no thread and no more than that.
     async fn range_stream(
         &self,
         request: Request<pb::RangeRequest>,
     ) -> Result<Response<Self::RangeStreamStream>, Status> {
         let (metadata, _, message) = request.into_parts();
-        check_range_stream(&message)?;
+        let serializable = message.serializable;
+        let req = range_from_pb(message);
+        if let Some(why) = req.stream_refusal() {
+            return Err(Status::unimplemented(why));
+        }
         let node = self.node.get()?;
-        let req = admit_range(&node, &metadata, message).await?;
+        let req = admit_store_range(&node, &metadata, req, serializable).await?;
         let chunks = node
             .store
             .range_stream(&req, node.max_request_bytes)
             .map_err(mvcc_status)?;
-        let (tx, rx) = tokio::sync::mpsc::channel(1);
-        tokio::task::spawn_blocking(move || {
-            for chunk in chunks {
-                let message = chunk
-                    .map_err(mvcc_status)
-                    .and_then(|c| range_chunk_to_pb(&node, c));
-                let failed = message.is_err();
-                // A client gone (the receiver dropped) ends the reading too.
-                if tx.blocking_send(message).is_err() || failed {
-                    break;
-                }
-            }
+        let messages = chunks.map(move |chunk| {
+            chunk
+                .map_err(mvcc_status)
+                .and_then(|c| range_chunk_to_pb(&node, c))
         });
-        Ok(Response::new(tokio_stream::wrappers::ReceiverStream::new(
-            rx,
-        )))
+        Ok(Response::new(Box::pin(futures_util::stream::iter(
+            messages,
+        ))))
     }
 
     async fn range(
@@ -272,7 +247,16 @@ pub(crate) async fn admit_range(
     req: pb::RangeRequest,
 ) -> Result<mvcc::RangeRequest, Status> {
     let serializable = req.serializable;
-    let req = range_from_pb(req);
+    admit_store_range(node, metadata, range_from_pb(req), serializable).await
+}
+
+/// [`admit_range`] for a request already in the store's terms.
+async fn admit_store_range(
+    node: &Node,
+    metadata: &MetadataMap,
+    req: mvcc::RangeRequest,
+    serializable: bool,
+) -> Result<mvcc::RangeRequest, Status> {
     if !req.key.is_empty() {
         node.caller(metadata)?.range(&req).map_err(auth_status)?;
     }

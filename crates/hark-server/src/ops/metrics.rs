@@ -208,11 +208,8 @@ pub fn register(node: &Node) {
         }
     }
     metrics::gauge!("etcd_server_version", "server_version" => crate::ETCD_VERSION).set(1.0);
-    // etcd labels the cluster version by major.minor ("3.5").
-    let cluster_version = crate::ETCD_CLUSTER_VERSION
-        .rsplit_once('.')
-        .map_or(crate::ETCD_CLUSTER_VERSION, |(minor, _)| minor);
-    metrics::gauge!("etcd_cluster_version", "cluster_version" => cluster_version).set(1.0);
+    metrics::gauge!("etcd_cluster_version", "cluster_version" => crate::cluster_version_minor())
+        .set(1.0);
     metrics::gauge!("hark_build_info", "version" => crate::HARK_VERSION, "commit" => crate::GIT_COMMIT)
         .set(1.0);
     metrics::gauge!("etcd_server_quota_backend_bytes").set(node.quota_bytes as f64);

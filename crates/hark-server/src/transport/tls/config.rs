@@ -106,8 +106,16 @@ fn protocols(
 }
 
 fn trusted_roots(ca: &Path) -> Result<Arc<RootCertStore>, String> {
+    root_store(trusted_certificates(ca)?, ca)
+}
+
+/// `certs`, read from `ca`, as the roots a verifier trusts.
+fn root_store(
+    certs: Vec<CertificateDer<'static>>,
+    ca: &Path,
+) -> Result<Arc<RootCertStore>, String> {
     let mut roots = RootCertStore::empty();
-    for cert in trusted_certificates(ca)? {
+    for cert in certs {
         roots
             .add(cert)
             .map_err(|e| format!("bad CA certificate in {}: {e}", ca.display()))?;
@@ -137,17 +145,9 @@ fn revocations(s: &TlsSettings) -> Result<Vec<CertificateRevocationListDer<'stat
     // As etcd (Go's x509.ParseRevocationList), a CRL file may be DER, the
     // form CAs publish. Not PEM and not a DER CRL is refused: a CRL read as
     // empty would revoke nothing, silently.
-    let der = CertificateRevocationListDer::from(bytes);
-    webpki_crl_parses(&der)
+    x509_parser::parse_x509_crl(&bytes)
         .map_err(|e| format!("bad CRL in {}: neither PEM nor DER ({e})", crl.display()))?;
-    Ok(vec![der])
-}
-
-/// Whether `der` parses as a certificate revocation list.
-fn webpki_crl_parses(der: &CertificateRevocationListDer<'_>) -> Result<(), String> {
-    x509_parser::parse_x509_crl(der.as_ref())
-        .map(drop)
-        .map_err(|e| e.to_string())
+    Ok(vec![CertificateRevocationListDer::from(bytes)])
 }
 
 /// gRPC over h2; the JSON gateway and /metrics also over HTTP/1.1.
@@ -172,14 +172,15 @@ pub fn build(s: &TlsSettings) -> Result<ServerConfig, String> {
     // As etcd: a trusted CA alone already requires client certificates.
     let builder = match &s.trusted_ca_file {
         Some(ca) => {
-            let verifier =
-                WebPkiClientVerifier::builder_with_provider(trusted_roots(ca)?, provider)
-                    .with_crls(revocations(s)?)
-                    .build()
-                    .map_err(|e| format!("cannot verify client certificates: {e}"))?;
+            let certs = trusted_certificates(ca)?;
+            let roots = root_store(certs.clone(), ca)?;
+            let verifier = WebPkiClientVerifier::builder_with_provider(roots, provider)
+                .with_crls(revocations(s)?)
+                .build()
+                .map_err(|e| format!("cannot verify client certificates: {e}"))?;
             let verifier: Arc<dyn ClientCertVerifier> = Arc::new(RootAsClient {
                 inner: verifier,
-                roots: trusted_certificates(ca)?,
+                roots: certs,
             });
             if s.allowed_cns.is_empty() {
                 builder.with_client_cert_verifier(verifier)
