@@ -1508,6 +1508,19 @@ async fn a_cluster_of_one_grows_and_strict_reconfig_check_can_be_turned_off() {
         let added = c.member_add([url(1)], None).await;
         let added = added.unwrap_or_else(|e| panic!("strict {strict}: {e}\n{}", logs(cwd.path())));
         let id = added.member().unwrap().id();
+        if strict {
+            // As etcd: with the second voter not started, a third would
+            // leave too few started voters for a quorum.
+            let third = format!("http://127.0.0.1:{}", free_port());
+            let (code, message) = common::status(c.member_add([third], None).await.unwrap_err());
+            assert_eq!(
+                (code, message.as_str()),
+                (
+                    tonic::Code::FailedPrecondition,
+                    "etcdserver: re-configuration failed due to not enough started members"
+                )
+            );
+        }
         let mut second = start_member(
             cwd.path(),
             "b",

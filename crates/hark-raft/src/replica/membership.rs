@@ -170,15 +170,21 @@ impl Replica {
         }
         let members = self.members();
         let find = |id: u64| members.iter().find(|m| m.id == id).cloned();
+        // A learner this leader is to promote (a voter added to a cluster of
+        // one) counts as the voter etcd would have made it: a second voter
+        // added before it has started is refused, as etcd refuses it.
+        let intended = self.intended_voters.lock().clone();
+        let votes = |m: &&Member| !m.is_learner || intended.contains(&m.id);
         // etcd's strict reconfiguration check: a voter change must leave a
         // quorum of started (published) voters.
         let started = |except: Option<u64>| {
             members
                 .iter()
-                .filter(|m| !m.is_learner && !m.info.client_urls.is_empty() && Some(m.id) != except)
+                .filter(votes)
+                .filter(|m| !m.info.client_urls.is_empty() && Some(m.id) != except)
                 .count()
         };
-        let voters = members.iter().filter(|m| !m.is_learner).count();
+        let voters = members.iter().filter(votes).count();
         let quorum = |n: usize| n / 2 + 1;
         // etcd's health check on the leader's own connections: a voter is
         // "active" when it has answered without a break for HEALTH_INTERVAL
@@ -190,11 +196,7 @@ impl Replica {
                     .active_since(id)
                     .is_some_and(|since| since.elapsed() >= HEALTH_INTERVAL)
         };
-        let voter_ids: Vec<u64> = members
-            .iter()
-            .filter(|m| !m.is_learner)
-            .map(|m| m.id)
-            .collect();
+        let voter_ids: Vec<u64> = members.iter().filter(votes).map(|m| m.id).collect();
         let with_info = |id: u64, edit: &dyn Fn(&mut MemberInfo)| {
             let mut info = find(id).ok_or(MembershipError::MemberNotFound)?.info;
             edit(&mut info);
