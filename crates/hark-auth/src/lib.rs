@@ -13,7 +13,8 @@
 //!   permitted write carries the revision guard, so a permission revoked
 //!   meanwhile refuses it at apply time.
 //! * Passwords are bcrypt hashes; tokens (etcd's simple ones, or JWTs
-//!   any member verifies) are checked without hashing.
+//!   any member verifies) are checked without hashing. A simple token is
+//!   announced through the log and learnt by every member as it applies it.
 //!
 //! The crate knows nothing of gRPC: the server maps [`AuthError`]s to
 //! etcd's status codes.
@@ -33,7 +34,7 @@ pub use jwt::JwtTokens;
 pub use perms::Access;
 pub use records::{PermType, PermissionRecord, RoleRecord, UserRecord};
 pub use state::{AuthState, ROOT};
-pub use store::{AuthOptions, AuthStore, Credentials, TokenKind};
+pub use store::{AuthOptions, AuthStore, Credentials, Login, SIMPLE_TOKEN_TOPIC, TokenKind};
 
 /// Longest user or role name: the longest record key every backend and
 /// etcd's snapshot format hold (bbolt's key limit), so whatever etcd can

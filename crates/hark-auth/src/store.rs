@@ -11,7 +11,23 @@ use crate::caller::Caller;
 use crate::error::AuthError;
 use crate::jwt::JwtTokens;
 use crate::state::AuthState;
-use crate::tokens::SimpleTokens;
+use crate::tokens::{AnnouncedToken, SimpleTokens};
+
+/// The announcement topic of simple tokens (see [`Login::announcement`]).
+pub const SIMPLE_TOKEN_TOPIC: &str = "auth/simple-token";
+
+/// A password that checked out.
+#[derive(Debug, Clone)]
+pub struct Login {
+    /// The token to give the client.
+    pub token: String,
+    /// For a simple token: what to write through the log (its
+    /// [`hark_mvcc::Announcement::into_request`]) before answering the client.
+    /// The token is valid on a member once that member has applied it, so
+    /// every member of a cluster knows it, as in etcd. `None` for a JWT,
+    /// which any member verifies by its signature.
+    pub announcement: Option<hark_mvcc::Announcement>,
+}
 
 /// etcd's `--auth-token` kinds.
 #[derive(Debug, Clone, Default)]
@@ -65,6 +81,23 @@ struct Inner {
     tokens: Tokens,
 }
 
+impl Inner {
+    /// Takes a simple token any member announced (on the store's committer
+    /// thread, in log order).
+    fn learn_token(&self, body: &Bytes) {
+        let Tokens::Simple(tokens) = &self.tokens else {
+            return;
+        };
+        match <AnnouncedToken as prost::Message>::decode(body.clone()) {
+            Ok(t) => tokens
+                .lock()
+                .learn(t.token, t.user, t.password, t.revision, Instant::now()),
+            // Every member drops it alike; the client's token is refused.
+            Err(e) => tracing::warn!(error = %e, "an undecodable simple-token announcement"),
+        }
+    }
+}
+
 enum Tokens {
     Simple(Mutex<SimpleTokens>),
     Jwt(Arc<JwtTokens>),
@@ -73,7 +106,7 @@ enum Tokens {
 impl AuthStore {
     pub fn new(store: Store, options: AuthOptions) -> Result<AuthStore, AuthError> {
         let state = AuthState::load(&store, store.records_generation())?;
-        Ok(AuthStore {
+        let auth = AuthStore {
             inner: Arc::new(Inner {
                 tokens: match &options.tokens {
                     TokenKind::Simple => {
@@ -85,7 +118,20 @@ impl AuthStore {
                 store,
                 options,
             }),
-        })
+        };
+        if matches!(auth.inner.tokens, Tokens::Simple(_)) {
+            // Weak: the store holds the listener, and this holds the store.
+            let weak = Arc::downgrade(&auth.inner);
+            auth.inner.store.listen(
+                SIMPLE_TOKEN_TOPIC,
+                Arc::new(move |body| {
+                    if let Some(inner) = weak.upgrade() {
+                        inner.learn_token(body);
+                    }
+                }),
+            );
+        }
+        Ok(auth)
     }
 
     /// The current state (decoded again only when the records changed).
@@ -160,8 +206,9 @@ impl AuthStore {
     }
 
     /// etcd's Authenticate: checks the password (bcrypt: slow on purpose;
-    /// call it off the async runtime) and issues a token.
-    pub fn authenticate(&self, name: &str, password: &str) -> Result<String, AuthError> {
+    /// call it off the async runtime) and makes up a token. A simple token
+    /// is valid only once its [`Login::announcement`] is applied.
+    pub fn authenticate(&self, name: &str, password: &str) -> Result<Login, AuthError> {
         let state = self.state()?;
         if !state.enabled() {
             return Err(AuthError::AuthNotEnabled);
@@ -175,13 +222,26 @@ impl AuthStore {
             return Err(AuthError::AuthFailed);
         }
         match &self.inner.tokens {
-            Tokens::Simple(tokens) => Ok(tokens.lock().issue(
-                name,
-                user.password.clone(),
-                state.revision(),
-                Instant::now(),
-            )),
-            Tokens::Jwt(jwt) => jwt.issue(name, state.revision()),
+            Tokens::Simple(tokens) => {
+                let token = tokens.lock().make_up();
+                let announced = AnnouncedToken {
+                    token: token.clone(),
+                    user: name.to_owned(),
+                    password: user.password.clone(),
+                    revision: state.revision(),
+                };
+                Ok(Login {
+                    token,
+                    announcement: Some(hark_mvcc::Announcement {
+                        topic: SIMPLE_TOKEN_TOPIC.to_owned(),
+                        body: Bytes::from(prost::Message::encode_to_vec(&announced)),
+                    }),
+                })
+            }
+            Tokens::Jwt(jwt) => Ok(Login {
+                token: jwt.issue(name, state.revision())?,
+                announcement: None,
+            }),
         }
     }
 

@@ -1,5 +1,9 @@
-//! etcd's simple tokens: `<16 random letters>.<n>`, known to the member that
-//! issued them, valid for a TTL that each use starts again.
+//! etcd's simple tokens: `<16 random letters>.<n>`, valid for a TTL that
+//! each use starts again. The member that checks the password makes one up
+//! and announces it through the log; every member learns it when it applies
+//! that announcement (etcd replicates its simple tokens through raft the
+//! same way), so a client may send it to any member. Each member keeps its
+//! own TTL clock, as in etcd.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -22,6 +26,22 @@ pub(crate) struct SimpleTokens {
     counter: u64,
 }
 
+/// A simple token as announced through the log (protobuf, so that a later
+/// build may add fields and still read an older member's).
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct AnnouncedToken {
+    #[prost(string, tag = "1")]
+    pub token: String,
+    #[prost(string, tag = "2")]
+    pub user: String,
+    /// The user's password hash when the password was checked.
+    #[prost(bytes = "bytes", tag = "3")]
+    pub password: Bytes,
+    /// The auth revision the password was checked at.
+    #[prost(uint64, tag = "4")]
+    pub revision: u64,
+}
+
 /// What a token names, if it is still live.
 pub(crate) struct TokenOwner {
     pub user: String,
@@ -38,25 +58,37 @@ impl SimpleTokens {
         }
     }
 
-    pub fn issue(&mut self, user: &str, password: Bytes, revision: u64, now: Instant) -> String {
-        self.sweep(now);
+    /// A new token, not yet valid anywhere: [`SimpleTokens::learn`] makes it so.
+    pub fn make_up(&mut self) -> String {
         self.counter += 1;
         let letters: String = rand::rng()
             .sample_iter(rand::distr::Alphabetic)
             .take(16)
             .map(char::from)
             .collect();
-        let token = format!("{letters}.{}", self.counter);
+        format!("{letters}.{}", self.counter)
+    }
+
+    /// Makes `token` name `user` (with the password hash and auth revision
+    /// it was issued under) for a TTL from `now`.
+    pub fn learn(
+        &mut self,
+        token: String,
+        user: String,
+        password: Bytes,
+        revision: u64,
+        now: Instant,
+    ) {
+        self.sweep(now);
         self.issued.insert(
-            token.clone(),
+            token,
             Issued {
-                user: user.to_owned(),
+                user,
                 password,
                 revision,
                 expires: now + self.ttl,
             },
         );
-        token
     }
 
     /// The token's owner, its TTL started again; `None` if unknown or expired.
@@ -103,7 +135,9 @@ mod tests {
     fn a_token_lives_for_its_ttl_from_its_last_use() {
         let t0 = Instant::now();
         let mut tokens = SimpleTokens::new(Duration::from_secs(10));
-        let token = tokens.issue("alice", Bytes::new(), 1, t0);
+        let token = tokens.make_up();
+        assert!(tokens.use_token(&token, t0).is_none(), "not learned yet");
+        tokens.learn(token.clone(), "alice".into(), Bytes::new(), 1, t0);
         let (letters, n) = token.split_once('.').unwrap();
         assert_eq!(letters.len(), 16);
         assert!(letters.chars().all(|c| c.is_ascii_alphabetic()));

@@ -26,6 +26,19 @@ fn apply(store: &Store, change: RecordsRequest) {
     }
 }
 
+/// Authenticates the way the server does: a simple token's announcement
+/// goes through the apply path before the token is handed out.
+fn login(store: &Store, auth: &AuthStore, name: &str, password: &str) -> Result<String, AuthError> {
+    let login = auth.authenticate(name, password)?;
+    if let Some(announcement) = login.announcement {
+        match store.apply_blocking(announcement.into_request()).unwrap() {
+            WriteResponse::Records(r) => assert!(r.applied, "the auth store listens"),
+            other => panic!("{other:?}"),
+        }
+    }
+    Ok(login.token)
+}
+
 fn perm(kind: PermType, key: &str, end: &str) -> Option<PermissionRecord> {
     Some(PermissionRecord {
         perm_type: kind as i32,
@@ -87,7 +100,7 @@ fn enabled_with(tokens: TokenKind) -> (Store, AuthStore, String) {
     let s = auth.state().unwrap();
     assert!(s.enabled());
     assert_eq!(s.revision(), before, "enabling does not bump the revision");
-    let token = auth.authenticate("alice", "alicepw").unwrap();
+    let token = login(&store, &auth, "alice", "alicepw").unwrap();
     (store, auth, token)
 }
 
@@ -104,17 +117,17 @@ fn no_lease(_: i64) -> Vec<Bytes> {
 
 #[test]
 fn passwords_are_bcrypt_in_gos_form_and_never_kept() {
-    let (_, auth, _) = enabled();
+    let (store, auth, _) = enabled();
     let s = auth.state().unwrap();
     let stored = &s.user("alice").unwrap().password;
     assert!(stored.starts_with(b"$2a$04$"), "{stored:?}");
     assert!(!stored.windows(7).any(|w| w == b"alicepw"));
     assert_eq!(
-        auth.authenticate("alice", "wrong").unwrap_err(),
+        login(&store, &auth, "alice", "wrong").unwrap_err(),
         AuthError::AuthFailed
     );
     assert_eq!(
-        auth.authenticate("nobody", "x").unwrap_err(),
+        login(&store, &auth, "nobody", "x").unwrap_err(),
         AuthError::AuthFailed
     );
 }
@@ -202,7 +215,7 @@ fn changes_follow_etcds_rules() {
 
 #[test]
 fn requests_are_checked_per_kind() {
-    let (_, auth, token) = enabled();
+    let (store, auth, token) = enabled();
     let alice = auth.caller(as_token(&token)).unwrap();
     assert_eq!(alice.user(), Some("alice"));
     assert!(alice.range(&RangeRequest::range("a", "c")).is_ok());
@@ -297,7 +310,7 @@ fn requests_are_checked_per_kind() {
         AuthError::PermissionDenied
     );
 
-    let root_token = auth.authenticate("root", "rootpw").unwrap();
+    let root_token = login(&store, &auth, "root", "rootpw").unwrap();
     let root = auth.caller(as_token(&root_token)).unwrap();
     assert!(root.write(&compact, &no_lease).is_ok());
     assert!(root.watch(b"\0", b"\0").is_ok());
@@ -358,10 +371,10 @@ fn tokens_die_with_a_password_change_a_user_delete_and_a_disable() {
         auth.caller(as_token(&token)).err(),
         Some(AuthError::InvalidAuthToken)
     );
-    let token = auth.authenticate("alice", "new").unwrap();
+    let token = login(&store, &auth, "alice", "new").unwrap();
     assert!(auth.caller(as_token(&token)).is_ok());
 
-    let root_token = auth.authenticate("root", "rootpw").unwrap();
+    let root_token = login(&store, &auth, "root", "rootpw").unwrap();
     apply(
         &store,
         auth.state().unwrap().auth_disable().unwrap().unwrap(),
@@ -381,8 +394,8 @@ fn tokens_die_with_a_password_change_a_user_delete_and_a_disable() {
         Some(AuthError::InvalidAuthToken)
     );
 
-    let token = auth.authenticate("alice", "new").unwrap();
-    let root_token = auth.authenticate("root", "rootpw").unwrap();
+    let token = login(&store, &auth, "alice", "new").unwrap();
+    let root_token = login(&store, &auth, "root", "rootpw").unwrap();
     assert!(auth.caller(as_token(&root_token)).unwrap().admin().is_ok());
     apply(&store, auth.state().unwrap().user_delete("alice").unwrap());
     assert_eq!(
@@ -471,7 +484,7 @@ fn jwt_tokens_carry_etcds_claims_and_a_verify_only_member_takes_them() {
                 .is_ok()
         );
         assert_eq!(
-            verifier.authenticate("alice", "alicepw").err(),
+            login(&store, &verifier, "alice", "alicepw").err(),
             Some(AuthError::VerifyOnly)
         );
         // A private key alone verifies too (its public half is derived).
@@ -493,7 +506,7 @@ fn jwt_tokens_carry_etcds_claims_and_a_verify_only_member_takes_them() {
             Some(AuthError::AuthOldRevision),
             "{method}"
         );
-        let fresh = auth.authenticate("alice", "alicepw").unwrap();
+        let fresh = login(&store, &auth, "alice", "alicepw").unwrap();
         assert!(auth.caller(as_token(&fresh)).is_ok());
     }
 }
@@ -603,4 +616,77 @@ fn jwt_keys_are_checked_at_start() {
     let hmac = jwt("HS256", None, Some("a shared secret"), 60);
     let token = hmac.issue("alice", 3).unwrap();
     assert_eq!(hmac.verify(&token), Some(("alice".to_string(), 3)));
+}
+
+/// A simple token made up on one member is valid on every member that has
+/// applied its announcement (the log carries it to all, as etcd's raft
+/// carries its Authenticate entry), and on none before; a password changed
+/// since voids it on every member alike.
+#[test]
+fn a_simple_token_is_valid_on_every_member_that_applied_its_announcement() {
+    let members: Vec<(Store, AuthStore)> = (0..3).map(|_| auth_with(TokenKind::Simple)).collect();
+    let apply_all = |req: WriteRequest| {
+        for (store, _) in &members {
+            store.apply_blocking(req.clone()).unwrap();
+        }
+    };
+    let issuer = &members[0].1;
+    let hash = issuer.hash_password("rootpw").unwrap();
+    let s = issuer.state().unwrap();
+    apply_all(WriteRequest::Records(
+        s.user_add("root", hash, false).unwrap(),
+    ));
+    let s = issuer.state().unwrap();
+    apply_all(WriteRequest::Records(
+        s.user_grant_role("root", ROOT).unwrap().unwrap(),
+    ));
+    apply_all(WriteRequest::Records(
+        issuer.state().unwrap().auth_enable().unwrap().unwrap(),
+    ));
+
+    let login = issuer.authenticate("root", "rootpw").unwrap();
+    let announcement = login.announcement.expect("a simple token is announced");
+    assert_eq!(announcement.topic, SIMPLE_TOKEN_TOPIC);
+    for (_, auth) in &members {
+        assert_eq!(
+            auth.caller(as_token(&login.token)).err(),
+            Some(AuthError::InvalidAuthToken),
+            "valid before its announcement was applied"
+        );
+    }
+    apply_all(announcement.into_request());
+    for (_, auth) in &members {
+        auth.caller(as_token(&login.token))
+            .unwrap()
+            .admin()
+            .expect("root's token, on every member");
+    }
+
+    let hash = issuer.hash_password("newpw").unwrap();
+    let s = issuer.state().unwrap();
+    apply_all(WriteRequest::Records(
+        s.user_change_password("root", hash).unwrap(),
+    ));
+    for (_, auth) in &members {
+        assert_eq!(
+            auth.caller(as_token(&login.token)).err(),
+            Some(AuthError::InvalidAuthToken)
+        );
+    }
+    // A store without a listener for the topic drops an announcement.
+    let bare = Store::in_memory();
+    let heard = match bare
+        .apply_blocking(
+            Announcement {
+                topic: "nobody/listens".into(),
+                body: Bytes::new(),
+            }
+            .into_request(),
+        )
+        .unwrap()
+    {
+        WriteResponse::Records(r) => r.applied,
+        other => panic!("{other:?}"),
+    };
+    assert!(!heard);
 }

@@ -71,6 +71,7 @@
 #![warn(missing_docs)]
 
 mod alarm;
+mod announce;
 pub mod backend;
 pub mod chaos;
 mod error;
@@ -92,6 +93,10 @@ mod usage;
 mod validate;
 
 pub use alarm::{Alarm, AlarmAction, AlarmKind, AlarmRequest, AlarmResponse};
+pub use announce::{
+    ANNOUNCEMENT_BUCKET, Announcement, Listener, MAX_ANNOUNCEMENT_BODY_LEN,
+    MAX_ANNOUNCEMENT_TOPIC_LEN,
+};
 #[cfg(feature = "fjall")]
 pub use backend::FjallBackend;
 #[cfg(feature = "rocksdb")]

@@ -49,6 +49,7 @@ pub const MAX_KEY_VALUE_LEN: usize = 1024 * 1024 * 1024;
 
 fn check_records(r: &crate::records::RecordsRequest) -> Result<()> {
     use crate::records::{RecordChange, valid_bucket};
+    check_announcement(r)?;
     let guards = r
         .guards
         .iter()
@@ -80,6 +81,32 @@ fn check_records(r: &crate::records::RecordsRequest) -> Result<()> {
                 value.len()
             )));
         }
+    }
+    Ok(())
+}
+
+/// An announcement's bounds; and no other records change may touch its
+/// bucket (nothing may ever be stored there).
+fn check_announcement(r: &crate::records::RecordsRequest) -> Result<()> {
+    use crate::announce::Announcement;
+    if !Announcement::touches_bucket(r) {
+        return Ok(());
+    }
+    let Some(a) = Announcement::carried_by(r) else {
+        return Err(Error::InvalidBucket);
+    };
+    use crate::announce::{MAX_ANNOUNCEMENT_BODY_LEN, MAX_ANNOUNCEMENT_TOPIC_LEN};
+    if a.topic.is_empty() || a.topic.len() > MAX_ANNOUNCEMENT_TOPIC_LEN {
+        return Err(Error::InvalidArgument(format!(
+            "etcdserver: an announcement topic of {} bytes (1 to {MAX_ANNOUNCEMENT_TOPIC_LEN})",
+            a.topic.len()
+        )));
+    }
+    if a.body.len() > MAX_ANNOUNCEMENT_BODY_LEN {
+        return Err(Error::InvalidArgument(format!(
+            "etcdserver: an announcement of {} bytes is larger than {MAX_ANNOUNCEMENT_BODY_LEN}",
+            a.body.len()
+        )));
     }
     Ok(())
 }

@@ -1557,3 +1557,91 @@ async fn a_cluster_of_one_grows_and_strict_reconfig_check_can_be_turned_off() {
         drop((b, c));
     }
 }
+
+/// A simple token issued by one member is taken by every member: etcd
+/// replicates its simple tokens through raft, and clients with several
+/// endpoints (etcdctl, clientv3, Kubernetes) send the one token to
+/// whichever member they pick.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_simple_token_from_one_member_is_taken_by_every_member() {
+    use hark_proto::etcdserverpb::{self as pb, auth_client::AuthClient, kv_client::KvClient};
+    let _one = ONE_CLUSTER_AT_A_TIME.lock().await;
+    let cwd = tempfile::tempdir().unwrap();
+    let members = start_cluster(cwd.path()).await;
+    let mut setup = Client::connect([members[0].client.as_str()], None)
+        .await
+        .unwrap();
+    setup.user_add("root", "rootpw", None).await.unwrap();
+    setup.user_grant_role("root", "root").await.unwrap();
+    setup.auth_enable().await.unwrap();
+
+    for issuer in 0..members.len() {
+        let token = AuthClient::connect(members[issuer].client.clone())
+            .await
+            .unwrap()
+            .authenticate(pb::AuthenticateRequest {
+                name: "root".into(),
+                password: "rootpw".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .token;
+        for (i, m) in members.iter().enumerate() {
+            let mut put = tonic::Request::new(pb::PutRequest {
+                key: format!("from-{issuer}-on-{i}").into_bytes().into(),
+                value: bytes::Bytes::from_static(b"v"),
+                ..Default::default()
+            });
+            put.metadata_mut().insert("token", token.parse().unwrap());
+            KvClient::connect(m.client.clone())
+                .await
+                .unwrap()
+                .put(put)
+                .await
+                .unwrap_or_else(|e| panic!("a token of m{issuer} on m{i}: {e}"));
+        }
+    }
+    // etcdctl as users run it: one login, its requests spread over all.
+    let etcdctl_bin = find_on_path("etcdctl-3.7");
+    if etcdctl_bin.is_none() {
+        assert_ne!(
+            std::env::var("HARK_REQUIRE_ETCDCTL").as_deref(),
+            Ok("1"),
+            "etcdctl-3.7 is not on PATH"
+        );
+        eprintln!("no etcdctl-3.7 on PATH: its part skipped");
+    }
+    if let Some(etcdctl_bin) = etcdctl_bin {
+        let all: Vec<&str> = members.iter().map(|m| m.client.as_str()).collect();
+        for round in 0..6 {
+            let key = format!("etcdctl-{round}");
+            let (ok, text) = etcdctl(
+                &etcdctl_bin,
+                &all.join(","),
+                &["--user", "root:rootpw", "put", &key, "v"],
+            );
+            assert!(ok, "{text}");
+        }
+        let (ok, text) = etcdctl(
+            &etcdctl_bin,
+            &all.join(","),
+            &["--user", "root:rootpw", "endpoint", "health", "--cluster"],
+        );
+        assert!(ok, "{text}");
+    }
+    // A wrong token is refused everywhere.
+    let mut put = tonic::Request::new(pb::PutRequest {
+        key: bytes::Bytes::from_static(b"k"),
+        ..Default::default()
+    });
+    put.metadata_mut()
+        .insert("token", "AAAAAAAAAAAAAAAA.1".parse().unwrap());
+    let refused = KvClient::connect(members[2].client.clone())
+        .await
+        .unwrap()
+        .put(put)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.message(), "etcdserver: invalid auth token");
+}

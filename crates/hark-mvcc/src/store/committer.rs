@@ -15,6 +15,7 @@ use super::image::StoreImage;
 use super::load::load_state;
 use super::shared::{COMPACTION_BATCH, Job, JobDone, Shared, Work};
 use crate::alarm::{Alarm, AlarmAction, AlarmKind, AlarmRequest, AlarmResponse};
+use crate::announce::Announcement;
 use crate::backend::{Backend, Table, WriteBatch};
 use crate::error::{Error, Result};
 use crate::kv::{CommittedRevision, EventKind, KeyValue};
@@ -373,6 +374,9 @@ impl Committer {
             req = *inner;
         }
         if let WriteRequest::Records(r) = req {
+            if let Some(a) = Announcement::carried_by(&r) {
+                return self.announce(a);
+            }
             return self.apply_records(r, batch);
         }
         if let WriteRequest::Alarm(a) = req {
@@ -450,7 +454,10 @@ impl Committer {
     /// etcd's capped and corrupt appliers: with NOSPACE raised, what can grow
     /// the store fails; with CORRUPT raised, everything but alarms does.
     pub(super) fn refused_by_alarm(&self, req: &WriteRequest) -> Option<Error> {
-        if matches!(req, WriteRequest::Alarm(_)) {
+        // etcd's corrupt applier lets Authenticate by, as it does alarms.
+        let announcement =
+            matches!(req, WriteRequest::Records(r) if Announcement::carried_by(r).is_some());
+        if matches!(req, WriteRequest::Alarm(_)) || announcement {
             return None;
         }
         // etcd serves read-only txns outside its applier, so CORRUPT lets them by.
@@ -509,6 +516,19 @@ impl Committer {
     /// is durable (unlike revisions): records are rare, and a backend write
     /// that fails stops the store, so nothing is served from a state that a
     /// restart would lose without the writer having been told it failed.
+    /// Hands an announcement to its topic's listener; stores nothing.
+    fn announce(&mut self, a: Announcement) -> Outcome {
+        let listener = self.shared.listeners.read().get(&a.topic).cloned();
+        if let Some(listener) = &listener {
+            listener(&a.body);
+        }
+        let resp = RecordsResponse {
+            header_revision: self.applied_rev,
+            applied: listener.is_some(),
+        };
+        Outcome::Ready(Ok(WriteResponse::Records(resp)), None)
+    }
+
     pub(super) fn apply_records(&mut self, req: RecordsRequest, batch: &mut WriteBatch) -> Outcome {
         let mut table = self.shared.records.write();
         let applied = req.guards.iter().all(|g| table.holds(g));

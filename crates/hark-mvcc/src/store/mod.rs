@@ -130,6 +130,17 @@ impl Store {
         self.shared().records_generation.load(Ordering::Acquire)
     }
 
+    /// Hands every [`Announcement`](crate::Announcement) of `topic` this
+    /// store applies, in log order, to `listener` (replacing an earlier
+    /// one of the topic). Announcements applied before it is set, or of a
+    /// topic nobody listens to, are dropped.
+    pub fn listen(&self, topic: &str, listener: crate::announce::Listener) {
+        self.shared()
+            .listeners
+            .write()
+            .insert(topic.to_owned(), listener);
+    }
+
     /// The checks a write gets before it is applied (empty keys, txn
     /// sizes), for callers that must fail them before checks of their own.
     pub fn validate(&self, req: &WriteRequest) -> Result<()> {

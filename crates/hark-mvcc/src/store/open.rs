@@ -103,6 +103,7 @@ impl Store {
             records: RwLock::new(records),
             usage: Mutex::new(usage),
             records_generation: AtomicU64::new(1),
+            listeners: Default::default(),
             sizes: SizeCache::default(),
             reclaiming: Mutex::new(()),
             images_reading: AtomicUsize::new(0),

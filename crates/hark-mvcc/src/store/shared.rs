@@ -126,6 +126,8 @@ pub(super) struct Shared {
     pub(super) usage: Mutex<PrefixUsage>,
     /// Bumped after every applied records change (and install).
     pub(super) records_generation: AtomicU64,
+    /// Who takes announcements, by topic (see [`crate::Announcement`]).
+    pub(super) listeners: RwLock<std::collections::HashMap<String, crate::announce::Listener>>,
     /// Whether a NOSPACE / CORRUPT alarm is raised (for readers, without the lock).
     pub(super) nospace: AtomicBool,
     pub(super) corrupt: AtomicBool,

@@ -168,15 +168,36 @@ impl Auth for AuthService {
     ) -> Result<Response<pb::AuthenticateResponse>, Status> {
         unary!(async {
             let node = self.node.get()?;
+            // As etcd: the password is checked against every auth change
+            // acknowledged before the request (a user just added elsewhere).
+            node.linearizable_barrier().await?;
             let auth = node.auth.clone();
             let pb::AuthenticateRequest { name, password } = request.into_inner();
             // bcrypt is slow on purpose: off the runtime's threads.
-            let token = on_bcrypt_pool(move || auth.authenticate(&name, &password))
+            let login = on_bcrypt_pool(move || auth.authenticate(&name, &password))
                 .await?
                 .map_err(auth_status)?;
+            // A simple token goes through the log, as etcd's Authenticate
+            // entry does: every member learns it, so the client may use it
+            // on any of them.
+            let revision = match login.announcement {
+                Some(announcement) => match node
+                    .apply(announcement.into_request())
+                    .await
+                    .map_err(replica_status)?
+                {
+                    WriteResponse::Records(r) => r.header_revision,
+                    other => {
+                        return Err(Status::internal(format!(
+                            "hark: the store answered with {other:?}"
+                        )));
+                    }
+                },
+                None => node.store.current_revision(),
+            };
             Ok(pb::AuthenticateResponse {
-                header: node.header(node.store.current_revision()),
-                token,
+                header: node.header(revision),
+                token: login.token,
             })
         })
     }
