@@ -421,6 +421,13 @@ fn run_one(
     results: &mut Vec<TestResult>,
 ) -> Result<bool> {
     use std::os::unix::process::CommandExt;
+    // The test's data dirs (Go's t.TempDir) go under a dir of its own,
+    // removed afterwards: a test killed at its timeout never removes its
+    // own, and a full run left gigabytes in /tmp. Short, as unix socket
+    // paths under it must stay within 108 bytes.
+    let scratch = std::env::temp_dir().join(format!("hark-e2e-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&scratch);
+    fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
     let mut child = Command::new(suite)
         .process_group(0)
         .args(["-test.v", "-test.timeout=5m", "-test.run"])
@@ -428,6 +435,7 @@ fn run_one(
         .arg(format!("-bin-dir={}", bin_dir.display()))
         .current_dir(package_dir)
         .env("EXPECT_DEBUG", "true")
+        .env("TMPDIR", &scratch)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -466,6 +474,7 @@ fn run_one(
         .args(["-KILL", "-f"])
         .arg(format!("^{}/etcd ", bin_dir.display()))
         .status();
+    let _ = fs::remove_dir_all(&scratch);
     // `go test` exits 1 when a test failed: a verdict was printed.
     Ok(status.success() || status.code() == Some(1))
 }
