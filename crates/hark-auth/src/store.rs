@@ -11,7 +11,7 @@ use crate::caller::Caller;
 use crate::error::AuthError;
 use crate::jwt::JwtTokens;
 use crate::state::AuthState;
-use crate::tokens::{AnnouncedToken, SimpleTokens};
+use crate::tokens::{AnnouncedToken, SimpleTokens, shaped_like_simple_token};
 
 /// The announcement topic of simple tokens (see [`Login::announcement`]).
 pub const SIMPLE_TOKEN_TOPIC: &str = "auth/simple-token";
@@ -203,6 +203,21 @@ impl AuthStore {
         }
         let user = credentials.common_name.map(str::to_owned);
         Ok(Caller::new(state, user))
+    }
+
+    /// Whether a request carrying `token` should wait for this member to
+    /// catch up with the log before it is judged: auth is on, simple tokens
+    /// are in use, and `token` has their shape but is unknown here. The
+    /// client may have been given it by another member a moment ago, and
+    /// this member has not applied its announcement yet (etcd waits for the
+    /// raft index its token names for the same reason).
+    pub fn awaits_token(&self, token: &str) -> bool {
+        let Tokens::Simple(tokens) = &self.inner.tokens else {
+            return false;
+        };
+        shaped_like_simple_token(token)
+            && self.state().is_ok_and(|s| s.enabled())
+            && !tokens.lock().knows(token, Instant::now())
     }
 
     /// etcd's Authenticate: checks the password (bcrypt: slow on purpose;

@@ -26,6 +26,17 @@ pub(crate) struct SimpleTokens {
     counter: u64,
 }
 
+/// Whether `token` has a simple token's shape, `<16 letters>.<n>`.
+pub(crate) fn shaped_like_simple_token(token: &str) -> bool {
+    token.split_once('.').is_some_and(|(letters, n)| {
+        letters.len() == 16
+            && letters.bytes().all(|b| b.is_ascii_alphabetic())
+            && !n.is_empty()
+            && n.len() <= 20
+            && n.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
 /// A simple token as announced through the log (protobuf, so that a later
 /// build may add fields and still read an older member's).
 #[derive(Clone, PartialEq, prost::Message)]
@@ -104,6 +115,11 @@ impl SimpleTokens {
             password: issued.password.clone(),
             revision: issued.revision,
         })
+    }
+
+    /// Whether `token` is live here (its TTL untouched).
+    pub fn knows(&self, token: &str, now: Instant) -> bool {
+        self.issued.get(token).is_some_and(|t| t.expires > now)
     }
 
     pub fn revoke(&mut self, token: &str) {

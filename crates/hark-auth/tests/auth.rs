@@ -653,9 +653,14 @@ fn a_simple_token_is_valid_on_every_member_that_applied_its_announcement() {
             Some(AuthError::InvalidAuthToken),
             "valid before its announcement was applied"
         );
+        // A server lets such a request wait for the log to catch up.
+        assert!(auth.awaits_token(&login.token));
+        assert!(!auth.awaits_token("not-a-simple-token"));
+        assert!(!auth.awaits_token("abcdefghijklmnop.x1"));
     }
     apply_all(announcement.into_request());
     for (_, auth) in &members {
+        assert!(!auth.awaits_token(&login.token), "known: no wait");
         auth.caller(as_token(&login.token))
             .unwrap()
             .admin()

@@ -22,11 +22,15 @@ use crate::ops::probes;
 use crate::plan::Limits;
 
 /// gRPC routes as a listener serves them.
-fn on_the_wire(routes: Routes) -> axum::Router {
+fn on_the_wire(routes: Routes, handle: &NodeHandle) -> axum::Router {
     // Before the in-process clone: a gateway request must not name a user
     // by certificate (etcd ignores the CN for gateway requests).
     routes
         .into_axum_router()
+        .layer(axum::middleware::from_fn_with_state(
+            handle.clone(),
+            crate::grpc::access::catch_up_for_token,
+        ))
         .layer(crate::transport::wire_edits::WireEditsLayer)
         // Outermost, to count what goes over the wire (after the rewrite of
         // oversized-message statuses above).
@@ -66,7 +70,7 @@ pub fn listener_routes(
         );
     // Locks and elections are made of calls on the services above, in
     // process and as their caller (as etcd's server makes them).
-    let steps = hark_http::in_process(Routes::from(on_the_wire(core.clone())));
+    let steps = hark_http::in_process(Routes::from(on_the_wire(core.clone(), handle)));
     let grpc = on_the_wire(
         core.add_service(
             LockServer::new(LockService::new(steps.clone())).max_decoding_message_size(limit),
@@ -74,6 +78,7 @@ pub fn listener_routes(
         .add_service(
             ElectionServer::new(ElectionService::new(steps)).max_decoding_message_size(limit),
         ),
+        handle,
     );
     // The HTTP dialects call these same gRPC routes in process.
     let in_process = hark_http::in_process(Routes::from(grpc.clone()));

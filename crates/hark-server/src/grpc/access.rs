@@ -22,6 +22,31 @@ pub fn token(metadata: &MetadataMap) -> Option<&str> {
     Some(raw.strip_prefix("Bearer ").unwrap_or(raw))
 }
 
+/// Lets a request carrying a simple token this member does not know yet
+/// wait until the member has applied what was committed when it arrived
+/// (a linearizable barrier), then go on to be judged as usual. The token
+/// may have been issued by another member a moment ago: it is committed
+/// before the client has it, so after the barrier this member knows it too.
+/// Known tokens, JWTs and requests without a token pass straight through.
+pub async fn catch_up_for_token(
+    axum::extract::State(node): axum::extract::State<crate::node::NodeHandle>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let headers = request.headers();
+    let waits = headers
+        .get("token")
+        .or_else(|| headers.get("authorization"))
+        .and_then(|v| v.to_str().ok())
+        .map(|raw| raw.strip_prefix("Bearer ").unwrap_or(raw))
+        .is_some_and(|token| node.get().is_ok_and(|n| n.auth.awaits_token(token)));
+    if waits && let Ok(node) = node.get() {
+        // Without a leader the barrier fails: the token is judged as it is.
+        let _ = node.linearizable_barrier().await;
+    }
+    next.run(request).await
+}
+
 /// Internal metadata carrying the verified client certificate's common
 /// name from the connection to the handlers; whatever a client sends under
 /// this name is removed first.
