@@ -122,8 +122,9 @@ impl ServerCpu {
                   arrives), maintenance, auto-defrag (half of a filled store deleted and\n\
                   compacted: the time until its space is back and the writer's p99 meanwhile;\n\
                   Hark runs with --auto-defrag-ratio, etcd is defragmented as an operator's\n\
-                  job would), large-range (--fill-mb of keys read in one Range, then in\n\
-                  pages of 500: the server's peak RSS growth against the answer's size),\n\
+                  job would), large-range (--fill-mb of keys read as one RangeStream,\n\
+                  timed to its last byte, in one Range, then in pages of 500: the\n\
+                  server's peak RSS growth against the answer's size),\n\
                   gateway (puts and ranges over the JSON gateway),\n\
                   parked (requests waiting over HTTP for their key to change: Hark's\n\
                   blocking GET, etcd's /v3/watch), all.\n\n\
