@@ -301,11 +301,43 @@ impl PeerHealth {
     }
 }
 
+/// Peers that refused this member as no member of their cluster, and when
+/// they last did (cleared by any answer): a member removed while it could
+/// not apply its removal learns it from them (see
+/// [`crate::Replica::removed`]), as etcd's hears "removed" from its peers.
+#[derive(Clone, Default)]
+pub(crate) struct PeerRefusals(Arc<parking_lot::Mutex<HashMap<u64, Instant>>>);
+
+impl PeerRefusals {
+    fn record(&self, peer: u64, answer: &Result<impl Sized, tonic::Status>) {
+        let not_a_member = matches!(answer, Err(s) if s.code() == tonic::Code::PermissionDenied
+            && s.message().contains("is not a member of cluster"));
+        let mut refusals = self.0.lock();
+        if not_a_member {
+            refusals.insert(peer, Instant::now());
+        } else if answer.is_ok() {
+            refusals.remove(&peer);
+        }
+    }
+
+    /// The peers that refused this member within `within`.
+    pub(crate) fn refusing(&self, within: Duration) -> std::collections::BTreeSet<u64> {
+        let now = Instant::now();
+        self.0
+            .lock()
+            .iter()
+            .filter(|(_, at)| now.saturating_duration_since(**at) < within)
+            .map(|(peer, _)| *peer)
+            .collect()
+    }
+}
+
 /// openraft's connection factory.
 pub struct Network {
     pub(crate) channels: PeerChannels,
     pub(crate) heartbeat: Duration,
     pub(crate) health: PeerHealth,
+    pub(crate) refusals: PeerRefusals,
     /// This member, as it names itself to the others.
     pub(crate) caller: Caller,
     /// What of this member's log is on disk: the commit index sent to
@@ -322,6 +354,7 @@ impl RaftNetworkFactory<TypeConfig> for Network {
             client: self.channels.client(node),
             heartbeat: self.heartbeat,
             health: self.health.clone(),
+            refusals: self.refusals.clone(),
             caller: self.caller,
             durability: self.durability.clone(),
         }
@@ -334,6 +367,7 @@ pub struct Connection {
     client: Result<PeerClient<Channel>, String>,
     heartbeat: Duration,
     health: PeerHealth,
+    refusals: PeerRefusals,
     caller: Caller,
     durability: LogDurability,
 }
@@ -367,6 +401,7 @@ impl Connection {
             Err(_) => CallEnded::Broken,
         };
         self.health.record(self.target, ended);
+        self.refusals.record(self.target, &answer);
         match answer {
             Ok(Ok(r)) => Ok(r),
             Ok(Err(remote)) => Err(RPCError::RemoteError(RemoteError::new(self.target, remote))),

@@ -70,6 +70,15 @@ pub struct StateMachine {
     /// The membership in force, encoded once (it is recorded with every entry).
     membership: StoredMembership,
     membership_bytes: Vec<u8>,
+    /// Turns true once an applied membership leaves this member out.
+    removed: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+/// Whether `membership` is one this member was removed from: it names
+/// members, none of them this one. (An empty one is a member added and not
+/// yet sent the log.)
+fn leaves_out(membership: &openraft::Membership<u64, MemberInfo>, member_id: u64) -> bool {
+    membership.nodes().next().is_some() && membership.get_node(&member_id).is_none()
 }
 
 /// Held while the snapshot directory's files change or are opened: a build
@@ -97,6 +106,7 @@ impl StateMachine {
         snapshots: std::path::PathBuf,
         purge_floor: PurgeFloor,
         durability: LogDurability,
+        removed: Arc<tokio::sync::watch::Sender<bool>>,
     ) -> Result<Self, String> {
         hark_mvcc::ensure_private_dir(&snapshots)
             .map_err(|e| format!("creating {}: {e}", snapshots.display()))?;
@@ -115,6 +125,10 @@ impl StateMachine {
             }
             None => StoredMembership::default(),
         };
+        // Restarted after its removal was applied: it is still removed.
+        if leaves_out(membership.membership(), member_id) {
+            removed.send_replace(true);
+        }
         Ok(StateMachine {
             store,
             snapshots,
@@ -126,6 +140,7 @@ impl StateMachine {
             durability,
             membership_bytes: encode(&membership),
             membership,
+            removed,
         })
     }
 }
@@ -179,6 +194,9 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                 EntryPayload::Blank => {}
                 EntryPayload::Membership(m) => {
                     log_member_changes(self.member_id, self.membership.membership(), &m);
+                    if leaves_out(&m, self.member_id) {
+                        self.removed.send_replace(true);
+                    }
                     self.membership = StoredMembership::new(Some(log_id), m);
                     self.membership_bytes = encode(&self.membership);
                 }
@@ -612,6 +630,7 @@ mod tests {
             dir.path().join("snapshots"),
             PurgeFloor::default(),
             LogDurability::all_durable(),
+            Arc::new(tokio::sync::watch::channel(false).0),
         )
         .unwrap();
         let revoke = || Command::WriteInTerm {
@@ -636,6 +655,58 @@ mod tests {
         assert_eq!(store.lease_ttl(7), None);
     }
 
+    /// A membership that leaves this member out, once applied, says it was
+    /// removed; one that keeps it does not; and a state machine opened on
+    /// a store whose recorded membership leaves it out says so at once.
+    #[tokio::test]
+    async fn applying_its_own_removal_tells_the_member() {
+        let membership = |ids: &[u64]| {
+            let nodes: std::collections::BTreeMap<u64, MemberInfo> =
+                ids.iter().map(|&id| (id, MemberInfo::default())).collect();
+            let voters: std::collections::BTreeSet<u64> = ids.iter().copied().collect();
+            openraft::Membership::new(vec![voters], nodes)
+        };
+        let at = |index: u64, m| Entry {
+            log_id: LogId::new(openraft::CommittedLeaderId::new(1, 1), index),
+            payload: EntryPayload::Membership(m),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::in_memory();
+        let open = |store: Store| {
+            let (removed, watch) = tokio::sync::watch::channel(false);
+            let machine = StateMachine::new(
+                store,
+                1,
+                Arc::new(Pending::default()),
+                dir.path().join("snapshots"),
+                PurgeFloor::default(),
+                LogDurability::all_durable(),
+                Arc::new(removed),
+            )
+            .unwrap();
+            (machine, watch)
+        };
+        let (mut machine, watch) = open(store.clone());
+        assert!(!*watch.borrow(), "no membership yet: a member being added");
+        machine
+            .apply(vec![at(1, membership(&[1, 2, 3]))])
+            .await
+            .unwrap();
+        machine
+            .apply(vec![at(2, membership(&[1, 3]))])
+            .await
+            .unwrap();
+        assert!(!*watch.borrow(), "another member removed");
+        machine
+            .apply(vec![at(3, membership(&[2, 3]))])
+            .await
+            .unwrap();
+        assert!(*watch.borrow(), "this member removed");
+        drop(machine);
+        let (_again, watch) = open(store);
+        assert!(*watch.borrow(), "still removed after a restart");
+    }
+
     /// A store behind a state machine in `dir`, fed `entries` puts of
     /// `value_bytes` each at log indexes `first..`.
     async fn machine_with(
@@ -651,6 +722,7 @@ mod tests {
             dir.join("snapshots"),
             PurgeFloor::default(),
             LogDurability::all_durable(),
+            Arc::new(tokio::sync::watch::channel(false).0),
         )
         .unwrap();
         for i in 0..entries {

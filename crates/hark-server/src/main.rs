@@ -81,9 +81,21 @@ fn main() -> std::process::ExitCode {
             }
             std::future::pending::<()>().await
         };
+        let removed = async {
+            server.removed().await;
+            // etcd's words; and its delay, so that the answer to the
+            // removal, and the entry's commit, still reach the others.
+            tracing::warn!("the member has been permanently removed from the cluster");
+            tracing::warn!(
+                "data-dir" = %config.data_dir().display(),
+                "the data-dir used by this member must be removed"
+            );
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        };
         let failure = tokio::select! {
             _ = wait_for_signal() => None,
             why = server.failed() => Some(why),
+            _ = removed => None,
             _ = ready => None,
         };
         match &failure {

@@ -425,6 +425,14 @@ impl RunningServer {
         self.node.replica.stopped().await
     }
 
+    /// Returns once this member has been removed from its cluster (see
+    /// [`hark_raft::Replica::removed`]); the caller should shut down and
+    /// end the process successfully, as etcd's removed member does (a
+    /// supervisor must not restart it into a cluster that refuses it).
+    pub async fn removed(&self) {
+        self.node.replica.removed().await
+    }
+
     /// Stops in the order `tasks.rs` states: listeners, streams and
     /// background loops; then the log; then the lessor, the engine and the
     /// store, which makes everything acknowledged durable and releases the

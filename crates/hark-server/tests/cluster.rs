@@ -599,6 +599,21 @@ async fn etcdctl_member_add_promote_update_remove() {
     );
     let (ok, out) = etcdctl(&bin, &endpoints, &["put", "after-remove", "1"]);
     assert!(ok, "{out}");
+    // The removed member stops by itself, as etcd's does, and successfully:
+    // a supervisor must not restart it into a cluster that refuses it.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = added.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the removed member still runs");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status.success(), "{status}");
+    assert!(
+        logs(cwd.path()).contains("the member has been permanently removed from the cluster"),
+        "no removal line in the logs"
+    );
     for m in members.iter_mut().chain([&mut added]) {
         let _ = m.child.kill();
         let _ = m.child.wait();

@@ -712,7 +712,33 @@ async fn ready_is_told_only_once_the_member_has_joined_a_quorum() {
     let me = members.members().iter().find(|m| m.name() == "m0").unwrap();
     assert_eq!(me.client_urls(), [endpoint], "published before READY");
     drop(c);
+    // etcd's /health: a linearizable read (with a leader) unless
+    // `?serializable=true` asks about this member alone.
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{}", ports[0].0).parse().unwrap();
+    let health =
+        move |path: &'static str| tokio::task::spawn_blocking(move || common::http_get(addr, path));
+    assert_eq!(health("/health").await.unwrap().0, 200);
     stop_cleanly(&mut second, cwd.path());
+    // Alone again: no quorum confirms a read, so the cluster is unhealthy
+    // from here, while the member itself still answers.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let (code, body) = health("/health").await.unwrap();
+        if code == 503 {
+            assert!(
+                body.contains("RAFT NO LEADER") || body.contains("RANGE ERROR"),
+                "{body}"
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "healthy without a quorum: {code} {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (code, body) = health("/health?serializable=true").await.unwrap();
+    assert_eq!(code, 200, "{body}");
     common::sigterm(&first);
     let _ = wait_exit(&mut first);
 }

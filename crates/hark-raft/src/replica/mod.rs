@@ -230,6 +230,10 @@ pub struct Replica {
     /// leading, promotes once they have caught up. In memory: a leader that
     /// restarts first leaves them learners, for `member promote`.
     intended_voters: parking_lot::Mutex<std::collections::BTreeSet<u64>>,
+    /// True once a membership this member applied leaves it out, or a
+    /// quorum of its peers refuses it as no member.
+    removed: tokio::sync::watch::Receiver<bool>,
+    refusals: crate::network::PeerRefusals,
 }
 
 /// Follows this member's leadership as openraft reports it (its server
@@ -360,6 +364,57 @@ impl Replica {
     /// Waits (up to `timeout`) until this member knows a leader.
     pub async fn wait_leader(&self, timeout: Duration) -> Option<u64> {
         self.wait_for_leader(Instant::now() + timeout).await.ok()
+    }
+
+    /// Returns once this member has applied a membership that leaves it out
+    /// (or restarted with one): it was removed from its cluster, and should
+    /// stop, as etcd's member does ("the member has been permanently
+    /// removed from the cluster"). Never returns otherwise.
+    pub async fn removed(&self) {
+        let mut removed = self.removed.clone();
+        if removed.wait_for(|r| *r).await.is_err() {
+            // The state machine is gone (the log shut down): not a removal.
+            std::future::pending::<()>().await;
+        }
+    }
+
+    /// A follower removed from the cluster may never apply its removal: the
+    /// leader stops sending it entries once the change commits. Its peers
+    /// then refuse its calls (votes, once its election timer fires) as
+    /// coming from no member; when a quorum of the voters it knows refuse
+    /// it, it was removed (etcd's member stops on its peers' "removed").
+    pub(crate) async fn learn_removal_from_refusals(
+        replica: std::sync::Weak<Replica>,
+        removed: Arc<tokio::sync::watch::Sender<bool>>,
+    ) {
+        loop {
+            let Some(me) = replica.upgrade() else { return };
+            let interval = me.election_timeout;
+            let voters: Vec<u64> = me
+                .raft
+                .metrics()
+                .borrow()
+                .membership_config
+                .membership()
+                .voter_ids()
+                .collect();
+            let refusing = me.refusals.refusing(interval * 10);
+            let refused_by = voters
+                .iter()
+                .filter(|v| **v != me.member_id && refusing.contains(v))
+                .count();
+            if !voters.is_empty() && refused_by > voters.len() / 2 {
+                tracing::warn!(
+                    "local-member-id" = %format!("{:x}", me.member_id),
+                    refused_by,
+                    "a quorum of the members refuses this member as removed"
+                );
+                removed.send_replace(true);
+                return;
+            }
+            drop(me);
+            tokio::time::sleep(interval).await;
+        }
     }
 
     /// Why the log stopped on its own, if it did: a storage error (an

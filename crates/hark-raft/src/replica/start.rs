@@ -18,7 +18,7 @@ use super::{Join, Replica, ReplicaConfig, ReplicaDirs};
 use crate::admission::{Caller, Vouches};
 use crate::durability::LogDurability;
 use crate::log_store::{Alone, LogStore, PurgeFloor};
-use crate::network::{Method, Network, PeerChannels, PeerHealth, call};
+use crate::network::{Method, Network, PeerChannels, PeerHealth, PeerRefusals, call};
 use crate::state_machine::{Pending, StateMachine, decode_position, finish_interrupted_install};
 use crate::transfer::TransferState;
 use crate::types::{MemberInfo, Raft, millis};
@@ -101,6 +101,8 @@ impl Replica {
         let pending = Arc::new(Pending::default());
         let hashed = store.clone();
         let durability = log.durability();
+        let (removed, removed_watch) = tokio::sync::watch::channel(false);
+        let removed = Arc::new(removed);
         let mut state_machine = StateMachine::new(
             store,
             config.member_id,
@@ -108,6 +110,7 @@ impl Replica {
             dirs.snapshots.clone(),
             purge_floor,
             durability.clone(),
+            removed.clone(),
         )?;
         // Killed after a snapshot install reached the store but before its
         // meta was written: the store is past the whole log and no snapshot
@@ -132,10 +135,12 @@ impl Replica {
         let restored_leadership = restored_leadership(&mut log, config.member_id).await?;
         let log_closed = Box::new(log.closed_probe());
         let health = PeerHealth::default();
+        let refusals = PeerRefusals::default();
         let network = Network {
             channels: channels.clone(),
             heartbeat: config.heartbeat_interval,
             health: health.clone(),
+            refusals: refusals.clone(),
             caller: Caller {
                 member_id: config.member_id,
                 cluster_id: config.cluster_id,
@@ -192,7 +197,13 @@ impl Replica {
             hashes_held: config.initial_corruption_check.into(),
             strict_reconfig_check: config.strict_reconfig_check,
             intended_voters: Default::default(),
+            removed: removed_watch,
+            refusals,
         });
+        tokio::spawn(Replica::learn_removal_from_refusals(
+            Arc::downgrade(&replica),
+            removed,
+        ));
         tokio::spawn(run_proposer(Arc::downgrade(&replica), queue));
         tokio::spawn(Replica::promote_intended_voters(Arc::downgrade(&replica)));
         tokio::spawn(release_held_back_commits(

@@ -272,7 +272,8 @@ async fn probe(node: NodeHandle, probe: Probe, query: HealthQuery) -> impl IntoR
 }
 
 /// etcd's `/health`: unhealthy while an alarm is raised (except those named
-/// in `?exclude=`), else healthy when the member can serve a read.
+/// in `?exclude=`), else healthy when the member can serve a read: a
+/// linearizable one with a leader, or with `?serializable=true` a local one.
 async fn health(node: NodeHandle, query: HealthQuery) -> impl IntoResponse {
     // etcd writes the JSON with Go's http.Error (text/plain, a trailing
     // newline) on failure, and lets Go sniff the type on success.
@@ -301,6 +302,16 @@ async fn health(node: NodeHandle, query: HealthQuery) -> impl IntoResponse {
     {
         return unhealthy(format!("ALARM {}", alarm.kind.name()));
     }
+    // As etcd: unless `?serializable=true` asks only about this member, the
+    // cluster must have a leader and a linearizable read must answer.
+    if !query.serializable {
+        if node.replica.status().leader.is_none() {
+            return unhealthy("RAFT NO LEADER".to_string());
+        }
+        if let Err(s) = node.linearizable_barrier().await {
+            return unhealthy(format!("RANGE ERROR:{}", s.message()));
+        }
+    }
     match node.store.range(&hark_mvcc::RangeRequest::key("health")) {
         Ok(_) => {
             metrics::counter!("etcd_server_health_success").increment(1);
@@ -321,6 +332,8 @@ async fn health(node: NodeHandle, query: HealthQuery) -> impl IntoResponse {
 struct HealthQuery {
     exclude: Vec<String>,
     verbose: bool,
+    /// `serializable=true` (`/health` only): this member's own read.
+    serializable: bool,
 }
 
 impl HealthQuery {
@@ -331,6 +344,11 @@ impl HealthQuery {
             .map(str::to_string)
             .collect();
         let verbose = pairs().any(|p| p == "verbose" || p.starts_with("verbose="));
-        HealthQuery { exclude, verbose }
+        let serializable = pairs().any(|p| p == "serializable=true");
+        HealthQuery {
+            exclude,
+            verbose,
+            serializable,
+        }
     }
 }

@@ -109,6 +109,28 @@ fn trusted_roots(ca: &Path) -> Result<Arc<RootCertStore>, String> {
     root_store(trusted_certificates(ca)?, ca)
 }
 
+/// The system's CA certificates (`SSL_CERT_FILE`, `SSL_CERT_DIR`, else the
+/// distribution's bundle), as Go finds them.
+fn system_roots() -> Result<Arc<RootCertStore>, String> {
+    let found = rustls_native_certs::load_native_certs();
+    let mut roots = RootCertStore::empty();
+    let (added, _unparsable) = roots.add_parsable_certificates(found.certs);
+    if added == 0 {
+        let why: Vec<String> = found.errors.iter().map(|e| e.to_string()).collect();
+        return Err(format!(
+            "peer TLS without --peer-trusted-ca-file checks the other members against \
+             the system's CA certificates, and none were found ({}); give \
+             --peer-trusted-ca-file",
+            if why.is_empty() {
+                "no bundle".to_string()
+            } else {
+                why.join("; ")
+            }
+        ));
+    }
+    Ok(Arc::new(roots))
+}
+
 /// `certs`, read from `ca`, as the roots a verifier trusts.
 fn root_store(
     certs: Vec<CertificateDer<'static>>,
@@ -208,21 +230,28 @@ pub fn build(s: &TlsSettings) -> Result<ServerConfig, String> {
 }
 
 /// The config this member dials its peers with: its certificate as the
-/// client certificate; the peer's verified against the trusted CA (with
-/// the CRL and the allowed CN), or not at all under auto TLS without a CA.
+/// client certificate; the peer's verified against the trusted CA, else
+/// the system's CAs (with the CRL and the allowed CN), or not at all under
+/// auto TLS without a CA.
 pub(super) fn dialer(s: &TlsSettings) -> Result<ClientConfig, String> {
     let (certs, key) = identity(s)?;
     let (provider, versions) = protocols(s)?;
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
         .map_err(|e| format!("TLS versions and cipher suites do not fit: {e}"))?;
-    let verifier: Arc<dyn ServerCertVerifier> = match &s.trusted_ca_file {
-        Some(ca) => {
-            let webpki =
-                WebPkiServerVerifier::builder_with_provider(trusted_roots(ca)?, provider.clone())
-                    .with_crls(revocations(s)?)
-                    .build()
-                    .map_err(|e| format!("cannot verify peer certificates: {e}"))?;
+    let roots = match &s.trusted_ca_file {
+        Some(ca) => Some(trusted_roots(ca)?),
+        None if s.auto_tls => None,
+        // As etcd (Go's TLS): without a CA file, the other members'
+        // certificates are checked against the system's CA certificates.
+        None => Some(system_roots()?),
+    };
+    let verifier: Arc<dyn ServerCertVerifier> = match roots {
+        Some(roots) => {
+            let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
+                .with_crls(revocations(s)?)
+                .build()
+                .map_err(|e| format!("cannot verify peer certificates: {e}"))?;
             if s.allowed_cns.is_empty() {
                 webpki
             } else {
@@ -232,14 +261,7 @@ pub(super) fn dialer(s: &TlsSettings) -> Result<ClientConfig, String> {
                 })
             }
         }
-        None if s.auto_tls => Arc::new(Unverified(provider)),
-        None => {
-            return Err(
-                "peer TLS needs --peer-trusted-ca-file to verify the other members \
-                 (or --peer-auto-tls, which does not verify them)"
-                    .into(),
-            );
-        }
+        None => Arc::new(Unverified(provider)),
     };
     let mut config = builder
         .dangerous()
