@@ -33,12 +33,14 @@ pub use server::{RunningServer, start};
 /// The etcd version Hark implements, as a literal for `concat!`.
 macro_rules! etcd_version {
     () => {
-        "3.5.17"
+        "3.7.3"
     };
 }
 
-/// The version Hark reports in `Status`: clients gate features on etcd's version,
-/// and Hark implements the 3.5 API (progress requests need at least 3.5.8...).
+/// The version Hark reports in `Status`: clients gate features on etcd's
+/// version, and Hark implements the 3.7 API (KV.RangeStream, the feature
+/// gates) and everything older clients ask for (Kubernetes needs 3.5.13 or
+/// later). etcd 3.7.3 is the release Hark is measured and tested against.
 pub const ETCD_VERSION: &str = etcd_version!();
 /// Hark's own version.
 pub const HARK_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -56,8 +58,8 @@ pub const VERSION_TEXT: &str = concat!(
     "\netcd API version: ",
     etcd_version!()
 );
-/// The cluster version in `GET /version`, as a 3.5 cluster reports it.
-pub const ETCD_CLUSTER_VERSION: &str = "3.5.0";
+/// The cluster version in `GET /version`, as a 3.7 cluster reports it.
+pub const ETCD_CLUSTER_VERSION: &str = "3.7.0";
 /// [`ETCD_CLUSTER_VERSION`] as etcd names it in logs and metric labels:
 /// major.minor (`3.5`).
 pub(crate) fn cluster_version_minor() -> &'static str {

@@ -689,7 +689,7 @@ async fn status_member_list_and_headers() {
         (h.cluster_id(), h.member_id())
     );
     assert_eq!(s.leader(), h.member_id());
-    assert!(s.version().starts_with("3.5."));
+    assert_eq!(s.version(), "3.7.3");
     assert!(s.db_size() > 0 && s.raft_used_db_size() > 0);
     assert!(s.raft_index() >= 2 && s.raft_term() == h.raft_term());
     let members = c.member_list().await.unwrap();

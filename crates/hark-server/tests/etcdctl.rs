@@ -226,7 +226,7 @@ fn exercise(ctl: &Ctl) {
     );
     let status = ctl.ok(&["endpoint", "status"]);
     assert!(
-        status.contains(", 3.5.") && status.contains(", true, false, "),
+        status.contains(", 3.7.3, ") && status.contains(", true, false, "),
         "{status}"
     );
     // etcdctl's table divides by the database size: never 0.

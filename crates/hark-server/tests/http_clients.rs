@@ -1,5 +1,5 @@
 //! HTTP clients, unchanged, against Hark's HTTP APIs: etcd3gw (PyPI)
-//! against the JSON gateway, run against etcd 3.5.1 first so its checks are
+//! against the JSON gateway, run against etcd 3.7 first so its checks are
 //! known to hold for etcd; Debian's python3-consul against the Consul KV API.
 //! Its own test binary: each server here sets the process's metrics.
 
@@ -56,7 +56,7 @@ fn python_check(python: &str, script: &str, endpoint: &str) -> Result<(), String
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn etcd3gw_from_pypi_runs_unchanged_against_hark() {
-    let Some(etcd_binary) = tool("etcd-3.5") else {
+    let Some(etcd_binary) = tool("etcd-3.7") else {
         return;
     };
     if !python_with("python3", "etcd3gw") {

@@ -1,9 +1,9 @@
 //! The lock and election services through the `etcd-client` crate's
-//! `lock()` and `campaign()` family, against Hark and against etcd 3.5 in
+//! `lock()` and `campaign()` family, against Hark and against etcd 3.7 in
 //! the same run: one script of steps, each one's outcome written down
 //! (revisions, keys, values, error codes and messages; lease IDs renamed in
 //! order of appearance), and the two transcripts must be equal.
-//! `HARK_REQUIRE_ETCDCTL=1` (CI) makes a missing `etcd-3.5` a failure.
+//! `HARK_REQUIRE_ETCDCTL=1` (CI) makes a missing `etcd-3.7` a failure.
 
 mod common;
 
@@ -285,8 +285,8 @@ async fn script(endpoint: &str) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lock_and_election_answer_as_etcd_3_5_does() {
-    let Some(etcd_binary) = tool("etcd-3.5") else {
+async fn lock_and_election_answer_as_etcd_3_7_does() {
+    let Some(etcd_binary) = tool("etcd-3.7") else {
         return;
     };
     let etcd = Etcd::start(&etcd_binary);

@@ -42,9 +42,18 @@ pub const SCHEDULED_COMPACT: &str = "scheduledCompactRev";
 pub const FINISHED_COMPACT: &str = "finishedCompactRev";
 pub const CLUSTER_VERSION: &str = "clusterVersion";
 pub const AUTH_REVISION: &str = "authRevision";
+/// etcd 3.6's addition to `meta` (its one schema change since 3.5).
+pub const STORAGE_VERSION: &str = "storageVersion";
 
-/// The cluster version a Hark snapshot declares: the API it speaks.
+/// The cluster version a Hark snapshot declares: the oldest etcd that can
+/// start on it. etcd refuses to start on a store whose cluster version is
+/// above its own, and nothing in the snapshot needs more than 3.5, so etcd
+/// 3.4 and 3.5 still restore it.
 pub const CLUSTER_VERSION_VALUE: &str = "3.5.0";
+/// The storage (schema) version a Hark snapshot declares: etcd 3.7's, whose
+/// schema it follows (3.6 added this field; 3.7 changed nothing). etcd 3.5
+/// and older ignore the field.
+pub const STORAGE_VERSION_VALUE: &str = "3.7.0";
 
 /// etcd's `leasepb.Lease`, the `lease` bucket's value (keyed by the
 /// big-endian lease id).

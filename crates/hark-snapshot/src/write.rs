@@ -170,6 +170,11 @@ fn write_small_buckets(db: &mut Bolt, member: &Member, image: &StoreImage<'_>) -
         &(revision as u64).to_be_bytes(),
     )?;
     put(schema::META, schema::TERM.as_bytes(), &1u64.to_be_bytes())?;
+    put(
+        schema::META,
+        schema::STORAGE_VERSION.as_bytes(),
+        schema::STORAGE_VERSION_VALUE.as_bytes(),
+    )?;
     let conf = ConfState {
         voters: vec![member.id],
         auto_leave: false,

@@ -25,6 +25,33 @@ impl MaintenanceService {
     }
 }
 
+/// etcd's downgrade target checks: `target` is a semver (or major.minor)
+/// and names the minor version right below the cluster's.
+fn check_downgrade_target(target: &str, cluster_version: &str) -> Result<(), Status> {
+    let major_minor = |v: &str| -> Option<(u64, u64)> {
+        let core = v.split(['-', '+']).next()?;
+        let parts: Vec<&str> = core.split('.').collect();
+        if !(2..=3).contains(&parts.len()) || parts.iter().any(|p| p.is_empty()) {
+            return None;
+        }
+        let numbers: Option<Vec<u64>> = parts.iter().map(|p| p.parse().ok()).collect();
+        let numbers = numbers?;
+        Some((numbers[0], numbers[1]))
+    };
+    let target = major_minor(target).ok_or_else(|| {
+        Status::invalid_argument("etcdserver: wrong downgrade target version format")
+    })?;
+    let (major, minor) = major_minor(cluster_version).ok_or_else(|| {
+        Status::failed_precondition("etcdserver: cluster version not found during downgrade")
+    })?;
+    if minor == 0 || target != (major, minor - 1) {
+        return Err(Status::invalid_argument(
+            "etcdserver: invalid downgrade target version",
+        ));
+    }
+    Ok(())
+}
+
 fn unsupported(what: &str) -> Status {
     Status::unimplemented(format!("hark: {what} is not supported"))
 }
@@ -148,7 +175,7 @@ impl MaintenanceService {
             errors: node.store.alarms().iter().map(alarm_text).collect(),
             db_size_in_use: node.store.db_size_in_use() as i64,
             is_learner: raft.is_learner,
-            storage_version: String::new(),
+            storage_version: hark_snapshot::schema::STORAGE_VERSION_VALUE.to_string(),
             db_size_quota: node.quota_bytes,
             downgrade_info: None,
         })
@@ -320,8 +347,22 @@ impl Maintenance for MaintenanceService {
         &self,
         request: Request<pb::DowngradeRequest>,
     ) -> Result<Response<pb::DowngradeResponse>, Status> {
+        use pb::downgrade_request::DowngradeAction;
         require(&self.node, request.metadata(), Needs::Admin)?;
-        Err(unsupported("Downgrade"))
+        let req = request.into_inner();
+        // etcd's checks, in its order; a downgrade itself Hark cannot run
+        // (no older Hark reads a newer one's data), so a valid one is
+        // answered as unsupported, and there is never one to cancel.
+        match DowngradeAction::try_from(req.action) {
+            Ok(DowngradeAction::Validate | DowngradeAction::Enable) => {
+                check_downgrade_target(&req.version, crate::ETCD_CLUSTER_VERSION)?;
+                Err(unsupported("Downgrade"))
+            }
+            Ok(DowngradeAction::Cancel) => Err(Status::failed_precondition(
+                "etcdserver: no inflight downgrade job",
+            )),
+            Err(_) => Err(Status::unimplemented("etcdserver: unknown method")),
+        }
     }
 }
 
@@ -476,5 +517,36 @@ impl Cluster for ClusterService {
             .await
             .map(|(header, members)| pb::MemberPromoteResponse { header, members });
         result.map(Response::new)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_downgrade_target;
+
+    #[test]
+    fn downgrade_targets_are_checked_as_etcd_checks_them() {
+        let message = |t: &str| {
+            check_downgrade_target(t, "3.7.0")
+                .err()
+                .map(|s| s.message().to_string())
+        };
+        assert_eq!(message("3.6"), None);
+        assert_eq!(message("3.6.0"), None);
+        assert_eq!(message("3.6.9-rc.1"), None);
+        for wrong in ["3.0", "3.5", "3.7", "3.8.0", "4.6"] {
+            assert_eq!(
+                message(wrong).as_deref(),
+                Some("etcdserver: invalid downgrade target version"),
+                "{wrong}"
+            );
+        }
+        for bad in ["", "3", "v3.6", "3.x", "3..6", "3.6.0.1"] {
+            assert_eq!(
+                message(bad).as_deref(),
+                Some("etcdserver: wrong downgrade target version format"),
+                "{bad}"
+            );
+        }
     }
 }
