@@ -215,9 +215,10 @@ impl AuthStore {
         let Tokens::Simple(tokens) = &self.inner.tokens else {
             return false;
         };
+        // A known token (nearly every request) costs one lookup.
         shaped_like_simple_token(token)
-            && self.state().is_ok_and(|s| s.enabled())
             && !tokens.lock().knows(token, Instant::now())
+            && self.state().is_ok_and(|s| s.enabled())
     }
 
     /// etcd's Authenticate: checks the password (bcrypt: slow on purpose;

@@ -37,6 +37,10 @@ use tonic::metadata::{MetadataMap, MetadataValue};
 pub const MEMBER_ID_HEADER: &str = "hark-peer-member-id";
 /// The calling member's cluster id (hex).
 pub const CLUSTER_ID_HEADER: &str = "hark-peer-cluster-id";
+/// How a refusal names a caller that is no member of the cluster; a
+/// removed member recognizes its peers' refusals by it
+/// ([`crate::network::PeerRefusals`]).
+pub(crate) const NOT_A_MEMBER: &str = "is not a member of cluster";
 
 /// How long another member's word that a caller is (or is not) a member is
 /// trusted.

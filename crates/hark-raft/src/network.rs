@@ -311,7 +311,7 @@ pub(crate) struct PeerRefusals(Arc<parking_lot::Mutex<HashMap<u64, Instant>>>);
 impl PeerRefusals {
     fn record(&self, peer: u64, answer: &Result<impl Sized, tonic::Status>) {
         let not_a_member = matches!(answer, Err(s) if s.code() == tonic::Code::PermissionDenied
-            && s.message().contains("is not a member of cluster"));
+            && s.message().contains(crate::admission::NOT_A_MEMBER));
         let mut refusals = self.0.lock();
         if not_a_member {
             refusals.insert(peer, Instant::now());

@@ -1621,16 +1621,7 @@ async fn a_simple_token_from_one_member_is_taken_by_every_member() {
         }
     }
     // etcdctl as users run it: one login, its requests spread over all.
-    let etcdctl_bin = find_on_path("etcdctl-3.7");
-    if etcdctl_bin.is_none() {
-        assert_ne!(
-            std::env::var("HARK_REQUIRE_ETCDCTL").as_deref(),
-            Ok("1"),
-            "etcdctl-3.7 is not on PATH"
-        );
-        eprintln!("no etcdctl-3.7 on PATH: its part skipped");
-    }
-    if let Some(etcdctl_bin) = etcdctl_bin {
+    if let Some(etcdctl_bin) = common::etcd::tool("etcdctl-3.7") {
         let all: Vec<&str> = members.iter().map(|m| m.client.as_str()).collect();
         for round in 0..6 {
             let key = format!("etcdctl-{round}");

@@ -454,15 +454,15 @@ impl Committer {
     /// etcd's capped and corrupt appliers: with NOSPACE raised, what can grow
     /// the store fails; with CORRUPT raised, everything but alarms does.
     pub(super) fn refused_by_alarm(&self, req: &WriteRequest) -> Option<Error> {
-        // etcd's corrupt applier lets Authenticate by, as it does alarms.
-        let announcement =
-            matches!(req, WriteRequest::Records(r) if Announcement::carried_by(r).is_some());
-        if matches!(req, WriteRequest::Alarm(_)) || announcement {
+        if matches!(req, WriteRequest::Alarm(_)) {
             return None;
         }
-        // etcd serves read-only txns outside its applier, so CORRUPT lets them by.
+        // etcd serves read-only txns outside its applier, and its corrupt
+        // applier lets Authenticate by, so CORRUPT lets both by.
         let read_only = matches!(req, WriteRequest::Txn(t) if txn_is_read_only(t));
-        if self.shared.corrupt.load(Ordering::Acquire) && !read_only {
+        let announcement =
+            || matches!(req, WriteRequest::Records(r) if Announcement::carried_by(r).is_some());
+        if self.shared.corrupt.load(Ordering::Acquire) && !read_only && !announcement() {
             return Some(Error::Corrupt);
         }
         let grows = match req {

@@ -8,7 +8,8 @@ use tonic::metadata::MetadataMap;
 
 use super::Replica;
 use crate::admission::{
-    Asks, CHECK_INTERVAL, CHECK_TIMEOUT, CLUSTER_ID_HEADER, Caller, MEMBER_ID_HEADER, header_id,
+    Asks, CHECK_INTERVAL, CHECK_TIMEOUT, CLUSTER_ID_HEADER, Caller, MEMBER_ID_HEADER, NOT_A_MEMBER,
+    header_id,
 };
 use crate::network::{Method, call};
 use crate::types::MemberInfo;
@@ -76,7 +77,7 @@ impl Replica {
             Ok(())
         } else {
             Err(Status::permission_denied(format!(
-                "peer: member {member_id:x} is not a member of cluster {local:x}"
+                "peer: member {member_id:x} {NOT_A_MEMBER} {local:x}"
             )))
         }
     }

@@ -33,18 +33,21 @@ pub async fn catch_up_for_token(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    let headers = request.headers();
-    let waits = headers
-        .get("token")
-        .or_else(|| headers.get("authorization"))
-        .and_then(|v| v.to_str().ok())
-        .map(|raw| raw.strip_prefix("Bearer ").unwrap_or(raw))
-        .is_some_and(|token| node.get().is_ok_and(|n| n.auth.awaits_token(token)));
-    if waits && let Ok(node) = node.get() {
+    let Ok(node) = node.get() else {
+        return next.run(request).await;
+    };
+    // The headers move into metadata and back: read as the handlers read them.
+    let (mut parts, body) = request.into_parts();
+    let metadata = MetadataMap::from_headers(std::mem::take(&mut parts.headers));
+    let waits = token(&metadata).is_some_and(|t| node.auth.awaits_token(t));
+    parts.headers = metadata.into_headers();
+    if waits {
         // Without a leader the barrier fails: the token is judged as it is.
         let _ = node.linearizable_barrier().await;
     }
-    next.run(request).await
+    drop(node);
+    next.run(axum::extract::Request::from_parts(parts, body))
+        .await
 }
 
 /// Internal metadata carrying the verified client certificate's common
