@@ -129,22 +129,7 @@ impl Drop for Progress {
     }
 }
 
-/// go-humanize's `Bytes`, which etcdctl logs sizes with: SI units, one
-/// decimal below 10 (`20 kB`, `1.6 GB`).
-pub(crate) fn si_bytes(n: u64) -> String {
-    const UNITS: [&str; 7] = ["B", "kB", "MB", "GB", "TB", "PB", "EB"];
-    if n < 10 {
-        return format!("{n} B");
-    }
-    let exp = ((n as f64).ln() / 1000f64.ln()).floor() as usize;
-    let exp = exp.min(UNITS.len() - 1);
-    let value = ((n as f64 / 1000f64.powi(exp as i32)) * 10.0 + 0.5).floor() / 10.0;
-    if value < 10.0 {
-        format!("{value:.1} {}", UNITS[exp])
-    } else {
-        format!("{value:.0} {}", UNITS[exp])
-    }
-}
+pub(crate) use hark_snapshot::si_bytes;
 
 /// go-humanize's `Time` of a moment in the past, as etcdctl logs `took`:
 /// `now`, `1 second ago`, `16 seconds ago`, `1 minute ago`, `3 minutes ago`.
@@ -164,24 +149,6 @@ pub(crate) fn ago(since: Instant) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_read_as_go_humanize_writes_them() {
-        let cases = [
-            (0, "0 B"),
-            (9, "9 B"),
-            (10, "10 B"),
-            (999, "999 B"),
-            (1000, "1.0 kB"),
-            (20_480, "20 kB"),
-            (1_550_000, "1.6 MB"),
-            (1_600_000_000, "1.6 GB"),
-            (12_345_678_901, "12 GB"),
-        ];
-        for (n, want) in cases {
-            assert_eq!(si_bytes(n), want, "{n}");
-        }
-    }
 
     #[test]
     fn elapsed_times_read_as_go_humanize_writes_them() {

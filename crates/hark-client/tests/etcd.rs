@@ -1,4 +1,4 @@
-//! hark-client against a real etcd (the `etcd-3.5` binary on PATH, which CI
+//! hark-client against a real etcd (the `etcd-3.7` binary on PATH, which CI
 //! installs; skipped without it unless HARK_REQUIRE_ETCDCTL=1, see
 //! `common/etcd.rs`), and failover between endpoints.
 
@@ -16,7 +16,7 @@ async fn the_client_works_against_etcd() {
     let c = Client::connect([&etcd.endpoint]).await.unwrap();
     ready(&c).await;
     let status = c.status().await.unwrap();
-    assert!(status.version.starts_with("3.5"), "{}", status.version);
+    assert!(status.version.starts_with("3.7"), "{}", status.version);
 
     let base = c.put("e/a", "1").await.unwrap().header.unwrap().revision;
     let mut w = c

@@ -1,5 +1,5 @@
 //! Every example in `examples/` run against an in-process Hark server and
-//! against a real etcd 3.5 (skipped without the `etcd-3.5` binary, see
+//! against a real etcd 3.7 (skipped without the `etcd-3.7` binary, see
 //! `common/etcd.rs`). Each example asserts its own outcome; each run gets a
 //! fresh server.
 

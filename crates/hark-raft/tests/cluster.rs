@@ -35,6 +35,7 @@ fn settings(snapshot_count: u64) -> Settings {
         fsync: true,
         leader_deadline: ELECTION * 10,
         request_timeout: Duration::from_secs(5),
+        strict_reconfig_check: true,
     }
 }
 
@@ -211,17 +212,21 @@ async fn a_learner_joins_catches_up_is_promoted_and_a_member_is_removed() {
     }
     let (id, info, listener) = cluster.bind_new().await;
     let follower = cluster.follower(leader);
-    // Added through a follower: the change is forwarded to the leader.
+    // Added through a follower: the change is forwarded to the leader. As
+    // etcd's, the leader refuses additions (learners too) until it has
+    // been connected to a quorum for a health interval: retried until then.
     cluster
-        .member(follower)
-        .replica
-        .change_membership(MembershipChange::Add {
-            id,
-            member: info.clone(),
-            learner: true,
-        })
-        .await
-        .unwrap();
+        .change_membership_retrying(
+            follower,
+            MembershipChange::Add {
+                id,
+                member: info.clone(),
+                learner: true,
+            },
+            MembershipError::Unhealthy,
+            Duration::from_secs(15),
+        )
+        .await;
     // Listed at once by the member asked (etcdctl builds the new member's
     // --initial-cluster from that answer) and by the leader.
     for asked in [follower, leader] {

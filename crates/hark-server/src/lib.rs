@@ -14,6 +14,7 @@
 
 mod cluster_leases;
 pub mod config;
+pub mod gateway;
 mod grpc;
 mod listeners;
 pub mod logging;

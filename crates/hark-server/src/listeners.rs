@@ -29,12 +29,60 @@ const STREAM_WINDOW: u32 = 16 << 20;
 /// under which one connection had 90,000 streams refused one by one.
 const MAX_LOCAL_ERROR_RESETS: usize = 1024;
 
-/// The listeners of every `--listen-*-urls` flag, bound, in flag order.
+/// What a listener serves: the schemes of the URLs that named its address.
+/// etcd serves `http://` and `https://` on one port when both name it,
+/// telling each connection's kind by its first bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schemes {
+    Plain,
+    Tls,
+    Both,
+}
+
+impl Schemes {
+    fn of(url: &str) -> Schemes {
+        if crate::config::is_https(url) {
+            Schemes::Tls
+        } else {
+            Schemes::Plain
+        }
+    }
+
+    pub fn tls(self) -> bool {
+        self != Schemes::Plain
+    }
+
+    pub fn plain(self) -> bool {
+        self != Schemes::Tls
+    }
+
+    fn and(self, other: Schemes) -> Schemes {
+        if self == other { self } else { Schemes::Both }
+    }
+}
+
+/// One bound listener, the URLs that named it and what it serves.
+pub struct BoundListener {
+    pub tcp: TcpListener,
+    pub schemes: Schemes,
+    pub urls: Vec<String>,
+}
+
+impl BoundListener {
+    pub fn local_addr(&self) -> String {
+        self.tcp
+            .local_addr()
+            .map_or_else(|_| "?".to_string(), |a| a.to_string())
+    }
+}
+
+/// The listeners of every `--listen-*-urls` flag, bound, in flag order (one
+/// per address: see [`Schemes`]).
 pub struct Bound {
-    pub client: Vec<TcpListener>,
-    pub metrics: Vec<TcpListener>,
-    pub client_http: Vec<TcpListener>,
-    pub peer: Vec<TcpListener>,
+    pub client: Vec<BoundListener>,
+    pub metrics: Vec<BoundListener>,
+    pub client_http: Vec<BoundListener>,
+    pub peer: Vec<BoundListener>,
 }
 
 impl Bound {
@@ -53,15 +101,31 @@ pub fn listen_urls(urls: &[String]) -> impl Iterator<Item = &String> {
     urls.iter().filter(|u| !u.trim().is_empty())
 }
 
-async fn bind_all(urls: &[String]) -> Result<Vec<TcpListener>, String> {
-    let mut listeners = Vec::new();
+async fn bind_all(urls: &[String]) -> Result<Vec<BoundListener>, String> {
+    let mut listeners: Vec<(SocketAddr, BoundListener)> = Vec::new();
     for url in listen_urls(urls) {
         let addr = socket_addrs(url)?[0];
-        let listener = listen(addr, crate::transport::pacing::LISTEN_BACKLOG)
+        // A fixed port named twice (`http://` and `https://`) is one
+        // listener serving both; port 0 asks for a fresh port each time.
+        if addr.port() != 0
+            && let Some((_, shared)) = listeners.iter_mut().find(|(a, _)| *a == addr)
+        {
+            shared.schemes = shared.schemes.and(Schemes::of(url));
+            shared.urls.push(url.clone());
+            continue;
+        }
+        let tcp = listen(addr, crate::transport::pacing::LISTEN_BACKLOG)
             .map_err(|e| format!("cannot listen on {url}: {e}"))?;
-        listeners.push(listener);
+        listeners.push((
+            addr,
+            BoundListener {
+                tcp,
+                schemes: Schemes::of(url),
+                urls: vec![url.clone()],
+            },
+        ));
     }
-    Ok(listeners)
+    Ok(listeners.into_iter().map(|(_, l)| l).collect())
 }
 
 /// Binds `addr` (with SO_REUSEADDR, as `TcpListener::bind` does) and
@@ -77,10 +141,10 @@ fn listen(addr: SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
     socket.listen(backlog)
 }
 
-pub fn local_addrs(listeners: &[TcpListener]) -> Result<Vec<SocketAddr>, String> {
+pub fn local_addrs(listeners: &[BoundListener]) -> Result<Vec<SocketAddr>, String> {
     listeners
         .iter()
-        .map(|l| l.local_addr().map_err(|e| e.to_string()))
+        .map(|l| l.tcp.local_addr().map_err(|e| e.to_string()))
         .collect()
 }
 
@@ -106,7 +170,7 @@ pub struct ConnectionRules {
 
 /// Serves `routes` on one listener, each connection under `rules`.
 pub async fn serve(
-    listener: TcpListener,
+    listener: BoundListener,
     tls: Option<Arc<TlsServer>>,
     routes: Routes,
     stop: Stop,
@@ -118,7 +182,7 @@ pub async fn serve(
         keepalive,
     } = rules;
     // Every connection goes through AuthorityFix (see authority.rs).
-    let incoming = connections(listener, tls).map(move |conn| {
+    let incoming = connections(listener, tls, Endpoint::Client).map(move |conn| {
         let counted = Counted::new(conn, traffic == Traffic::Counted);
         Ok::<_, std::io::Error>(AuthorityFix::new(Sliced::new(counted)))
     });
@@ -150,24 +214,46 @@ fn http2_server() -> Server {
         .http2_max_local_error_reset_streams(Some(MAX_LOCAL_ERROR_RESETS))
 }
 
+/// Which listener family a connection came to, as etcd names it when it
+/// refuses one ("rejected connection on client endpoint").
+#[derive(Clone, Copy)]
+enum Endpoint {
+    Client,
+    Peer,
+}
+
+impl Endpoint {
+    fn rejected(self) -> &'static str {
+        match self {
+            Endpoint::Client => "rejected connection on client endpoint",
+            Endpoint::Peer => "rejected connection on peer endpoint",
+        }
+    }
+}
+
 /// A listener's connections: plain, or TLS once their handshake is done.
 /// Handshakes run in tasks of their own under [`crate::transport::tls::HANDSHAKE_TIMEOUT`],
 /// so a client that stalls one holds up nobody else; at most the handshakes
 /// begun within one timeout are in flight. Finished connections wait in a
 /// queue of 64 for the server to take them: when it is full, handshake
-/// tasks wait, the accept loop does not.
+/// tasks wait, the accept loop does not. A refused handshake is logged as
+/// etcd logs it (its message, keys and Go's words for the error), and so
+/// is, on peer listeners, a certificate that does not name the address it
+/// came from.
 fn connections(
-    listener: TcpListener,
+    listener: BoundListener,
     tls: Option<Arc<TlsServer>>,
+    endpoint: Endpoint,
 ) -> std::pin::Pin<Box<dyn tokio_stream::Stream<Item = crate::transport::conn::Conn> + Send>> {
     use crate::transport::conn::Conn;
-    use crate::transport::tls::HANDSHAKE_TIMEOUT;
-    let Some(tls) = tls else {
-        return Box::pin(accepted(listener).map(Conn::Plain));
+    let schemes = listener.schemes;
+    let tls = match tls {
+        Some(tls) if schemes.tls() => tls,
+        _ => return Box::pin(accepted(listener.tcp).map(Conn::Plain)),
     };
     let (tx, rx) = tokio::sync::mpsc::channel(64);
     tokio::spawn(async move {
-        let mut incoming = std::pin::pin!(accepted(listener));
+        let mut incoming = std::pin::pin!(accepted(listener.tcp));
         loop {
             let tcp = tokio::select! {
                 tcp = incoming.next() => match tcp {
@@ -177,32 +263,93 @@ fn connections(
                 // The server stopped serving this listener.
                 _ = tx.closed() => return,
             };
-            let acceptor = tokio_rustls::TlsAcceptor::from(tls.config());
-            let cert_user = tls.cert_user();
-            let tx = tx.clone();
+            let (tls, tx) = (tls.clone(), tx.clone());
             tokio::spawn(async move {
-                let remote = tcp.peer_addr().ok();
-                // As etcd logs "rejected connection": who, and why (a client
-                // certificate in X.509 v1 form reads "UnsupportedCertVersion",
-                // see docs/security.md).
-                match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
-                    Ok(Ok(stream)) => {
-                        let _ = tx.send(Conn::Tls(Box::new(stream), cert_user)).await;
-                    }
-                    Ok(Err(e)) => tracing::warn!(
-                        remote = ?remote,
-                        error = %e,
-                        "rejected connection: TLS handshake failed"
-                    ),
-                    Err(_) => tracing::warn!(
-                        remote = ?remote,
-                        "rejected connection: TLS handshake timed out"
-                    ),
+                if schemes.plain() && !starts_a_tls_handshake(&tcp).await {
+                    let _ = tx.send(Conn::Plain(tcp)).await;
+                    return;
+                }
+                if let Some(conn) = handshake(tcp, &tls, endpoint).await {
+                    let _ = tx.send(conn).await;
                 }
             });
         }
     });
     Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx))
+}
+
+/// Whether a connection to a listener serving both schemes opens with a
+/// TLS record (a handshake: content type 22), as etcd's cmux tells them
+/// apart; anything else (an HTTP/1 request, HTTP/2's preface) is plain. A
+/// client that sends nothing within the handshake timeout is plain too,
+/// and left to the server's own timeouts.
+async fn starts_a_tls_handshake(tcp: &tokio::net::TcpStream) -> bool {
+    const TLS_HANDSHAKE_RECORD: u8 = 0x16;
+    let mut first = [0u8; 1];
+    matches!(
+        tokio::time::timeout(crate::transport::tls::HANDSHAKE_TIMEOUT, tcp.peek(&mut first)).await,
+        Ok(Ok(1)) if first[0] == TLS_HANDSHAKE_RECORD
+    )
+}
+
+/// The TLS handshake of one connection, under the handshake timeout; a
+/// refusal is logged as etcd logs it (its message, keys and Go's words for
+/// the error), and so is, where the listener checks it, a certificate that
+/// does not name the address it came from.
+async fn handshake(
+    tcp: tokio::net::TcpStream,
+    tls: &TlsServer,
+    endpoint: Endpoint,
+) -> Option<crate::transport::conn::Conn> {
+    use crate::transport::conn::Conn;
+    use crate::transport::tls::{HANDSHAKE_TIMEOUT, Sans, go_words};
+    let acceptor = tokio_rustls::TlsAcceptor::from(tls.config());
+    let remote = tcp.peer_addr().ok();
+    let remote_addr = remote.map_or_else(String::new, |a| a.to_string());
+    let stream = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+        Ok(Ok(stream)) => stream,
+        // A client certificate in X.509 v1 form reads
+        // "UnsupportedCertVersion", see docs/security.md.
+        Ok(Err(e)) => {
+            let error = go_words(&e);
+            // As etcd: a connection closed mid-handshake is only worth a
+            // debug line.
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                tracing::debug!("remote-addr" = %remote_addr, error, "{}", endpoint.rejected());
+            } else {
+                tracing::warn!("remote-addr" = %remote_addr, error, "{}", endpoint.rejected());
+            }
+            return None;
+        }
+        Err(_) => {
+            tracing::warn!(
+                "remote-addr" = %remote_addr,
+                error = "tls: handshake timed out",
+                "{}",
+                endpoint.rejected()
+            );
+            return None;
+        }
+    };
+    let (_, session) = stream.get_ref();
+    let leaf = session.peer_certificates().and_then(|c| c.first());
+    if let (true, Some(leaf), Some(remote)) = (tls.checks_caller_san(), leaf, remote) {
+        let sans = Sans::of(leaf);
+        if let Err(error) = sans.admit(remote.ip()).await {
+            let ips: Vec<String> = sans.ips.iter().map(|ip| ip.to_string()).collect();
+            tracing::warn!(
+                "remote-addr" = %remote_addr,
+                "server-name" = session.server_name().unwrap_or(""),
+                "ip-addresses" = ?ips,
+                "dns-names" = ?sans.dns,
+                error,
+                "{}",
+                endpoint.rejected()
+            );
+            return None;
+        }
+    }
+    Some(Conn::Tls(Box::new(stream), tls.cert_user()))
 }
 
 /// A listener's connections, Nagle off, taken at the [`AcceptPace`]. A failed
@@ -235,12 +382,12 @@ pub const PEER_MAX_STREAMS: u32 = 1024;
 
 /// Serves the peer protocol on one `--listen-peer-urls` listener.
 pub async fn serve_peers(
-    listener: TcpListener,
+    listener: BoundListener,
     tls: Option<Arc<TlsServer>>,
     peers: Routes,
     stop: Stop,
 ) {
-    let incoming = connections(listener, tls).map(Ok::<_, std::io::Error>);
+    let incoming = connections(listener, tls, Endpoint::Peer).map(Ok::<_, std::io::Error>);
     let result = http2_server()
         .max_concurrent_streams(PEER_MAX_STREAMS)
         .layer(crate::transport::boundary::IdentityBoundaryLayer)

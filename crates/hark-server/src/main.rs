@@ -43,17 +43,20 @@ fn main() -> std::process::ExitCode {
     // its data files 0600 and dirs 0700, whatever the umask it was given.
     // SAFETY: sets the process's file mode mask, before any thread exists.
     unsafe { libc::umask(0o077) };
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "gateway") {
+        return gateway(&args[2..]);
+    }
     // etcd's command line, ETCD_* variables or config file, read as etcd
     // reads them; what was ignored is logged once logging is up.
-    let (config, notices) =
-        match command_line::read(std::env::args_os().collect(), std::env::vars_os().collect()) {
-            Ok(read) => read,
-            Err(command_line::Error::Clap(e)) => e.exit(),
-            Err(command_line::Error::Other(e)) => {
-                eprintln!("hark: {e}");
-                return std::process::ExitCode::from(2);
-            }
-        };
+    let (config, notices) = match command_line::read(args, std::env::vars_os().collect()) {
+        Ok(read) => read,
+        Err(command_line::Error::Clap(e)) => e.exit(),
+        Err(command_line::Error::Other(e)) => {
+            eprintln!("hark: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
     if let Err(e) = hark_server::logging::init(&config) {
         eprintln!("hark: {e}");
         return std::process::ExitCode::from(2);
@@ -121,5 +124,37 @@ async fn wait_for_signal() {
     tokio::select! {
         _ = term.recv() => {}
         _ = int.recv() => {}
+    }
+}
+
+/// `hark gateway start ...`: etcd's TCP gateway (see `hark_server::gateway`),
+/// logging as a member does by default.
+fn gateway(args: &[std::ffi::OsString]) -> std::process::ExitCode {
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let gateway_args = match hark_server::gateway::parse(&args) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            eprintln!("{e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let defaults = match command_line::read(vec!["hark".into()], Vec::new()) {
+        Ok((config, _)) => config,
+        Err(_) => return std::process::ExitCode::from(2),
+    };
+    if let Err(e) = hark_server::logging::init(&defaults) {
+        eprintln!("hark: {e}");
+        return std::process::ExitCode::from(2);
+    }
+    let runtime = tokio::runtime::Runtime::new().expect("start the tokio runtime");
+    match runtime.block_on(hark_server::gateway::run(gateway_args)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            std::process::ExitCode::FAILURE
+        }
     }
 }

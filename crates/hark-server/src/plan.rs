@@ -47,8 +47,6 @@ pub struct Plan {
     pub client_tls: Option<TlsPlan>,
     /// The peer links' TLS (etcd's `--peer-*` flags), served and dialled.
     pub peer_tls: Option<TlsPlan>,
-    /// Per listener, in [`Bound`]'s order: whether it serves TLS.
-    pub https: Https,
     /// `--cors`.
     pub cors: String,
     pub corruption: CorruptionChecks,
@@ -93,14 +91,6 @@ pub struct Addrs {
     pub advertised_client_urls: Vec<String>,
 }
 
-/// Which listeners serve TLS, in the order they were bound.
-pub struct Https {
-    pub client: Vec<bool>,
-    pub client_http: Vec<bool>,
-    pub metrics: Vec<bool>,
-    pub peer: Vec<bool>,
-}
-
 /// A TLS server to build: its flags, where `--auto-tls` keeps its
 /// certificate, and the host names that certificate is made for.
 pub struct TlsPlan {
@@ -122,11 +112,6 @@ impl Plan {
             );
         }
         let interval = config.watch_progress_notify_interval;
-        let https = |urls: &[String]| -> Vec<bool> {
-            listen_urls(urls)
-                .map(|u| crate::config::is_https(u))
-                .collect()
-        };
         let gates = crate::config::feature_gates::parse(&config.feature_gates)
             .map_err(|e| format!("--feature-gates: {e}"))?;
         for (gate, reason) in &gates.without_effect {
@@ -188,12 +173,6 @@ impl Plan {
             addrs: addrs(config, bound)?,
             client_tls: client_tls(config, &data_dir)?,
             peer_tls: peer_tls(config, &data_dir)?,
-            https: Https {
-                client: https(&config.listen_client_urls),
-                client_http: https(&config.listen_client_http_urls),
-                metrics: https(&config.listen_metrics_urls),
-                peer: https(&config.listen_peer_urls),
-            },
             cors: config.cors.clone(),
             raft_dirs: ReplicaDirs {
                 log: config
@@ -211,14 +190,16 @@ fn addrs(config: &Config, bound: &Bound) -> Result<Addrs, String> {
     let client = local_addrs(&bound.client)?;
     let client_endpoints: Vec<String> = client
         .iter()
-        .zip(listen_urls(&config.listen_client_urls))
-        .map(|(a, url)| {
-            let scheme = if crate::config::is_https(url) {
-                "https"
-            } else {
-                "http"
-            };
-            format!("{scheme}://{a}")
+        .zip(&bound.client)
+        .flat_map(|(a, listener)| {
+            listener.urls.iter().map(move |url| {
+                let scheme = if crate::config::is_https(url) {
+                    "https"
+                } else {
+                    "http"
+                };
+                format!("{scheme}://{a}")
+            })
         })
         .collect();
     let advertised_client_urls = if config.advertise_client_urls.is_empty() {
@@ -277,6 +258,7 @@ fn replica_config(config: &Config, plan: &ClusterPlan) -> ReplicaConfig {
         heartbeat_interval: Duration::from_millis(config.heartbeat_interval),
         election_timeout: election,
         snapshot_count: config.snapshot_count,
+        snapshot_catchup_entries: config.snapshot_catchup_entries(),
         fsync: !config.unsafe_no_fsync,
         peer_source: config.peer_local_addr,
         peer_tls: None,
@@ -305,7 +287,9 @@ fn client_tls(config: &Config, data_dir: &Path) -> Result<Option<TlsPlan>, Strin
         max_version: config.tls_max_version.clone(),
         cipher_suites: config.cipher_suites.clone(),
         allowed_cns: config.client_cert_allowed_cn.clone(),
+        allowed_hostnames: config.client_cert_allowed_hostname.clone(),
         dials: false,
+        check_caller_san: false,
     };
     if !urls.iter().any(|u| crate::config::is_https(u)) {
         if settings.is_set() {
@@ -347,7 +331,9 @@ fn peer_tls(config: &Config, data_dir: &Path) -> Result<Option<TlsPlan>, String>
         max_version: config.tls_max_version.clone(),
         cipher_suites: config.cipher_suites.clone(),
         allowed_cns: config.peer_cert_allowed_cn.clone(),
+        allowed_hostnames: config.peer_cert_allowed_hostname.clone(),
         dials: true,
+        check_caller_san: !config.peer_skip_client_san_verification,
     };
     let listen: Vec<&String> = listen_urls(&config.listen_peer_urls).collect();
     let any_https = listen

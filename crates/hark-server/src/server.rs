@@ -14,7 +14,7 @@ use tonic::service::Routes;
 
 use crate::cluster_leases::{LeaseForwards, ReplicatedLeases, follow_leadership};
 use crate::config::Config;
-use crate::listeners::{Bound, ConnectionRules, Traffic, serve, serve_peers};
+use crate::listeners::{Bound, ConnectionRules, Schemes, Traffic, serve, serve_peers};
 use crate::node::{Node, NodeHandle};
 use crate::ops::{auto_compaction, auto_defrag, probes, scheduled_backups};
 use crate::plan::{Plan, TlsPlan};
@@ -59,6 +59,8 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         "advertise-client-urls" = ?config.advertise_client_urls,
         "listen-peer-urls" = ?config.listen_peer_urls,
         "initial-cluster" = %config.initial_cluster,
+        "snapshot-count" = config.snapshot_count,
+        "snapshot-catchup-entries" = config.snapshot_catchup_entries(),
         // Hark serves no v2 API: etcd 3.7's enforced level, whatever
         // --v2-deprecation says.
         "v2-deprecation" = "write-only",
@@ -83,6 +85,9 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
             .map_err(|e| format!("cannot open data dir {}: {e}", plan.data_dir.display()))?
     };
     remove_snapshot_scratch(&plan.data_dir);
+    if config.bootstrap_defrag_threshold_megabytes > 0 {
+        bootstrap_defrag(&store, config.bootstrap_defrag_threshold_megabytes).await?;
+    }
     // The engine's thread keeps the default priority: at niceness 19 a busy
     // neighbour delayed live events by tens of ms (docs/benchmarks.md, #34).
     let hub = WatchHub::new(store.clone(), plan.watch);
@@ -144,13 +149,12 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         max_streams: plan.limits.max_concurrent_streams,
         keepalive: plan.limits.keepalive,
     };
-    let tls_if = |https: bool| https.then(|| client_tls.clone()).flatten();
-    // (kind, listeners, TLS per listener, routes, traffic, waits for publish)
+    let tls_if = |schemes: Schemes| schemes.tls().then(|| client_tls.clone()).flatten();
+    // (kind, listeners, routes, traffic, waits for publish)
     let listeners = [
         (
             "client",
             bound.client,
-            &plan.https.client,
             &routes.client,
             Traffic::Counted,
             true,
@@ -158,7 +162,6 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         (
             "client-http",
             bound.client_http,
-            &plan.https.client_http,
             &routes.client_http,
             Traffic::Counted,
             true,
@@ -166,19 +169,19 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         (
             "metrics",
             bound.metrics,
-            &plan.https.metrics,
             &routes.metrics,
             Traffic::NotCounted,
             false,
         ),
     ];
-    for (kind, bound, https, routes, traffic, waits) in listeners {
-        for (listener, &https) in bound.into_iter().zip(https) {
-            let address = local_addr(&listener);
+    for (kind, bound, routes, traffic, waits) in listeners {
+        for listener in bound {
+            let address = listener.local_addr();
             let name = format!("{kind} {address}");
+            let schemes = listener.schemes;
             let serving = serve(
                 listener,
-                tls_if(https),
+                tls_if(schemes),
                 routes.clone(),
                 tasks.stop(),
                 rules(traffic),
@@ -196,7 +199,7 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
             tasks.listener(name, async move {
                 tokio::select! {
                     first = published => if first.is_ok() {
-                        log_serving(traffic, &address, https);
+                        log_serving(traffic, &address, schemes);
                         serving.await
                     },
                     _ = stop.raised() => {}
@@ -205,9 +208,9 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         }
     }
     let peers = Routes::new(replica.peer_service());
-    for (listener, &https) in bound.peer.into_iter().zip(&plan.https.peer) {
-        let name = format!("peer {}", local_addr(&listener));
-        let tls = https.then(|| peer_tls.clone()).flatten();
+    for listener in bound.peer {
+        let name = format!("peer {}", listener.local_addr());
+        let tls = listener.schemes.tls().then(|| peer_tls.clone()).flatten();
         tasks.listener(
             name,
             serve_peers(listener, tls, peers.clone(), tasks.stop()),
@@ -309,11 +312,12 @@ fn log_cluster_version(replica: &Replica) {
 /// etcd's lines for a client listener that starts serving, which tools
 /// and etcd's own test framework wait for (`ready to serve client
 /// requests`), with etcd's keys.
-fn log_serving(traffic: &str, address: &str, https: bool) {
+fn log_serving(traffic: &str, address: &str, schemes: Schemes) {
     tracing::info!("ready to serve client requests");
-    if https {
+    if schemes.tls() {
         tracing::info!(traffic, address, "serving client traffic securely");
-    } else {
+    }
+    if schemes.plain() {
         tracing::info!(
             traffic,
             address,
@@ -322,14 +326,38 @@ fn log_serving(traffic: &str, address: &str, https: bool) {
     }
 }
 
-fn open_tls(plan: TlsPlan) -> Result<Arc<TlsServer>, String> {
-    TlsServer::new(plan.settings, &plan.auto_dir, &plan.hosts)
+/// `--bootstrap-defrag-threshold-megabytes`: defragments the store before
+/// it serves when at least that much of it is reclaimable, with etcd's
+/// lines and keys either way.
+async fn bootstrap_defrag(store: &Store, threshold_mb: u64) -> Result<(), String> {
+    let (size, in_use) = (store.db_size(), store.db_size_in_use());
+    let threshold = threshold_mb.saturating_mul(1024 * 1024);
+    if size.saturating_sub(in_use) < threshold {
+        tracing::info!(
+            "current-db-size-bytes" = size,
+            "current-db-size" = %hark_snapshot::si_bytes(size),
+            "current-db-size-in-use-bytes" = in_use,
+            "current-db-size-in-use" = %hark_snapshot::si_bytes(in_use),
+            "bootstrap-defrag-threshold-bytes" = threshold,
+            "bootstrap-defrag-threshold" = %hark_snapshot::si_bytes(threshold),
+            "Skipping defragmentation"
+        );
+        return Ok(());
+    }
+    tracing::info!(
+        "current-db-size-bytes" = size,
+        "current-db-size-in-use-bytes" = in_use,
+        "defragmenting the store before serving"
+    );
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || store.defragment())
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("bootstrap defragmentation failed: {e}"))
 }
 
-fn local_addr(listener: &tokio::net::TcpListener) -> String {
-    listener
-        .local_addr()
-        .map_or_else(|_| "?".to_string(), |a| a.to_string())
+fn open_tls(plan: TlsPlan) -> Result<Arc<TlsServer>, String> {
+    TlsServer::new(plan.settings, &plan.auto_dir, &plan.hosts)
 }
 
 /// `--from-snapshot`: a data dir that holds nothing yet is built from the

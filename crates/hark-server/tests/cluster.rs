@@ -506,11 +506,21 @@ async fn etcdctl_member_add_promote_update_remove() {
     }
     let (client, peer) = (free_port(), free_port());
     let peer_url = format!("http://127.0.0.1:{peer}");
-    let (ok, out) = etcdctl(
-        &bin,
-        &endpoints,
-        &["member", "add", "m3", "--peer-urls", &peer_url, "--learner"],
-    );
+    // As etcd's, the leader takes a member (a learner too) only once it has
+    // been connected to a quorum for its health interval (5 s): until
+    // then the answer is "unhealthy cluster", and it is asked again.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let (ok, out) = loop {
+        let (ok, out) = etcdctl(
+            &bin,
+            &endpoints,
+            &["member", "add", "m3", "--peer-urls", &peer_url, "--learner"],
+        );
+        if ok || !out.contains("unhealthy cluster") || std::time::Instant::now() > deadline {
+            break (ok, out);
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
     assert!(ok, "{out}");
     assert!(
         out.contains("ETCD_INITIAL_CLUSTER_STATE=\"existing\""),

@@ -734,10 +734,10 @@ async fn metrics_and_health_over_http() {
             "etcd_debugging_mvcc_current_revision",
             "etcd_mvcc_put_total",
             "etcd_debugging_mvcc_watcher_total",
-            "grpc_server_started_total{grpc_type=\"unary\",grpc_service=\"etcdserverpb.KV\",grpc_method=\"Range\"}",
-            "grpc_server_handled_total{grpc_type=\"unary\",grpc_service=\"etcdserverpb.KV\",grpc_method=\"Range\",grpc_code=\"OK\"}",
-            "grpc_service=\"etcdserverpb.KV\",grpc_method=\"Range\",grpc_code=\"InvalidArgument\"}",
-            "grpc_server_started_total{grpc_type=\"bidi_stream\",grpc_service=\"etcdserverpb.Watch\",grpc_method=\"Watch\"}",
+            "grpc_server_started_total{grpc_method=\"Range\",grpc_service=\"etcdserverpb.KV\",grpc_type=\"unary\"}",
+            "grpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"Range\",grpc_service=\"etcdserverpb.KV\",grpc_type=\"unary\"}",
+            "grpc_server_handled_total{grpc_code=\"InvalidArgument\",grpc_method=\"Range\",grpc_service=\"etcdserverpb.KV\"",
+            "grpc_server_started_total{grpc_method=\"Watch\",grpc_service=\"etcdserverpb.Watch\",grpc_type=\"bidi_stream\"}",
         ] {
             assert!(body.contains(needle), "/metrics lacks {needle}:\n{body}");
         }

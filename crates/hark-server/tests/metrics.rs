@@ -50,15 +50,15 @@ async fn covers_etcds_mixin_from_the_first_scrape(srv: &common::TestServer) {
         // etcd's buckets (the log's first entries are synced at start).
         "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.001\"} ",
         "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"8.192\"} ",
-        "grpc_server_handled_total{grpc_type=\"unary\",grpc_service=\"etcdserverpb.KV\",grpc_method=\"Put\",grpc_code=\"ResourceExhausted\"} 0",
+        "grpc_server_handled_total{grpc_code=\"ResourceExhausted\",grpc_method=\"Put\",grpc_service=\"etcdserverpb.KV\",grpc_type=\"unary\"} 0",
     ] {
         assert!(body.contains(line), "no line {line:?}");
     }
     // Which Hark build this member runs.
     let build = format!(
-        "hark_build_info{{version=\"{}\",commit=\"{}\"}} 1",
-        hark_server::HARK_VERSION,
-        hark_server::GIT_COMMIT
+        "hark_build_info{{commit=\"{}\",version=\"{}\"}} 1",
+        hark_server::GIT_COMMIT,
+        hark_server::HARK_VERSION
     );
     assert!(body.contains(&build), "no line {build:?}");
 }
@@ -76,7 +76,7 @@ async fn watch_streams_end_canceled_and_messages_are_counted(srv: &common::TestS
     assert!(stream.message().await.unwrap().unwrap().canceled());
     drop(stream);
     drop(c);
-    let canceled = "grpc_server_handled_total{grpc_type=\"bidi_stream\",grpc_service=\"etcdserverpb.Watch\",grpc_method=\"Watch\",grpc_code=\"Canceled\"} 1";
+    let canceled = "grpc_server_handled_total{grpc_code=\"Canceled\",grpc_method=\"Watch\",grpc_service=\"etcdserverpb.Watch\",grpc_type=\"bidi_stream\"} 1";
     let mut body = String::new();
     for _ in 0..100 {
         body = http_get(srv.server.client_addrs[0], "/metrics").1;
@@ -87,11 +87,11 @@ async fn watch_streams_end_canceled_and_messages_are_counted(srv: &common::TestS
     }
     assert!(body.contains(canceled), "{body}");
     for line in [
-        "grpc_server_msg_received_total{grpc_type=\"unary\",grpc_service=\"etcdserverpb.KV\",grpc_method=\"Put\"} 1",
-        "grpc_server_msg_sent_total{grpc_type=\"unary\",grpc_service=\"etcdserverpb.KV\",grpc_method=\"Put\"} 1",
+        "grpc_server_msg_received_total{grpc_method=\"Put\",grpc_service=\"etcdserverpb.KV\",grpc_type=\"unary\"} 1",
+        "grpc_server_msg_sent_total{grpc_method=\"Put\",grpc_service=\"etcdserverpb.KV\",grpc_type=\"unary\"} 1",
         // The create and the cancel in; created, the event and canceled out.
-        "grpc_server_msg_received_total{grpc_type=\"bidi_stream\",grpc_service=\"etcdserverpb.Watch\",grpc_method=\"Watch\"} 2",
-        "grpc_server_msg_sent_total{grpc_type=\"bidi_stream\",grpc_service=\"etcdserverpb.Watch\",grpc_method=\"Watch\"} 3",
+        "grpc_server_msg_received_total{grpc_method=\"Watch\",grpc_service=\"etcdserverpb.Watch\",grpc_type=\"bidi_stream\"} 2",
+        "grpc_server_msg_sent_total{grpc_method=\"Watch\",grpc_service=\"etcdserverpb.Watch\",grpc_type=\"bidi_stream\"} 3",
     ] {
         assert!(body.contains(line), "no line {line:?} in\n{body}");
     }
@@ -99,9 +99,10 @@ async fn watch_streams_end_canceled_and_messages_are_counted(srv: &common::TestS
 
 /// One `grpc_server_*` series line, as the exposition prints it.
 fn series(name: &str, kind: &str, service: &str, method: &str, code: Option<&str>) -> String {
-    let code = code.map_or(String::new(), |c| format!(",grpc_code=\"{c}\""));
+    // Labels in name order, as etcd's exporter writes them.
+    let code = code.map_or(String::new(), |c| format!("grpc_code=\"{c}\","));
     format!(
-        "{name}{{grpc_type=\"{kind}\",grpc_service=\"etcdserverpb.{service}\",grpc_method=\"{method}\"{code}}}"
+        "{name}{{{code}grpc_method=\"{method}\",grpc_service=\"etcdserverpb.{service}\",grpc_type=\"{kind}\"}}"
     )
 }
 

@@ -954,13 +954,23 @@ async fn etcds_log_lines_come_at_etcds_moments() {
     let mut c = etcd_client::Client::connect([format!("http://127.0.0.1:{}", ports[0].0)], None)
         .await
         .unwrap();
-    let added = c
-        .member_add(
-            ["http://127.0.0.1:1".to_string()],
-            Some(etcd_client::MemberAddOptions::new().with_is_learner()),
-        )
-        .await
-        .unwrap();
+    // As etcd's, the leader takes a member (a learner too) only once it has
+    // been connected to a quorum for its health interval (5 s).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let added = loop {
+        match c
+            .member_add(
+                ["http://127.0.0.1:1".to_string()],
+                Some(etcd_client::MemberAddOptions::new().with_is_learner()),
+            )
+            .await
+        {
+            Err(e) if e.to_string().contains("unhealthy cluster") && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            other => break other.unwrap(),
+        }
+    };
     let id = added.member().unwrap().id();
     c.member_remove(id).await.unwrap();
     for i in 0..3 {

@@ -23,6 +23,7 @@ pub mod bolt;
 mod read;
 pub mod schedule;
 pub mod schema;
+mod sizes;
 mod write;
 
 use std::path::{Path, PathBuf};
@@ -30,6 +31,7 @@ use std::path::{Path, PathBuf};
 /// The backend a restore builds its data dir on.
 pub use hark_mvcc::BackendKind;
 pub use read::{ProgressHook, RestoreOptions, RestoreProgress, SnapshotStatus, restore, status};
+pub use sizes::si_bytes;
 pub use write::{Member, Written, save, write_database};
 
 /// Bytes of the sha256 that ends a snapshot file.

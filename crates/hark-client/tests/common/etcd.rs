@@ -1,4 +1,4 @@
-//! A real etcd: the `etcd-3.5` binary on PATH, which CI installs. Without it
+//! A real etcd: the `etcd-3.7` binary on PATH, which CI installs. Without it
 //! the tests that need it are skipped, unless HARK_REQUIRE_ETCDCTL=1.
 
 use std::net::TcpListener;
@@ -52,9 +52,9 @@ pub fn start() -> Option<Etcd> {
         assert_ne!(
             std::env::var("HARK_REQUIRE_ETCDCTL").as_deref(),
             Ok("1"),
-            "etcd-3.5 is not on PATH"
+            "etcd-3.7 is not on PATH"
         );
-        eprintln!("etcd-3.5 not on PATH: skipped");
+        eprintln!("etcd-3.7 not on PATH: skipped");
         return None;
     };
     for _ in 0..START_TRIES {
@@ -131,7 +131,7 @@ fn listening(etcd: &mut Etcd, port: u16) -> Result<(), ()> {
 
 /// The etcd binary, if on PATH.
 pub fn binary() -> Option<PathBuf> {
-    find_on_path("etcd-3.5")
+    find_on_path("etcd-3.7")
 }
 
 /// Waits (at most a minute) until the server behind `c` answers.

@@ -220,20 +220,21 @@ impl Replica {
                 if find(id).is_some() {
                     return Err(MembershipError::IdExists);
                 }
-                if learner {
-                    if members.iter().filter(|m| m.is_learner).count() >= MAX_LEARNERS {
-                        return Err(MembershipError::TooManyLearners);
-                    }
-                } else if self.strict_reconfig_check {
+                if learner && members.iter().filter(|m| m.is_learner).count() >= MAX_LEARNERS {
+                    return Err(MembershipError::TooManyLearners);
+                }
+                if self.strict_reconfig_check {
                     // A cluster of one started voter may grow to two (how a
                     // cluster restored from a snapshot is rebuilt); otherwise
                     // the started voters must stay a quorum with the new one.
                     let started = started(None);
-                    if !(voters == 1 && started == 1) && started < quorum(voters + 1) {
+                    let grows_one = voters == 1 && started == 1;
+                    if !learner && !grows_one && started < quorum(voters + 1) {
                         return Err(MembershipError::NotEnoughStarted);
                     }
-                    // etcd 3.7: counting the new member as down, this member
-                    // must be connected to a quorum (a cluster of one always is).
+                    // etcd 3.7, for learners too: counting the new member as
+                    // a voter that is down, this member must be connected to
+                    // a quorum (a cluster of one always is).
                     let connected = voter_ids.iter().filter(|v| active(**v)).count();
                     if voters > 1 && connected < quorum(voters + 1) {
                         return Err(MembershipError::Unhealthy);

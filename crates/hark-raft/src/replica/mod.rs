@@ -92,6 +92,9 @@ pub struct ReplicaConfig {
     pub election_timeout: Duration,
     /// Applied entries between snapshots (etcd's `--snapshot-count`).
     pub snapshot_count: u64,
+    /// Entries kept after a snapshot for slow followers to catch up from
+    /// (etcd's `--snapshot-catchup-entries`).
+    pub snapshot_catchup_entries: u64,
     /// How long a write or a linearizable read may wait for the cluster.
     pub request_timeout: Duration,
     /// Sync the log before reporting appends durable; `false` only for

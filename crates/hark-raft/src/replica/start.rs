@@ -48,7 +48,7 @@ impl Replica {
             // window keeps that second round early (about 2.2 election timeouts).
             election_timeout_max: millis(config.election_timeout) * 6 / 5 + 1,
             snapshot_policy: SnapshotPolicy::LogsSinceLast(config.snapshot_count.max(1)),
-            max_in_snapshot_log_to_keep: config.snapshot_count.min(5000),
+            max_in_snapshot_log_to_keep: config.snapshot_catchup_entries,
             // Entries are batches of proposals already: fewer per append.
             max_payload_entries: 64,
             // Each snapshot chunk must arrive, be decoded and (the last one)

@@ -33,6 +33,8 @@ pub struct Settings {
     /// How long a write or a linearizable read may wait (5 s unless a
     /// test needs read barriers to give up sooner).
     pub request_timeout: Duration,
+    /// etcd's `--strict-reconfig-check`.
+    pub strict_reconfig_check: bool,
 }
 
 impl Settings {
@@ -48,13 +50,14 @@ impl Settings {
             heartbeat_interval: Duration::from_millis(50),
             election_timeout: ELECTION,
             snapshot_count: self.snapshot_count,
+            snapshot_catchup_entries: self.snapshot_count.min(5000),
             request_timeout: self.request_timeout,
             fsync: self.fsync,
             peer_source: None,
             peer_tls: None,
             initial_corruption_check: false,
             force_new_cluster: false,
-            strict_reconfig_check: true,
+            strict_reconfig_check: self.strict_reconfig_check,
         }
     }
 }

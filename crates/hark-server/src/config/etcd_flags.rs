@@ -70,14 +70,11 @@ const SLOW_LOG: &str =
     "Hark logs no per-request slowness warnings; see the request duration metrics";
 const COMPACTION: &str = "Hark's compaction deletes in batches of its own size, off the write path";
 pub(super) const LEASE_CHECKPOINT: &str = "Hark does not checkpoint leases' remaining TTLs; a new leader gives each lease its full TTL plus an election timeout";
-const CATCH_UP: &str = "Hark keeps min(--snapshot-count, 5000) log entries after a snapshot for followers to catch up from";
 const IN_PROCESS_GATEWAY: &str =
     "Hark's JSON gateway runs in-process and dials no client connection that would show it";
 const PEER_CLIENT_CERT: &str = "Hark shows --peer-cert-file when dialling other members";
 const NO_ROTATION: &str =
     "Hark does not rotate its log file; use journald, or logrotate with copytruncate";
-const PEER_SAN: &str =
-    "Hark never checks the SAN of a dialling peer's certificate against its address";
 const RAFT_TIMEOUTS: &str = "Hark's peer calls have deadlines derived from --election-timeout";
 const NO_DOWNGRADE: &str = "Hark has no cluster downgrade";
 pub(super) const COMPACT_HASH: &str = "Hark keeps no hashes taken at compactions; the periodic check (--corrupt-check-time) compares the members' current hashes";
@@ -161,14 +158,6 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
     // Security
     warn("client-cert-file", Value, IN_PROCESS_GATEWAY),
     warn("client-key-file", Value, IN_PROCESS_GATEWAY),
-    guarded(
-        "client-cert-allowed-hostname",
-        "Hark does not check client certificates' SAN host names",
-    ),
-    guarded(
-        "peer-cert-allowed-hostname",
-        "Hark does not check peer certificates' SAN host names; use --peer-cert-allowed-cn",
-    ),
     warn("peer-client-cert-file", Value, PEER_CLIENT_CERT),
     warn("peer-client-key-file", Value, PEER_CLIENT_CERT),
     warn(
@@ -180,12 +169,6 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
         "host-whitelist",
         "Hark does not filter HTTP requests by Host header; its gateway answers cross-origin browsers only as --cors allows",
     ),
-    warn(
-        "experimental-peer-skip-client-san-verification",
-        Switch,
-        PEER_SAN,
-    ),
-    warn("peer-skip-client-san-verification", Switch, PEER_SAN),
     // Profiling and monitoring
     warn(
         "enable-pprof",
@@ -269,19 +252,10 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
         BBOLT,
     ),
     warn(
-        "experimental-bootstrap-defrag-threshold-megabytes",
-        Value,
-        BBOLT,
-    ),
-    warn("bootstrap-defrag-threshold-megabytes", Value, BBOLT),
-    warn(
         "experimental-stop-grpc-service-on-defrag",
         Switch,
         "Hark's defragmentation does not stop reads or writes, so clients need not be sent elsewhere",
     ),
-    warn("experimental-snapshot-catchup-entries", Value, CATCH_UP),
-    warn("experimental-snapshot-catch-up-entries", Value, CATCH_UP),
-    warn("snapshot-catchup-entries", Value, CATCH_UP),
 ];
 
 /// An etcd flag given to Hark that has no effect here.
@@ -660,8 +634,6 @@ mod tests {
         for arg in [
             "--discovery=https://discovery.etcd.io/abc",
             "--discovery-srv=example.com",
-            "--peer-cert-allowed-hostname=peer.example.com",
-            "--client-cert-allowed-hostname=client.example.com",
             "--host-whitelist=example.com",
         ] {
             let err = set_aside(os(&["hark", arg])).unwrap_err();

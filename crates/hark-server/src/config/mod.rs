@@ -201,11 +201,28 @@ pub struct Config {
     #[arg(long, env = "HARK_PEER_CERT_ALLOWED_CN", value_delimiter = ',')]
     pub peer_cert_allowed_cn: Vec<String>,
 
+    /// Do not check a dialling member's certificate against the address it
+    /// dials from (etcd checks the IP and DNS SANs, when it has any).
+    #[arg(long, alias = "experimental-peer-skip-client-san-verification",
+          env = "HARK_PEER_SKIP_CLIENT_SAN_VERIFICATION", num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false)]
+    pub peer_skip_client_san_verification: bool,
+
     /// The common names a client certificate may have, comma separated
     /// (etcd sets it only in the config file, as
     /// `client-transport-security.allowed-cn`); needs --trusted-ca-file.
     #[arg(long, env = "HARK_CLIENT_CERT_ALLOWED_CN", value_delimiter = ',')]
     pub client_cert_allowed_cn: Vec<String>,
+
+    /// Host names (or IP addresses) one of which a client certificate's
+    /// SANs must name, comma separated; needs --trusted-ca-file. Set, it
+    /// replaces the common-name check, as in etcd.
+    #[arg(long, env = "HARK_CLIENT_CERT_ALLOWED_HOSTNAME", value_delimiter = ',')]
+    pub client_cert_allowed_hostname: Vec<String>,
+
+    /// The same for peer certificates (both ways).
+    #[arg(long, env = "HARK_PEER_CERT_ALLOWED_HOSTNAME", value_delimiter = ',')]
+    pub peer_cert_allowed_hostname: Vec<String>,
 
     /// Auth token kind: `simple` (etcd's default), or
     /// `jwt,sign-method=RS256,pub-key=FILE,priv-key=FILE,ttl=5m` (signed
@@ -332,6 +349,24 @@ pub struct Config {
     #[arg(long, env = "HARK_SNAPSHOT_COUNT", default_value_t = 100_000)]
     pub snapshot_count: u64,
 
+    /// Log entries kept after a raft snapshot for slow followers to catch up
+    /// from without a snapshot (etcd's default 5,000); unset, the lesser of
+    /// 5,000 and `--snapshot-count`.
+    #[arg(long, alias = "experimental-snapshot-catchup-entries",
+          alias = "experimental-snapshot-catch-up-entries",
+          env = "HARK_SNAPSHOT_CATCHUP_ENTRIES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub snapshot_catchup_entries: Option<u64>,
+
+    /// At start, defragment the store when at least this many MiB of it
+    /// are reclaimable (etcd's bootstrap defragmentation); 0 never.
+    #[arg(
+        long,
+        alias = "experimental-bootstrap-defrag-threshold-megabytes",
+        env = "HARK_BOOTSTRAP_DEFRAG_THRESHOLD_MEGABYTES",
+        default_value_t = 0
+    )]
+    pub bootstrap_defrag_threshold_megabytes: u64,
+
     /// Refuse a membership change that would leave fewer started, connected
     /// voters than a quorum (etcd's default); `false` lets any change through.
     #[arg(long, env = "HARK_STRICT_RECONFIG_CHECK", num_args = 0..=1,
@@ -451,6 +486,13 @@ pub enum Retention {
 }
 
 impl Config {
+    /// Log entries kept after a snapshot: `--snapshot-catchup-entries`, else
+    /// the lesser of etcd's default (5,000) and `--snapshot-count`.
+    pub fn snapshot_catchup_entries(&self) -> u64 {
+        self.snapshot_catchup_entries
+            .unwrap_or(self.snapshot_count.min(5000))
+    }
+
     /// The token kind `--auth-token` names, with a JWT's key files read
     /// (etcd's options: `sign-method` required, `pub-key`, `priv-key`,
     /// `ttl` default 5m; unknown ones are warned about).

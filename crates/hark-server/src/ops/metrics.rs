@@ -289,6 +289,73 @@ pub fn prefix_usage_text(node: &Node) -> String {
     out
 }
 
+/// The exposition `text` with every sample's labels in name order, as
+/// etcd's exporter (client_golang) writes them: tools and etcd's own tests
+/// match whole lines such as
+/// `grpc_server_handled_total{grpc_code="OK",grpc_method="Range",...}`,
+/// while the exporter keeps each series' labels in the order they were
+/// given.
+pub fn with_sorted_labels(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        match sort_line(line) {
+            Some(sorted) => out.push_str(&sorted),
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// `line` with its labels sorted; `None` when it has none to sort (or is
+/// not a sample line).
+fn sort_line(line: &str) -> Option<String> {
+    if line.starts_with('#') {
+        return None;
+    }
+    let open = line.find('{')?;
+    let (name, rest) = line.split_at(open);
+    let mut labels: Vec<&str> = Vec::new();
+    let bytes = rest.as_bytes();
+    // Past '{': `name="value"` pairs, values with \\, \" and \n escapes.
+    let (mut i, mut start, mut in_value) = (1, 1, false);
+    let close = loop {
+        let b = *bytes.get(i)?;
+        match (in_value, b) {
+            (true, b'\\') => i += 1,
+            (_, b'"') => in_value = !in_value,
+            (false, b',') => {
+                labels.push(&rest[start..i]);
+                start = i + 1;
+            }
+            (false, b'}') => break i,
+            _ => {}
+        }
+        i += 1;
+    };
+    if start < close {
+        labels.push(&rest[start..close]);
+    }
+    if labels
+        .windows(2)
+        .all(|w| label_order(w[0]) <= label_order(w[1]))
+    {
+        return None;
+    }
+    labels.sort_by_key(|l| label_order(l));
+    Some(format!(
+        "{name}{{{}}}{}",
+        labels.join(","),
+        &rest[close + 1..]
+    ))
+}
+
+/// Where a label goes: by name, but a bucket's `le` and a summary's
+/// `quantile` last, where client_golang writes them.
+fn label_order(pair: &str) -> (bool, &str) {
+    let name = pair.split('=').next().unwrap_or(pair);
+    (matches!(name, "le" | "quantile"), name)
+}
+
 /// A Prometheus label value: backslash, double quote and newline escaped.
 fn escape_label(value: &str) -> String {
     value
@@ -333,4 +400,30 @@ pub async fn follow_leader(replica: Arc<Replica>) {
 fn process_collector() -> &'static metrics_process::Collector {
     static COLLECTOR: std::sync::OnceLock<metrics_process::Collector> = std::sync::OnceLock::new();
     COLLECTOR.get_or_init(metrics_process::Collector::default)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_sorted_labels;
+
+    #[test]
+    fn labels_come_out_in_name_order_as_etcds_exporter_writes_them() {
+        let text = "# HELP grpc_server_handled_total Total.\n\
+            # TYPE grpc_server_handled_total counter\n\
+            grpc_server_handled_total{grpc_type=\"bidi_stream\",grpc_service=\"etcdserverpb.Watch\",grpc_method=\"Watch\",grpc_code=\"Canceled\"} 6\n\
+            plain_total 3\n\
+            already{a=\"1\",b=\"2\"} 1\n\
+            odd{z=\"a,b}\\\"c\",a=\"x\"} 2\n\
+            h_bucket{stage=\"queue\",le=\"0.001\"} 3\n\
+            h_bucket{le=\"0.001\",stage=\"queue\"} 3\n";
+        let want = "# HELP grpc_server_handled_total Total.\n\
+            # TYPE grpc_server_handled_total counter\n\
+            grpc_server_handled_total{grpc_code=\"Canceled\",grpc_method=\"Watch\",grpc_service=\"etcdserverpb.Watch\",grpc_type=\"bidi_stream\"} 6\n\
+            plain_total 3\n\
+            already{a=\"1\",b=\"2\"} 1\n\
+            odd{a=\"x\",z=\"a,b}\\\"c\"} 2\n\
+            h_bucket{stage=\"queue\",le=\"0.001\"} 3\n\
+            h_bucket{stage=\"queue\",le=\"0.001\"} 3\n";
+        assert_eq!(with_sorted_labels(text), want);
+    }
 }

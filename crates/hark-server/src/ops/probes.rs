@@ -52,7 +52,10 @@ pub fn routes(node: NodeHandle, listener: Listener) -> Router {
                     if let Some(node) = &node {
                         crate::ops::metrics::refresh(node);
                     }
-                    let mut body = metrics.as_ref().map(|h| h.render()).unwrap_or_default();
+                    let mut body = metrics
+                        .as_ref()
+                        .map(|h| crate::ops::metrics::with_sorted_labels(&h.render()))
+                        .unwrap_or_default();
                     if let Some(node) = &node
                         && listener == Listener::Client
                     {

@@ -21,7 +21,7 @@ fn read(path: &Path, what: &str) -> Result<Vec<u8>, String> {
 }
 
 use super::settings::TlsSettings;
-use super::verify::{AllowedCn, RootAsClient, Unverified};
+use super::verify::{AllowedCn, AllowedNames, RootAsClient, Unverified};
 
 /// etcd's `--tls-min-version` / `--tls-max-version` values rustls has.
 fn version(name: &str) -> Result<&'static SupportedProtocolVersion, String> {
@@ -183,13 +183,20 @@ pub fn build(s: &TlsSettings) -> Result<ServerConfig, String> {
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
         .map_err(|e| format!("TLS versions and cipher suites do not fit: {e}"))?;
-    if !s.allowed_cns.is_empty() && s.trusted_ca_file.is_none() {
-        let allowed = if s.dials {
-            "--peer-cert-allowed-cn"
-        } else {
-            "--client-cert-allowed-cn"
-        };
-        return Err(format!("{allowed} needs {}", s.flag("trusted-ca-file")));
+    if s.trusted_ca_file.is_none() {
+        let side = if s.dials { "peer" } else { "client" };
+        if !s.allowed_cns.is_empty() {
+            return Err(format!(
+                "--{side}-cert-allowed-cn needs {}",
+                s.flag("trusted-ca-file")
+            ));
+        }
+        if !s.allowed_hostnames.is_empty() {
+            return Err(format!(
+                "--{side}-cert-allowed-hostname needs {}",
+                s.flag("trusted-ca-file")
+            ));
+        }
     }
     // As etcd: a trusted CA alone already requires client certificates.
     let builder = match &s.trusted_ca_file {
@@ -204,13 +211,12 @@ pub fn build(s: &TlsSettings) -> Result<ServerConfig, String> {
                 inner: verifier,
                 roots: certs,
             });
-            if s.allowed_cns.is_empty() {
-                builder.with_client_cert_verifier(verifier)
-            } else {
-                builder.with_client_cert_verifier(Arc::new(AllowedCn {
+            match AllowedNames::of(s) {
+                None => builder.with_client_cert_verifier(verifier),
+                Some(names) => builder.with_client_cert_verifier(Arc::new(AllowedCn {
                     inner: verifier,
-                    cns: s.allowed_cns.clone(),
-                }))
+                    names,
+                })),
             }
         }
         None if s.client_cert_auth => {
@@ -252,13 +258,12 @@ pub(super) fn dialer(s: &TlsSettings) -> Result<ClientConfig, String> {
                 .with_crls(revocations(s)?)
                 .build()
                 .map_err(|e| format!("cannot verify peer certificates: {e}"))?;
-            if s.allowed_cns.is_empty() {
-                webpki
-            } else {
-                Arc::new(AllowedCn {
+            match AllowedNames::of(s) {
+                None => webpki,
+                Some(names) => Arc::new(AllowedCn {
                     inner: webpki,
-                    cns: s.allowed_cns.clone(),
-                })
+                    names,
+                }),
             }
         }
         None => Arc::new(Unverified(provider)),

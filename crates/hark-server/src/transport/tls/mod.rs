@@ -16,6 +16,7 @@
 
 mod auto;
 mod config;
+mod san;
 mod settings;
 mod verify;
 
@@ -32,6 +33,7 @@ use crate::transport::conn::CertUser;
 use auto::self_signed;
 use config::{build, dialer};
 
+pub use san::Sans;
 pub use settings::TlsSettings;
 
 /// How long a client has to finish its TLS handshake (etcd's
@@ -87,6 +89,12 @@ impl TlsServer {
 
     pub fn config(&self) -> Arc<ServerConfig> {
         self.current.read().clone()
+    }
+
+    /// Whether a caller's certificate must name the address it connects
+    /// from (peer listeners, as etcd).
+    pub fn checks_caller_san(&self) -> bool {
+        self.settings.check_caller_san
     }
 
     /// Whether client certificates name users (`--client-cert-auth`).
@@ -181,4 +189,73 @@ fn stamps(s: &TlsSettings) -> Vec<Option<SystemTime>> {
             .and_then(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
     })
     .collect()
+}
+
+/// A failed handshake in the words etcd (Go's crypto/tls) logs it with:
+/// `remote error: tls: bad certificate` when the other side refused ours,
+/// `client certificate authentication failed` for a common name not
+/// allowed; rustls' own words otherwise.
+pub fn go_words(e: &io::Error) -> String {
+    use rustls::{AlertDescription as A, CertificateError, Error};
+    let Some(tls) = e.get_ref().and_then(|inner| inner.downcast_ref::<Error>()) else {
+        return e.to_string();
+    };
+    match tls {
+        Error::AlertReceived(alert) => {
+            let name = match alert {
+                A::CloseNotify => "close notify".to_string(),
+                A::UnexpectedMessage => "unexpected message".to_string(),
+                A::BadRecordMac => "bad record MAC".to_string(),
+                A::RecordOverflow => "record overflow".to_string(),
+                A::HandshakeFailure => "handshake failure".to_string(),
+                A::BadCertificate => "bad certificate".to_string(),
+                A::UnsupportedCertificate => "unsupported certificate".to_string(),
+                A::CertificateRevoked => "revoked certificate".to_string(),
+                A::CertificateExpired => "expired certificate".to_string(),
+                A::CertificateUnknown => "unknown certificate".to_string(),
+                A::IllegalParameter => "illegal parameter".to_string(),
+                A::UnknownCA => "unknown certificate authority".to_string(),
+                A::AccessDenied => "access denied".to_string(),
+                A::DecodeError => "error decoding message".to_string(),
+                A::DecryptError => "error decrypting message".to_string(),
+                A::ProtocolVersion => "protocol version not supported".to_string(),
+                A::InsufficientSecurity => "insufficient security level".to_string(),
+                A::InternalError => "internal error".to_string(),
+                A::UserCanceled => "user canceled".to_string(),
+                A::NoApplicationProtocol => "no application protocol".to_string(),
+                A::CertificateRequired => "certificate required".to_string(),
+                other => format!("alert({})", u8::from(*other)),
+            };
+            format!("remote error: tls: {name}")
+        }
+        Error::InvalidCertificate(CertificateError::NotValidForName) => {
+            "client certificate authentication failed".to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod go_words_tests {
+    use super::go_words;
+    use std::io;
+
+    #[test]
+    fn refusals_read_as_etcd_logs_them() {
+        let wrap = |e: rustls::Error| io::Error::new(io::ErrorKind::InvalidData, e);
+        assert_eq!(
+            go_words(&wrap(rustls::Error::AlertReceived(
+                rustls::AlertDescription::BadCertificate
+            ))),
+            "remote error: tls: bad certificate"
+        );
+        assert_eq!(
+            go_words(&wrap(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::NotValidForName
+            ))),
+            "client certificate authentication failed"
+        );
+        let plain = io::Error::new(io::ErrorKind::UnexpectedEof, "eof");
+        assert_eq!(go_words(&plain), "eof");
+    }
 }

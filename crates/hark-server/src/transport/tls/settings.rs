@@ -18,10 +18,17 @@ pub struct TlsSettings {
     /// `--peer-cert-allowed-cn` (or the client's, from the config file):
     /// the common names the other side's certificate may have; empty: any.
     pub allowed_cns: Vec<String>,
+    /// `--peer-cert-allowed-hostname` (or the client's): names one of which
+    /// the other side's certificate must be valid for; set, it replaces
+    /// the common-name check (as etcd).
+    pub allowed_hostnames: Vec<String>,
     /// Also dial with these settings (peer links): the certificate is shown
     /// as a client certificate, and the other side's is verified against
     /// the trusted CA (not at all under auto TLS, as etcd).
     pub dials: bool,
+    /// Check a caller's certificate against the address it connects from
+    /// (etcd does on its peer listeners; see `san.rs`).
+    pub check_caller_san: bool,
 }
 
 impl TlsSettings {

@@ -13,26 +13,67 @@ use rustls::{DigitallySignedStruct, DistinguishedName, SignatureScheme};
 
 use crate::transport::conn::common_name;
 
-/// A verifier that also requires the certificate's common name to be one
-/// of `--peer-cert-allowed-cn`'s (or the config file's
-/// `client-transport-security.allowed-cn`): exactly, as etcd checks it on
-/// the verified chain's leaf.
+/// What the other side's certificate must name beyond a valid chain: one
+/// of `--peer-cert-allowed-hostname`'s names in its SANs (as Go's
+/// `VerifyHostname`: an IP address among its IP SANs, else a DNS SAN,
+/// wildcards allowed) or, without those, one of `--peer-cert-allowed-cn`'s
+/// common names, exactly (or the client's twins, from the config file).
+#[derive(Debug, Clone)]
+pub(super) enum AllowedNames {
+    Hostnames(Vec<String>),
+    CommonNames(Vec<String>),
+}
+
+impl AllowedNames {
+    /// What `s` asks for, if anything: host names win over common names,
+    /// as in etcd.
+    pub(super) fn of(s: &super::settings::TlsSettings) -> Option<AllowedNames> {
+        if !s.allowed_hostnames.is_empty() {
+            Some(AllowedNames::Hostnames(s.allowed_hostnames.clone()))
+        } else if !s.allowed_cns.is_empty() {
+            Some(AllowedNames::CommonNames(s.allowed_cns.clone()))
+        } else {
+            None
+        }
+    }
+
+    fn admit(&self, end_entity: &CertificateDer<'_>) -> bool {
+        match self {
+            AllowedNames::CommonNames(cns) => {
+                common_name(end_entity).is_some_and(|cn| cns.contains(&cn))
+            }
+            AllowedNames::Hostnames(hosts) => {
+                let sans = super::san::Sans::of(end_entity);
+                hosts.iter().any(|host| sans.names(host))
+            }
+        }
+    }
+}
+
+/// A verifier that also requires the certificate to name one of
+/// [`AllowedNames`], checked on the verified chain's leaf as etcd does.
 #[derive(Debug)]
 pub(super) struct AllowedCn<V: ?Sized> {
     pub(super) inner: Arc<V>,
-    pub(super) cns: Vec<String>,
+    pub(super) names: AllowedNames,
 }
 
 impl<V: ?Sized> AllowedCn<V> {
     fn check(&self, end_entity: &CertificateDer<'_>) -> Result<(), rustls::Error> {
-        match common_name(end_entity) {
-            Some(cn) if self.cns.contains(&cn) => Ok(()),
-            // The refused handshake is logged with this reason.
-            found => Err(rustls::Error::General(format!(
-                "certificate common name {found:?} is not one of the allowed {:?}",
-                self.cns
-            ))),
+        if self.names.admit(end_entity) {
+            return Ok(());
         }
+        tracing::debug!(
+            common_name = ?common_name(end_entity),
+            allowed = ?self.names,
+            "certificate names none of the allowed"
+        );
+        // As Go's VerifyPeerCertificate refusal: a bad_certificate alert
+        // to the other side, logged here in etcd's words ("client
+        // certificate authentication failed", see `super::go_words`).
+        Err(rustls::Error::InvalidCertificate(
+            rustls::CertificateError::NotValidForName,
+        ))
     }
 }
 
