@@ -278,13 +278,17 @@ fn selection_pattern() -> String {
     format!("^({})", SELECTION.join("|"))
 }
 
-/// `cargo xtask etcd-e2e [--server hark|etcd] [--short | REGEX]`: etcd's end-to-end
-/// tests at [`ETCD_VERSION`], with `etcd` in their bin dir being the server
-/// under test (Hark's debug build by default, or etcd itself) and etcd's own
-/// etcdctl and etcdutl beside it.
+/// `cargo xtask etcd-e2e [--server hark|etcd] [--release] [--short | REGEX]`:
+/// etcd's end-to-end tests at [`ETCD_VERSION`], with `etcd` in their bin dir
+/// being the server under test (Hark's debug build by default, its release
+/// build with `--release`, or etcd itself) and etcd's own etcdctl and etcdutl
+/// beside it. A few tests time the server under load (the watch-delay
+/// ones); they compare fairly with etcd's release build only with
+/// `--release`.
 pub fn etcd_e2e(args: &[&str]) -> Result<ExitCode> {
     let root = crate::workspace_root();
     let mut server = "hark".to_string();
+    let mut release = false;
     let mut pattern = None;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
@@ -297,6 +301,7 @@ pub fn etcd_e2e(args: &[&str]) -> Result<ExitCode> {
             }
             a if a.starts_with("--server=") => server = a["--server=".len()..].to_string(),
             "--short" => pattern = Some(format!("^({})$", SHORT.join("|"))),
+            "--release" => release = true,
             a if a.starts_with('-') => return Err(format!("etcd-e2e: unknown flag {a}")),
             a => pattern = Some(a.to_string()),
         }
@@ -310,6 +315,10 @@ pub fn etcd_e2e(args: &[&str]) -> Result<ExitCode> {
     }
     let server_binary = match server.as_str() {
         "etcd" => dir.join("etcd"),
+        "hark" if release => match crate::build_release(&root)? {
+            Some(dir) => dir.join("hark"),
+            None => return Ok(ExitCode::FAILURE),
+        },
         "hark" => match crate::build_server(&root)? {
             Some(hark) => hark,
             None => return Ok(ExitCode::FAILURE),

@@ -111,10 +111,11 @@ Commands:
                     in a git worktree, then run the rolling-upgrade test from it to this tree
   etcd [--dir]      Build (once, into a cache outside the tree) etcd, etcdctl, etcdutl and
                     etcd's benchmark tool at the version xtask/etcd/go.mod pins; print their paths
-  etcd-e2e [--server hark|etcd] [--short | REGEX]
+  etcd-e2e [--server hark|etcd] [--release] [--short | REGEX]
                     etcd's own end-to-end tests (same version) with `etcd` being the server under
                     test (Hark's debug build by default), each test in its own process; prints a
-                    table and the totals; --short is CI's quick form (docs/etcd-e2e.md)
+                    table and the totals; --release tests Hark's release build;
+                    --short is CI's quick form (docs/etcd-e2e.md)
   help              Print this help
 ";
 

@@ -95,6 +95,23 @@ impl PeerChannels {
         if let Some(c) = channels.get(url) {
             return Ok(PeerClient::new(c.clone()).max_decoding_message_size(usize::MAX));
         }
+        if let Some(path) = unix_peer_path(url)? {
+            // As etcd: a `unix://` peer URL's host is the socket file
+            // (relative to the working directory); plain HTTP/2 over it.
+            let endpoint = Endpoint::from_static("http://localhost")
+                .connect_timeout(CONNECT_TIMEOUT)
+                .http2_keep_alive_interval(Duration::from_secs(5));
+            let channel =
+                endpoint.connect_with_connector_lazy(tower::service_fn(move |_: http::Uri| {
+                    let path = path.clone();
+                    async move {
+                        let stream = tokio::net::UnixStream::connect(path).await?;
+                        Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(stream))
+                    }
+                }));
+            channels.insert(url.clone(), channel.clone());
+            return Ok(PeerClient::new(channel).max_decoding_message_size(usize::MAX));
+        }
         let endpoint = Endpoint::from_shared(url.clone())
             .map_err(|e| format!("bad peer URL {url}: {e}"))?
             .connect_timeout(CONNECT_TIMEOUT)
@@ -124,6 +141,22 @@ impl PeerChannels {
         channels.insert(url.clone(), channel.clone());
         Ok(PeerClient::new(channel).max_decoding_message_size(usize::MAX))
     }
+}
+
+/// The socket file of a `unix://` peer URL: its host, as etcd reads it;
+/// `None` for other schemes. TLS over a unix socket (`unixs://`) is not
+/// dialled.
+fn unix_peer_path(url: &str) -> Result<Option<std::path::PathBuf>, String> {
+    if url.starts_with("unixs://") {
+        return Err(format!(
+            "peer URL {url}: TLS over a unix socket (unixs://) is not supported"
+        ));
+    }
+    Ok(url
+        .strip_prefix("unix://")
+        .and_then(|rest| rest.split('/').next())
+        .filter(|host| !host.is_empty())
+        .map(std::path::PathBuf::from))
 }
 
 /// A TCP connection to the peer at `uri`, from `source`, with `tls` over it.

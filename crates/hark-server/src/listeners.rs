@@ -6,7 +6,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::TcpListener;
+use std::path::PathBuf;
+
+use tokio::net::{TcpListener, UnixListener};
 use tokio_stream::StreamExt;
 use tonic::service::Routes;
 use tonic::transport::Server;
@@ -61,18 +63,48 @@ impl Schemes {
     }
 }
 
+/// A bound socket: TCP, or a unix socket (`unix://` URLs).
+pub enum Socket {
+    Tcp(TcpListener),
+    Unix(UnixSocket),
+}
+
+/// A listening unix socket; its file is removed when it is dropped (as
+/// etcd removes it at shutdown).
+pub struct UnixSocket {
+    listener: UnixListener,
+    path: PathBuf,
+}
+
+impl Drop for UnixSocket {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
 /// One bound listener, the URLs that named it and what it serves.
 pub struct BoundListener {
-    pub tcp: TcpListener,
+    pub socket: Socket,
     pub schemes: Schemes,
     pub urls: Vec<String>,
 }
 
 impl BoundListener {
     pub fn local_addr(&self) -> String {
-        self.tcp
-            .local_addr()
-            .map_or_else(|_| "?".to_string(), |a| a.to_string())
+        match &self.socket {
+            Socket::Tcp(tcp) => tcp
+                .local_addr()
+                .map_or_else(|_| "?".to_string(), |a| a.to_string()),
+            Socket::Unix(unix) => unix.path.display().to_string(),
+        }
+    }
+
+    /// The TCP address it was bound to (`None` for a unix socket).
+    pub fn tcp_addr(&self) -> Option<SocketAddr> {
+        match &self.socket {
+            Socket::Tcp(tcp) => tcp.local_addr().ok(),
+            Socket::Unix(_) => None,
+        }
     }
 }
 
@@ -88,10 +120,10 @@ pub struct Bound {
 impl Bound {
     pub async fn bind(config: &Config) -> Result<Bound, String> {
         Ok(Bound {
-            client: bind_all(&config.listen_client_urls).await?,
-            metrics: bind_all(&config.listen_metrics_urls).await?,
-            client_http: bind_all(&config.listen_client_http_urls).await?,
-            peer: bind_all(&config.listen_peer_urls).await?,
+            client: bind_all(&config.listen_client_urls, false).await?,
+            metrics: bind_all(&config.listen_metrics_urls, false).await?,
+            client_http: bind_all(&config.listen_client_http_urls, false).await?,
+            peer: bind_all(&config.listen_peer_urls, true).await?,
         })
     }
 }
@@ -101,9 +133,22 @@ pub fn listen_urls(urls: &[String]) -> impl Iterator<Item = &String> {
     urls.iter().filter(|u| !u.trim().is_empty())
 }
 
-async fn bind_all(urls: &[String]) -> Result<Vec<BoundListener>, String> {
+async fn bind_all(urls: &[String], peers: bool) -> Result<Vec<BoundListener>, String> {
     let mut listeners: Vec<(SocketAddr, BoundListener)> = Vec::new();
+    let mut unix = Vec::new();
     for url in listen_urls(urls) {
+        if let Some(path) = crate::config::unix_socket_path(url, peers)? {
+            // As etcd: a socket file left by an earlier run is replaced.
+            let _ = std::fs::remove_file(&path);
+            let listener =
+                UnixListener::bind(&path).map_err(|e| format!("cannot listen on {url}: {e}"))?;
+            unix.push(BoundListener {
+                socket: Socket::Unix(UnixSocket { listener, path }),
+                schemes: Schemes::Plain,
+                urls: vec![url.clone()],
+            });
+            continue;
+        }
         let addr = socket_addrs(url)?[0];
         // A fixed port named twice (`http://` and `https://`) is one
         // listener serving both; port 0 asks for a fresh port each time.
@@ -119,13 +164,13 @@ async fn bind_all(urls: &[String]) -> Result<Vec<BoundListener>, String> {
         listeners.push((
             addr,
             BoundListener {
-                tcp,
+                socket: Socket::Tcp(tcp),
                 schemes: Schemes::of(url),
                 urls: vec![url.clone()],
             },
         ));
     }
-    Ok(listeners.into_iter().map(|(_, l)| l).collect())
+    Ok(listeners.into_iter().map(|(_, l)| l).chain(unix).collect())
 }
 
 /// Binds `addr` (with SO_REUSEADDR, as `TcpListener::bind` does) and
@@ -141,10 +186,11 @@ fn listen(addr: SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
     socket.listen(backlog)
 }
 
-pub fn local_addrs(listeners: &[BoundListener]) -> Result<Vec<SocketAddr>, String> {
+/// The TCP addresses the listeners were bound to (unix sockets have none).
+pub fn local_addrs(listeners: &[BoundListener]) -> Vec<SocketAddr> {
     listeners
         .iter()
-        .map(|l| l.tcp.local_addr().map_err(|e| e.to_string()))
+        .filter_map(BoundListener::tcp_addr)
         .collect()
 }
 
@@ -247,13 +293,17 @@ fn connections(
 ) -> std::pin::Pin<Box<dyn tokio_stream::Stream<Item = crate::transport::conn::Conn> + Send>> {
     use crate::transport::conn::Conn;
     let schemes = listener.schemes;
+    let tcp = match listener.socket {
+        Socket::Tcp(tcp) => tcp,
+        Socket::Unix(unix) => return Box::pin(accepted_unix(unix).map(Conn::Unix)),
+    };
     let tls = match tls {
         Some(tls) if schemes.tls() => tls,
-        _ => return Box::pin(accepted(listener.tcp).map(Conn::Plain)),
+        _ => return Box::pin(accepted(tcp).map(Conn::Plain)),
     };
     let (tx, rx) = tokio::sync::mpsc::channel(64);
     tokio::spawn(async move {
-        let mut incoming = std::pin::pin!(accepted(listener.tcp));
+        let mut incoming = std::pin::pin!(accepted(tcp));
         loop {
             let tcp = tokio::select! {
                 tcp = incoming.next() => match tcp {
@@ -366,6 +416,23 @@ fn accepted(listener: TcpListener) -> impl tokio_stream::Stream<Item = tokio::ne
                         let _ = tcp.set_nodelay(true);
                         return Some((tcp, (listener, pace)));
                     }
+                    Err(e) => tracing::warn!(error = %e, "accepting a connection failed"),
+                }
+            }
+        },
+    )
+}
+
+/// A unix socket's connections, taken at the [`AcceptPace`]; the socket is
+/// kept (and its file) while they are.
+fn accepted_unix(unix: UnixSocket) -> impl tokio_stream::Stream<Item = tokio::net::UnixStream> {
+    futures_util::stream::unfold(
+        (unix, AcceptPace::default()),
+        |(unix, mut pace)| async move {
+            loop {
+                pace.admit().await;
+                match unix.listener.accept().await {
+                    Ok((stream, _)) => return Some((stream, (unix, pace))),
                     Err(e) => tracing::warn!(error = %e, "accepting a connection failed"),
                 }
             }

@@ -102,7 +102,7 @@ pub struct TlsPlan {
 impl Plan {
     pub fn resolve(config: &Config, bound: &Bound) -> Result<Plan, String> {
         let data_dir = config.data_dir();
-        let cluster = config.cluster_plan(&local_addrs(&bound.peer)?)?;
+        let cluster = config.cluster_plan(&local_addrs(&bound.peer))?;
         let quota_bytes = config.quota_bytes();
         if quota_bytes > MAX_SUGGESTED_QUOTA_BYTES {
             tracing::warn!(
@@ -187,18 +187,23 @@ impl Plan {
 }
 
 fn addrs(config: &Config, bound: &Bound) -> Result<Addrs, String> {
-    let client = local_addrs(&bound.client)?;
-    let client_endpoints: Vec<String> = client
+    let client = local_addrs(&bound.client);
+    let client_endpoints: Vec<String> = bound
+        .client
         .iter()
-        .zip(&bound.client)
-        .flat_map(|(a, listener)| {
-            listener.urls.iter().map(move |url| {
-                let scheme = if crate::config::is_https(url) {
-                    "https"
-                } else {
-                    "http"
-                };
-                format!("{scheme}://{a}")
+        .flat_map(|listener| {
+            let addr = listener.tcp_addr();
+            listener.urls.iter().map(move |url| match addr {
+                // A unix socket's URL is its own endpoint.
+                None => url.clone(),
+                Some(a) => {
+                    let scheme = if crate::config::is_https(url) {
+                        "https"
+                    } else {
+                        "http"
+                    };
+                    format!("{scheme}://{a}")
+                }
             })
         })
         .collect();
@@ -209,8 +214,8 @@ fn addrs(config: &Config, bound: &Bound) -> Result<Addrs, String> {
     };
     Ok(Addrs {
         client,
-        metrics: local_addrs(&bound.metrics)?,
-        client_http: local_addrs(&bound.client_http)?,
+        metrics: local_addrs(&bound.metrics),
+        client_http: local_addrs(&bound.client_http),
         client_endpoints,
         advertised_client_urls,
     })

@@ -14,7 +14,7 @@ use etcd_client::{Client, GetOptions};
 
 use common::{
     assert_saw_every_write, clientv3_watch_events, etcdctl_watch_events, find_on_path, free_port,
-    go_clientv3_watcher, logs, ready, spawn, spawn_printing,
+    go_clientv3_watcher, logs, ready, spawn, spawn_printing, stop_cleanly,
 };
 
 const ELECTION_MS: u64 = 500;
@@ -1663,4 +1663,76 @@ async fn a_simple_token_from_one_member_is_taken_by_every_member() {
         .await
         .unwrap_err();
     assert_eq!(refused.message(), "etcdserver: invalid auth token");
+}
+
+/// Members that talk over unix sockets, as etcd's `unix://` URLs ask: a
+/// peer URL's host is the socket file (relative to the working directory),
+/// a client URL's host and path; etcdctl reaches the member over its
+/// socket, the write is replicated over the peers' sockets, and the files
+/// are gone once the member has stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn members_talk_and_serve_over_unix_sockets() {
+    let Some(bin) = common::etcd::tool("etcdctl-3.7") else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let client_sock = cwd.path().join("m1-client.sock");
+    let cluster = "m1=unix://m1.peer:1,m2=unix://m2.peer:2";
+    let http: Vec<String> = (0..2)
+        .map(|_| format!("http://127.0.0.1:{}", free_port()))
+        .collect();
+    let member = |name: &str, peer: &str, clients: &str| -> Vec<String> {
+        vec![
+            format!("--name={name}"),
+            format!("--data-dir={name}.hark"),
+            format!("--listen-peer-urls={peer}"),
+            format!("--initial-advertise-peer-urls={peer}"),
+            format!("--initial-cluster={cluster}"),
+            format!("--listen-client-urls={clients}"),
+            format!("--advertise-client-urls={clients}"),
+        ]
+    };
+    let unix_client = format!("unix://{}", client_sock.display());
+    let mut m1 = spawn(
+        cwd.path(),
+        &member(
+            "m1",
+            "unix://m1.peer:1",
+            &format!("{},{unix_client}", http[0]),
+        ),
+        &[],
+    );
+    let mut m2 = spawn(cwd.path(), &member("m2", "unix://m2.peer:2", &http[1]), &[]);
+    let (_c1, mut c2) = tokio::join!(ready(&http[0], &mut m1), ready(&http[1], &mut m2));
+    assert!(cwd.path().join("m1.peer:1").exists(), "peer socket");
+    assert!(client_sock.exists(), "client socket");
+
+    let (ok, out) = etcdctl(&bin, &unix_client, &["put", "over", "unix"]);
+    assert!(ok && out.contains("OK"), "{out}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let got = c2.get("over", None).await.unwrap();
+        if let Some(kv) = got.kvs().first() {
+            assert_eq!(kv.value(), b"unix");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the write did not reach m2");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (ok, out) = etcdctl(&bin, &unix_client, &["member", "list"]);
+    assert!(
+        ok && out.contains("unix://m1.peer:1") && out.contains(&unix_client),
+        "{out}"
+    );
+
+    stop_cleanly(&mut m1, cwd.path());
+    assert!(
+        !client_sock.exists(),
+        "the client socket outlived the member"
+    );
+    assert!(
+        !cwd.path().join("m1.peer:1").exists(),
+        "the peer socket outlived the member"
+    );
+    stop_cleanly(&mut m2, cwd.path());
 }

@@ -545,16 +545,21 @@ impl Config {
     /// the --listen-peer-urls were bound to, in order: a URL with port 0
     /// stands for the port it got.
     pub fn cluster_plan(&self, bound_peers: &[SocketAddr]) -> Result<ClusterPlan, String> {
+        let mut bound = bound_peers.iter();
         let listen: Vec<String> = self
             .listen_peer_urls
             .iter()
             .filter(|u| !u.trim().is_empty())
-            .zip(bound_peers)
-            .map(|(url, addr)| {
-                if url.trim_end_matches('/').ends_with(":0") {
-                    format!("http://{addr}")
-                } else {
-                    url.clone()
+            .map(|url| {
+                // A unix socket's URL is its own address.
+                if is_unix_url(url) {
+                    return url.clone();
+                }
+                match bound.next() {
+                    Some(addr) if url.trim_end_matches('/').ends_with(":0") => {
+                        format!("http://{addr}")
+                    }
+                    _ => url.clone(),
                 }
             })
             .collect();
@@ -563,7 +568,12 @@ impl Config {
             let (name, url) = part
                 .split_once('=')
                 .ok_or_else(|| format!("--initial-cluster: {part:?} is not name=url"))?;
-            socket_addrs(url).map_err(|e| format!("--initial-cluster: {e}"))?;
+            if unix_socket_path(url, true)
+                .map_err(|e| format!("--initial-cluster: {e}"))?
+                .is_none()
+            {
+                socket_addrs(url).map_err(|e| format!("--initial-cluster: {e}"))?;
+            }
             match initial.iter_mut().find(|(n, _)| n == name) {
                 Some((_, urls)) => urls.push(url.to_string()),
                 None => initial.push((name.to_string(), vec![url.to_string()])),
@@ -756,6 +766,37 @@ impl Config {
 /// Whether a listen URL is served with TLS.
 pub fn is_https(url: &str) -> bool {
     url.trim().starts_with("https://")
+}
+
+/// Whether `url` names a unix socket (`unix://` or `unixs://`).
+pub fn is_unix_url(url: &str) -> bool {
+    url.starts_with("unix://") || url.starts_with("unixs://")
+}
+
+/// The socket file a `unix://` URL names, as etcd reads it: for a peer URL
+/// its host (`unix://etcd.unix:1` is `./etcd.unix:1`), for a client URL its
+/// host and path (`unix:///run/etcd.sock` is `/run/etcd.sock`); relative
+/// to the working directory. `None` for other schemes.
+pub fn unix_socket_path(url: &str, peer: bool) -> Result<Option<PathBuf>, String> {
+    if url.starts_with("unixs://") {
+        return Err(format!(
+            "{url:?}: TLS over a unix socket (unixs://) is not supported; use unix://"
+        ));
+    }
+    let Some(rest) = url.strip_prefix("unix://") else {
+        return Ok(None);
+    };
+    let path = if peer {
+        rest.split('/').next().unwrap_or("")
+    } else {
+        rest
+    };
+    if path.is_empty() || path.len() > 107 {
+        return Err(format!(
+            "{url:?}: a unix socket URL needs a path of 1 to 107 bytes"
+        ));
+    }
+    Ok(Some(PathBuf::from(path)))
 }
 
 pub fn socket_addrs(url: &str) -> Result<Vec<SocketAddr>, String> {
@@ -964,6 +1005,22 @@ mod tests {
         );
         assert!(is_https("https://127.0.0.1:2379") && !is_https("http://127.0.0.1:2379"));
         assert!(socket_addrs("unix://x").is_err());
+        // etcd's reading of unix:// URLs: a peer URL's host, a client URL's
+        // host and path.
+        let path = |url, peer| unix_socket_path(url, peer).unwrap();
+        assert_eq!(path("unix://etcd.unix:1", true), Some("etcd.unix:1".into()));
+        assert_eq!(
+            path("unix://localhost:20001/x", true),
+            Some("localhost:20001".into())
+        );
+        assert_eq!(
+            path("unix:///run/etcd.sock", false),
+            Some("/run/etcd.sock".into())
+        );
+        assert_eq!(path("unix://cli2:5", false), Some("cli2:5".into()));
+        assert_eq!(path("http://127.0.0.1:2379", false), None);
+        assert!(unix_socket_path("unixs://a:1", true).is_err());
+        assert!(unix_socket_path("unix://", false).is_err());
         assert!(socket_addrs("http://127.0.0.1").is_err());
         assert!(is_peer_url("http://not-yet-in-dns.test:2380"));
         assert!(is_peer_url("http://[::1]:2380"));

@@ -10,10 +10,12 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tonic::transport::server::Connected;
 
-/// A client connection: plain or TLS.
+/// A client connection: plain or TLS over TCP, or plain over a unix socket
+/// (a `unix://` listen URL).
 pub enum Conn {
     Plain(TcpStream),
     Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>, CertUser),
+    Unix(tokio::net::UnixStream),
 }
 
 /// Whether a TLS connection's client certificate names the request's user:
@@ -48,7 +50,7 @@ impl Connected for Conn {
 
     fn connect_info(&self) -> ConnInfo {
         let common_name = match self {
-            Conn::Plain(_) => None,
+            Conn::Plain(_) | Conn::Unix(_) => None,
             Conn::Tls(_, CertUser::Ignored) => None,
             Conn::Tls(t, CertUser::Named) => t
                 .get_ref()
@@ -60,6 +62,7 @@ impl Connected for Conn {
         let remote = match self {
             Conn::Plain(tcp) => tcp.peer_addr().ok(),
             Conn::Tls(t, _) => t.get_ref().0.peer_addr().ok(),
+            Conn::Unix(_) => None,
         };
         ConnInfo {
             common_name,
@@ -77,6 +80,7 @@ impl AsyncRead for Conn {
         match self.get_mut() {
             Conn::Plain(t) => Pin::new(t).poll_read(cx, buf),
             Conn::Tls(t, _) => Pin::new(t.as_mut()).poll_read(cx, buf),
+            Conn::Unix(u) => Pin::new(u).poll_read(cx, buf),
         }
     }
 }
@@ -90,6 +94,7 @@ impl AsyncWrite for Conn {
         match self.get_mut() {
             Conn::Plain(t) => Pin::new(t).poll_write(cx, buf),
             Conn::Tls(t, _) => Pin::new(t.as_mut()).poll_write(cx, buf),
+            Conn::Unix(u) => Pin::new(u).poll_write(cx, buf),
         }
     }
 
@@ -101,6 +106,7 @@ impl AsyncWrite for Conn {
         match self.get_mut() {
             Conn::Plain(t) => Pin::new(t).poll_write_vectored(cx, bufs),
             Conn::Tls(t, _) => Pin::new(t.as_mut()).poll_write_vectored(cx, bufs),
+            Conn::Unix(u) => Pin::new(u).poll_write_vectored(cx, bufs),
         }
     }
 
@@ -108,6 +114,7 @@ impl AsyncWrite for Conn {
         match self {
             Conn::Plain(t) => t.is_write_vectored(),
             Conn::Tls(t, _) => t.is_write_vectored(),
+            Conn::Unix(u) => u.is_write_vectored(),
         }
     }
 
@@ -115,6 +122,7 @@ impl AsyncWrite for Conn {
         match self.get_mut() {
             Conn::Plain(t) => Pin::new(t).poll_flush(cx),
             Conn::Tls(t, _) => Pin::new(t.as_mut()).poll_flush(cx),
+            Conn::Unix(u) => Pin::new(u).poll_flush(cx),
         }
     }
 
@@ -122,6 +130,7 @@ impl AsyncWrite for Conn {
         match self.get_mut() {
             Conn::Plain(t) => Pin::new(t).poll_shutdown(cx),
             Conn::Tls(t, _) => Pin::new(t.as_mut()).poll_shutdown(cx),
+            Conn::Unix(u) => Pin::new(u).poll_shutdown(cx),
         }
     }
 }
