@@ -706,3 +706,49 @@ fn the_txn_op_limit_binds_requests_taken_here_not_logged_entries() {
     let refused = rx.recv().unwrap().expect("a request");
     assert!(matches!(refused, Err(Error::EmptyKey)), "{refused:?}");
 }
+
+/// etcd's `--compaction-batch-limit` and `--compaction-sleep-interval`: a
+/// compaction looks at that many rows per batch and pauses between
+/// batches; a store closed during a pause closes at once, and the
+/// compaction is finished when the store next opens.
+#[test]
+fn a_paced_compaction_pauses_between_batches_and_finishes_on_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let slow = StoreOptions {
+        compaction_batch_limit: Some(1),
+        compaction_sleep: std::time::Duration::from_secs(3600),
+        ..StoreOptions::default()
+    };
+    let s = Store::open(dir.path(), slow).unwrap();
+    for i in 0..10 {
+        put(&s, "key", &i.to_string()); // revisions 2 to 11
+    }
+    s.compact(5, false).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while s.reclaimable_bytes() == 0 {
+        assert!(std::time::Instant::now() < deadline, "no first batch");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // One row per batch, then the pause: nothing more is deleted.
+    let first = s.reclaimable_bytes();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(s.reclaimable_bytes(), first, "deleted past the first batch");
+
+    let closing = std::time::Instant::now();
+    drop(s);
+    assert!(
+        closing.elapsed() < std::time::Duration::from_secs(10),
+        "closing waited for the pause"
+    );
+
+    // Reopened without the pace, the compaction is finished at once: the
+    // two rows the first batch left (revisions 3 and 4) are deleted.
+    let s = Store::open(dir.path(), StoreOptions::default()).unwrap();
+    assert!(s.reclaimable_bytes() > 0, "the compaction was not resumed");
+    assert_eq!(s.compacted_revision(), 5);
+    assert_eq!(get_at(&s, "key", 4), Err(Error::Compacted));
+    assert_eq!(
+        get_at(&s, "key", 5).unwrap().unwrap().value,
+        Bytes::from("3")
+    );
+}

@@ -11,6 +11,11 @@
 //!   check cannot tell which member is wrong). The alarm goes through the
 //!   log like any write, and every member then refuses writes.
 //!
+//! * The **compaction hash check** (`--experimental-compact-hash-check-enabled`,
+//!   etcd 3.7's `CompactHashCheck` gate) runs on the leader every
+//!   `--compact-hash-check-time`: the members' hashes at the newest
+//!   compacted revision, compared among those compacted to it.
+//!
 //! A peer that is down, behind this member's revision or compacted past it
 //! is skipped with a warning, as in etcd: the checks find disagreement, not
 //! absence.
@@ -257,6 +262,103 @@ impl Replica {
             "finished peer corruption check"
         );
         Ok(corrupt)
+    }
+
+    /// One pass of etcd's compaction hash check, on the leader: the hash
+    /// at this member's compacted revision, compared with every peer's at
+    /// the same revision where the peer has compacted to it too. A
+    /// mismatch raises the CORRUPT alarm. `checked` is the newest
+    /// compaction every peer has been compared at: it is not compared
+    /// again. Returns the number of compactions checked (0 or 1), which
+    /// etcd logs.
+    pub async fn compact_hash_check(&self, checked: &mut i64) -> Result<usize, String> {
+        tracing::info!(
+            "local-member-id" = %format!("{:x}", self.member_id()),
+            timeout = ?self.request_timeout,
+            "starting compact hash check"
+        );
+        let compacted = self.store.compacted_revision();
+        let mut hashes_checked = 0;
+        if compacted > *checked {
+            let mine = self.hash_here(compacted).await.map_err(|e| e.to_string())?;
+            hashes_checked = 1;
+            let peers = self.peer_hashes(compacted).await;
+            let mut compared = 0;
+            let mut mismatched = Vec::new();
+            for peer in &peers {
+                let Ok(theirs) = &peer.answer else { continue };
+                if theirs.compact_revision != mine.compact_revision {
+                    continue;
+                }
+                compared += 1;
+                if theirs.hash != mine.hash {
+                    mismatched.push(format!("{:x}", peer.id));
+                }
+            }
+            if !mismatched.is_empty() {
+                tracing::error!(
+                    "compact-revision" = compacted,
+                    "leader-hash" = mine.hash,
+                    "mismatched-members" = ?mismatched,
+                    "failed compaction hash check"
+                );
+                self.write(WriteRequest::Alarm(AlarmRequest {
+                    action: AlarmAction::Activate,
+                    member_id: 0,
+                    kind: Some(AlarmKind::Corrupt),
+                }))
+                .await
+                .map_err(|e| format!("raising the CORRUPT alarm: {e}"))?;
+                *checked = compacted;
+            } else if compared == peers.len() {
+                tracing::info!(
+                    "compact-revision" = compacted,
+                    hash = mine.hash,
+                    "successfully checked hash on whole cluster"
+                );
+                *checked = compacted;
+            } else {
+                tracing::warn!(
+                    "compact-revision" = compacted,
+                    "number-of-peers-checked" = compared,
+                    "number-of-peers" = peers.len(),
+                    "not all members have the compaction: checked again next time"
+                );
+            }
+        }
+        tracing::info!(
+            "number-of-hashes-checked" = hashes_checked,
+            "finished compaction hash check"
+        );
+        Ok(hashes_checked)
+    }
+
+    /// Runs the compaction hash check every `interval` while this member
+    /// leads, until `stopped` resolves (etcd's `CompactHashCheck`).
+    pub async fn compact_hash_check_every(
+        self: Arc<Self>,
+        interval: Duration,
+        stopped: impl std::future::Future<Output = ()>,
+    ) {
+        tracing::info!(
+            "local-member-id" = %format!("{:x}", self.member_id()),
+            interval = ?interval,
+            "enabled compact hash check"
+        );
+        tokio::pin!(stopped);
+        let mut checked = 0;
+        loop {
+            tokio::select! {
+                _ = &mut stopped => return,
+                _ = tokio::time::sleep(interval) => {}
+            }
+            if !self.is_leader() {
+                continue;
+            }
+            if let Err(e) = self.compact_hash_check(&mut checked).await {
+                tracing::warn!(error = %e, "compact hash check failed");
+            }
+        }
     }
 
     /// Runs the periodic check every `interval` while this member leads,

@@ -59,6 +59,9 @@ pub struct CorruptionChecks {
     pub initial: bool,
     /// How often the leader compares every member's hash (`None`: never).
     pub every: Option<Duration>,
+    /// How often the leader compares the hashes at the newest compaction
+    /// (`None`: never).
+    pub compact_hash_every: Option<Duration>,
 }
 
 /// What one request may cost.
@@ -117,9 +120,15 @@ impl Plan {
         for (gate, reason) in &gates.without_effect {
             tracing::warn!(gate, reason, "etcd feature gate has no effect in Hark");
         }
+        if config.compact_hash_check_time.is_zero() {
+            return Err("--compact-hash-check-time must be more than 0".into());
+        }
         let corruption = CorruptionChecks {
             initial: config.experimental_initial_corrupt_check || gates.initial_corrupt_check,
             every: Some(config.corrupt_check_time).filter(|t| !t.is_zero()),
+            compact_hash_every: (config.experimental_compact_hash_check_enabled
+                || gates.compact_hash_check)
+                .then_some(config.compact_hash_check_time),
         };
         Ok(Plan {
             corruption,
@@ -135,6 +144,10 @@ impl Plan {
                 commit_on_caller: true,
                 usage_depth: config.usage_depth as usize,
                 backend: config.backend,
+                compaction_batch_limit: config
+                    .compaction_batch_limit
+                    .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+                compaction_sleep: config.compaction_sleep_interval.unwrap_or_default(),
                 ..StoreOptions::default()
             },
             watch: WatchConfig {

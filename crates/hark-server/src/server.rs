@@ -273,6 +273,15 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
     if let Some(defrag) = auto_defrag::run(handle.clone(), plan.auto_defrag) {
         running.tasks.background("auto-defrag", defrag);
     }
+    if let Some(every) = plan.corruption.compact_hash_every {
+        let stop = running.tasks.stop();
+        running.tasks.background(
+            "compact hash check",
+            replica
+                .clone()
+                .compact_hash_check_every(every, async move { stop.raised().await }),
+        );
+    }
     if let Some(every) = plan.corruption.every {
         let stop = running.tasks.stop();
         running.tasks.background(

@@ -240,7 +240,7 @@ impl Committer {
         if loaded.scheduled > 0 {
             let keep = loaded.index.compact(loaded.scheduled);
             if loaded.scheduled > loaded.finished {
-                shared.delete_compacted(loaded.scheduled, &keep)?;
+                shared.delete_compacted(loaded.scheduled, &keep, false)?;
             }
         }
         *index = loaded.index;

@@ -29,41 +29,79 @@ pub(super) fn run_compactor(shared: Arc<Shared>, rx: Receiver<Compaction>) {
         let outcome = {
             let _compacting = shared.compacting.lock();
             if shared.generation.load(Ordering::Acquire) == c.generation {
-                shared.delete_compacted(c.at, &c.keep)
+                shared.delete_compacted(c.at, &c.keep, true)
             } else {
-                Ok(()) // the store was replaced since
+                Ok(Finished::Yes) // the store was replaced since
             }
         };
-        if let Err(e) = &outcome {
-            tracing::error!(revision = c.at, error = %e, "physical compaction failed; it resumes on reopen");
-        }
+        let outcome = match outcome {
+            Ok(Finished::Yes) => Ok(()),
+            Ok(Finished::StoreClosing) => {
+                tracing::info!(
+                    revision = c.at,
+                    "compaction stopped by the store's closing; it resumes on reopen"
+                );
+                Err(crate::error::Error::Backend(
+                    "the store closed before the compaction finished; it resumes on reopen".into(),
+                ))
+            }
+            Err(e) => {
+                tracing::error!(revision = c.at, error = %e, "physical compaction failed; it resumes on reopen");
+                Err(e)
+            }
+        };
         if let Some((done, resp)) = c.done {
             done(Some(outcome.map(|()| WriteResponse::Compact(resp))));
         }
     }
 }
 
+/// How a physical compaction ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Finished {
+    /// Every row is gone and the compaction is recorded as finished.
+    Yes,
+    /// The store closed during a pause between batches: the compaction is
+    /// finished on the next open.
+    StoreClosing,
+}
+
 impl Shared {
-    /// Removes every stored revision `<= at` that is not in `keep`, in batches, then
-    /// records the compaction as finished. Safe to repeat after a crash.
+    /// Removes every stored revision `<= at` that is not in `keep`, in
+    /// batches (of `compaction_batch_limit` rows looked at, with
+    /// `compaction_sleep` between them), then records the compaction as
+    /// finished, logging etcd's line. Safe to repeat after a crash.
+    /// `paced`: with the pause between batches (the compactor thread); a
+    /// compaction finished while the store opens or installs is not, so a
+    /// long pause never holds a start up.
     pub(super) fn delete_compacted(
         &self,
         at: i64,
         keep: &std::collections::HashSet<Revision>,
-    ) -> Result<()> {
+        paced: bool,
+    ) -> Result<Finished> {
+        let started = std::time::Instant::now();
+        let limit = self
+            .options
+            .compaction_batch_limit
+            .unwrap_or(COMPACTION_BATCH)
+            .max(1);
         let end = rev_key(Revision::new(at + 1, 0), false);
         let mut from = Vec::new();
+        let mut compacted = 0usize;
         loop {
             let mut batch = WriteBatch::default();
             let mut next = None;
             let mut freed = 0u64;
             let mut usage = Vec::new();
+            let mut looked_at = 0usize;
             self.backend
                 .scan(Table::Kv, &from, Some(&end), &mut |k, v| {
-                    if batch.len() >= COMPACTION_BATCH {
+                    if looked_at >= limit {
                         next = Some(k.to_vec());
                         return false;
                     }
+                    looked_at += 1;
                     if let Some((rev, _)) = parse_rev_key(k)
                         && !keep.contains(&rev)
                     {
@@ -76,6 +114,7 @@ impl Shared {
                     true
                 })?;
             if !batch.is_empty() {
+                compacted += batch.len();
                 self.backend.write(batch, false)?;
                 self.reclaimable.fetch_add(freed, Ordering::Relaxed);
                 let mut prefixes = self.usage.lock();
@@ -87,6 +126,10 @@ impl Shared {
                 Some(k) => from = k,
                 None => break,
             }
+            let pause = self.options.compaction_sleep;
+            if paced && !pause.is_zero() && self.closing.wait(pause) {
+                return Ok(Finished::StoreClosing);
+            }
         }
         let mut done = WriteBatch::default();
         done.put(
@@ -96,6 +139,16 @@ impl Shared {
         );
         self.backend.write(done, true)?;
         self.measure_sizes(true);
-        Ok(())
+        let size = self.sizes.total.load(Ordering::Relaxed);
+        let in_use = self.sizes.in_use.load(Ordering::Relaxed);
+        tracing::info!(
+            "compact-revision" = at,
+            took = ?started.elapsed(),
+            "number-of-keys-compacted" = compacted,
+            "current-db-size-bytes" = size,
+            "current-db-size-in-use-bytes" = in_use,
+            "finished scheduled compaction"
+        );
+        Ok(Finished::Yes)
     }
 }

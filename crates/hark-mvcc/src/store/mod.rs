@@ -84,6 +84,8 @@ impl Drop for StoreInner {
     fn drop(&mut self) {
         self.jobs.take();
         self.committer.take();
+        // A compaction pausing between batches stops now.
+        self.shared.closing.raise();
         let me = std::thread::current().id();
         for t in self.threads.drain(..) {
             // The last handle can go on a store thread itself (a write's

@@ -111,13 +111,18 @@ impl Store {
             compacting: Mutex::new(()),
             generation: AtomicU64::new(0),
             options,
+            closing: Default::default(),
             closed: Default::default(),
         });
         if scheduled > 0 {
             let keep = shared.index.write().compact(scheduled);
             if scheduled > finished {
-                tracing::info!(revision = scheduled, "finishing interrupted compaction");
-                shared.delete_compacted(scheduled, &keep)?;
+                // etcd's line for a compaction a stop interrupted.
+                tracing::info!(
+                    "scheduled-compact-revision" = scheduled,
+                    "resume scheduled compaction"
+                );
+                shared.delete_compacted(scheduled, &keep, false)?;
             }
         }
         shared.record_gauges();

@@ -48,6 +48,12 @@ pub struct StoreOptions {
     /// The on-disk backend [`crate::Store::open`] opens (RocksDB when this
     /// build has it). A directory another backend wrote is refused.
     pub backend: crate::BackendKind,
+    /// Stored revisions a compaction looks at per backend write (etcd's
+    /// `--compaction-batch-limit`); `None`: Hark's own batch of 10,000.
+    pub compaction_batch_limit: Option<usize>,
+    /// Pause between a compaction's batches (etcd's
+    /// `--compaction-sleep-interval`); zero: none, Hark's default.
+    pub compaction_sleep: Duration,
 }
 
 impl Default for StoreOptions {
@@ -59,6 +65,8 @@ impl Default for StoreOptions {
             commit_on_caller: false,
             usage_depth: crate::usage::DEFAULT_USAGE_DEPTH,
             backend: crate::BackendKind::DEFAULT,
+            compaction_batch_limit: None,
+            compaction_sleep: Duration::ZERO,
         }
     }
 }
@@ -150,10 +158,39 @@ pub(super) struct Shared {
     /// that saw it change read again (see [`Shared::outside_installs`]).
     pub(super) generation: AtomicU64,
     pub(super) options: StoreOptions,
+    /// Raised when the store closes: a compaction pausing between batches
+    /// stops there (and is finished on the next open).
+    pub(super) closing: Closing,
     /// Last, so it drops after `backend`: [`crate::BackendClosed`] turns
     /// true only once the backend has closed (an `Arc`'s strong count
     /// reaches zero before its contents are dropped).
     pub(super) closed: SetOnDrop,
+}
+
+/// A flag raised once, that a pause can wait on.
+#[derive(Default)]
+pub(super) struct Closing {
+    raised: Mutex<bool>,
+    wake: parking_lot::Condvar,
+}
+
+impl Closing {
+    pub(super) fn raise(&self) {
+        *self.raised.lock() = true;
+        self.wake.notify_all();
+    }
+
+    /// Waits `pause` unless raised meanwhile; whether it was raised.
+    pub(super) fn wait(&self, pause: Duration) -> bool {
+        let deadline = Instant::now() + pause;
+        let mut raised = self.raised.lock();
+        while !*raised {
+            if self.wake.wait_until(&mut raised, deadline).timed_out() {
+                break;
+            }
+        }
+        *raised
+    }
 }
 
 /// Sets its flag when dropped.

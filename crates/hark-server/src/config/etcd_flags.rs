@@ -68,7 +68,6 @@ const TRACING: &str = "Hark exports no OpenTelemetry traces; its logs carry trac
 const DISCOVERY: &str = "Hark has no discovery bootstrap: list the members in --initial-cluster";
 const SLOW_LOG: &str =
     "Hark logs no per-request slowness warnings; see the request duration metrics";
-const COMPACTION: &str = "Hark's compaction deletes in batches of its own size, off the write path";
 pub(super) const LEASE_CHECKPOINT: &str = "Hark does not checkpoint leases' remaining TTLs; a new leader gives each lease its full TTL plus an election timeout";
 const IN_PROCESS_GATEWAY: &str =
     "Hark's JSON gateway runs in-process and dials no client connection that would show it";
@@ -77,7 +76,6 @@ const NO_ROTATION: &str =
     "Hark does not rotate its log file; use journald, or logrotate with copytruncate";
 const RAFT_TIMEOUTS: &str = "Hark's peer calls have deadlines derived from --election-timeout";
 const NO_DOWNGRADE: &str = "Hark has no cluster downgrade";
-pub(super) const COMPACT_HASH: &str = "Hark keeps no hashes taken at compactions; the periodic check (--corrupt-check-time) compares the members' current hashes";
 
 /// Every etcd 3.5.17 / 3.6.0 flag Hark accepts without acting on it.
 pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
@@ -223,13 +221,6 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
     warn("proxy-read-timeout", Value, V2),
     // Experimental
     warn(
-        "experimental-compact-hash-check-enabled",
-        Switch,
-        COMPACT_HASH,
-    ),
-    warn("experimental-compact-hash-check-time", Value, COMPACT_HASH),
-    warn("compact-hash-check-time", Value, COMPACT_HASH),
-    warn(
         "experimental-enable-lease-checkpoint",
         Switch,
         LEASE_CHECKPOINT,
@@ -239,10 +230,6 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
         Switch,
         LEASE_CHECKPOINT,
     ),
-    warn("experimental-compaction-batch-limit", Value, COMPACTION),
-    warn("compaction-batch-limit", Value, COMPACTION),
-    warn("experimental-compaction-sleep-interval", Value, COMPACTION),
-    warn("compaction-sleep-interval", Value, COMPACTION),
     warn("experimental-downgrade-check-time", Value, NO_DOWNGRADE),
     warn("downgrade-check-time", Value, NO_DOWNGRADE),
     warn("experimental-memory-mlock", Switch, BBOLT),

@@ -22,12 +22,7 @@ const GATES: &[(&str, Stage, bool, Option<&str>)] = &[
         ),
     ),
     ("InitialCorruptCheck", Stage::Alpha, false, None),
-    (
-        "CompactHashCheck",
-        Stage::Alpha,
-        false,
-        Some(super::etcd_flags::COMPACT_HASH),
-    ),
+    ("CompactHashCheck", Stage::Alpha, false, None),
     (
         "TxnModeWriteWithSharedBuffer",
         Stage::Beta,
@@ -74,6 +69,7 @@ const GATES: &[(&str, Stage, bool, Option<&str>)] = &[
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct FeatureGates {
     pub initial_corrupt_check: bool,
+    pub compact_hash_check: bool,
     /// Gates named (or set by `AllAlpha` / `AllBeta`) that Hark does not act
     /// on, with why.
     pub without_effect: Vec<(&'static str, &'static str)>,
@@ -113,6 +109,7 @@ pub fn parse(value: &str) -> Result<FeatureGates, String> {
             (None, None) => (default, false),
         };
         match reason {
+            None if gate == "CompactHashCheck" => gates.compact_hash_check = on,
             None => gates.initial_corrupt_check = on,
             Some(reason) if set => gates.without_effect.push((gate, reason)),
             Some(_) => {}
@@ -131,9 +128,12 @@ mod tests {
         let g = parse("InitialCorruptCheck=true").unwrap();
         assert!(g.initial_corrupt_check && g.without_effect.is_empty());
         let g = parse(" InitialCorruptCheck = 1 ,CompactHashCheck=false,").unwrap();
-        assert!(g.initial_corrupt_check);
+        assert!(g.initial_corrupt_check && !g.compact_hash_check);
+        assert!(g.without_effect.is_empty());
+        let g = parse("CompactHashCheck=true,LeaseCheckpoint=true").unwrap();
+        assert!(g.compact_hash_check && !g.initial_corrupt_check);
         assert_eq!(g.without_effect.len(), 1);
-        assert_eq!(g.without_effect[0].0, "CompactHashCheck");
+        assert_eq!(g.without_effect[0].0, "LeaseCheckpoint");
         // The last setting of a gate wins; AllAlpha sets the alpha gates not named.
         assert!(
             !parse("InitialCorruptCheck=true,InitialCorruptCheck=false")
@@ -141,8 +141,8 @@ mod tests {
                 .initial_corrupt_check
         );
         let g = parse("AllAlpha=true,LeaseCheckpoint=false").unwrap();
-        assert!(g.initial_corrupt_check);
-        assert_eq!(g.without_effect.len(), 6, "{:?}", g.without_effect);
+        assert!(g.initial_corrupt_check && g.compact_hash_check);
+        assert_eq!(g.without_effect.len(), 5, "{:?}", g.without_effect);
         // etcd 3.7's gates are taken (etcd's e2e suite sets them).
         let g = parse("FastLeaseKeepAlive=true,PriorityRequest=false").unwrap();
         assert_eq!(g.without_effect.len(), 2, "{:?}", g.without_effect);

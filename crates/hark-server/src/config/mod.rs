@@ -367,6 +367,18 @@ pub struct Config {
     )]
     pub bootstrap_defrag_threshold_megabytes: u64,
 
+    /// Stored revisions a compaction looks at per batch (etcd's default is
+    /// 1000); unset, Hark's own batch of 10,000.
+    #[arg(long, alias = "experimental-compaction-batch-limit",
+          env = "HARK_COMPACTION_BATCH_LIMIT", value_parser = clap::value_parser!(u64).range(1..))]
+    pub compaction_batch_limit: Option<u64>,
+
+    /// Pause between a compaction's batches (etcd's default is 10ms); unset,
+    /// none: Hark's compaction runs off the write path.
+    #[arg(long, alias = "experimental-compaction-sleep-interval",
+          env = "HARK_COMPACTION_SLEEP_INTERVAL", value_parser = parse_go_duration)]
+    pub compaction_sleep_interval: Option<Duration>,
+
     /// Refuse a membership change that would leave fewer started, connected
     /// voters than a quorum (etcd's default); `false` lets any change through.
     #[arg(long, env = "HARK_STRICT_RECONFIG_CHECK", num_args = 0..=1,
@@ -393,6 +405,19 @@ pub struct Config {
     #[arg(long, alias = "experimental-corrupt-check-time", env = "HARK_CORRUPT_CHECK_TIME",
           default_value = "0s", value_parser = parse_go_duration)]
     pub corrupt_check_time: Duration,
+
+    /// Have the leader compare the members' hashes at the newest compacted
+    /// revision every --compact-hash-check-time (etcd 3.7:
+    /// `--feature-gates=CompactHashCheck=true`).
+    #[arg(long, env = "HARK_EXPERIMENTAL_COMPACT_HASH_CHECK_ENABLED", num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false)]
+    pub experimental_compact_hash_check_enabled: bool,
+
+    /// How often the compaction hash check runs.
+    #[arg(long, alias = "experimental-compact-hash-check-time",
+          env = "HARK_COMPACT_HASH_CHECK_TIME", default_value = "1m",
+          value_parser = parse_go_duration)]
+    pub compact_hash_check_time: Duration,
 
     /// etcd 3.6's feature gates, `Name=true|false,...`: `InitialCorruptCheck`
     /// is honoured; the others are accepted and warned about.
