@@ -267,7 +267,9 @@ impl Replica {
     /// One pass of etcd's compaction hash check, on the leader: the hash
     /// at this member's compacted revision, compared with every peer's at
     /// the same revision where the peer has compacted to it too. A
-    /// mismatch raises the CORRUPT alarm. `checked` is the newest
+    /// mismatch raises the CORRUPT alarm (for the members outside a
+    /// majority, as etcd). Each pass hashes the whole store on every
+    /// member until all have been compared. `checked` is the newest
     /// compaction every peer has been compared at: it is not compared
     /// again. Returns the number of compactions checked (0 or 1), which
     /// etcd logs.
@@ -283,47 +285,98 @@ impl Replica {
             let mine = self.hash_here(compacted).await.map_err(|e| e.to_string())?;
             hashes_checked = 1;
             let peers = self.peer_hashes(compacted).await;
+            let leader = format!("{:x}", self.member_id());
+            // As etcd: members grouped by hash, the leader among them; a
+            // group holding a majority of the members is right, and each
+            // member outside it gets the CORRUPT alarm. With no majority
+            // the alarm is for member 0: no one can tell who is wrong.
+            let mut groups: Vec<(u32, Vec<u64>)> = vec![(mine.hash, vec![self.member_id()])];
             let mut compared = 0;
-            let mut mismatched = Vec::new();
             for peer in &peers {
-                let Ok(theirs) = &peer.answer else { continue };
-                if theirs.compact_revision != mine.compact_revision {
+                let skipped = match &peer.answer {
+                    Err(e) => Some(e.to_string()),
+                    Ok(theirs) if theirs.compact_revision != mine.compact_revision => {
+                        Some(format!(
+                            "the peer's CompactRevision {} doesn't match leader's CompactRevision {}",
+                            theirs.compact_revision, mine.compact_revision
+                        ))
+                    }
+                    Ok(_) => None,
+                };
+                if let Some(reason) = skipped {
+                    tracing::warn!(
+                        "number-of-peers" = peers.len(),
+                        "leader-id" = %leader,
+                        "peer-id" = %format!("{:x}", peer.id),
+                        reason,
+                        "Skipped peer's hash"
+                    );
                     continue;
                 }
+                let Ok(theirs) = &peer.answer else { continue };
                 compared += 1;
-                if theirs.hash != mine.hash {
-                    mismatched.push(format!("{:x}", peer.id));
+                match groups.iter_mut().find(|(hash, _)| *hash == theirs.hash) {
+                    Some((_, ids)) => ids.push(peer.id),
+                    None => groups.push((theirs.hash, vec![peer.id])),
                 }
             }
-            if !mismatched.is_empty() {
-                tracing::error!(
-                    "compact-revision" = compacted,
-                    "leader-hash" = mine.hash,
-                    "mismatched-members" = ?mismatched,
-                    "failed compaction hash check"
-                );
-                self.write(WriteRequest::Alarm(AlarmRequest {
-                    action: AlarmAction::Activate,
-                    member_id: 0,
-                    kind: Some(AlarmKind::Corrupt),
-                }))
-                .await
-                .map_err(|e| format!("raising the CORRUPT alarm: {e}"))?;
-                *checked = compacted;
-            } else if compared == peers.len() {
-                tracing::info!(
-                    "compact-revision" = compacted,
-                    hash = mine.hash,
-                    "successfully checked hash on whole cluster"
-                );
-                *checked = compacted;
+            if groups.len() == 1 {
+                if compared == peers.len() {
+                    tracing::info!(
+                        "compact-revision" = compacted,
+                        hash = mine.hash,
+                        "successfully checked hash on whole cluster"
+                    );
+                    *checked = compacted;
+                } else {
+                    tracing::warn!(
+                        "compact-revision" = compacted,
+                        "number-of-peers-checked" = compared,
+                        "number-of-peers" = peers.len(),
+                        "skipped the compaction hash check on some members: checked again next time"
+                    );
+                }
             } else {
-                tracing::warn!(
-                    "compact-revision" = compacted,
-                    "number-of-peers-checked" = compared,
-                    "number-of-peers" = peers.len(),
-                    "not all members have the compaction: checked again next time"
-                );
+                let members = peers.len() + 1;
+                let quorum = members / 2 + 1;
+                let majority = groups.iter().position(|(_, ids)| ids.len() >= quorum);
+                let mut corrupt: Vec<u64> = Vec::new();
+                match majority {
+                    Some(at) => {
+                        groups.remove(at);
+                        corrupt.extend(groups.iter().flat_map(|(_, ids)| ids.iter().copied()));
+                    }
+                    None => {
+                        tracing::error!(
+                            "leader-id" = %leader,
+                            "leader-compact-revision" = compacted,
+                            "leader-hash" = mine.hash,
+                            "Detected compaction hash mismatch but cannot identify the corrupted members, so intentionally set the memberID as 0"
+                        );
+                        corrupt.push(0);
+                    }
+                }
+                for (hash, ids) in &groups {
+                    let ids: Vec<String> = ids.iter().map(|id| format!("{id:x}")).collect();
+                    tracing::error!(
+                        "leader-id" = %leader,
+                        "leader-compact-revision" = compacted,
+                        "leader-hash" = mine.hash,
+                        "peer-hash" = hash,
+                        "peer-ids" = ?ids,
+                        "Detected compaction hash mismatch"
+                    );
+                }
+                for member_id in corrupt {
+                    self.write(WriteRequest::Alarm(AlarmRequest {
+                        action: AlarmAction::Activate,
+                        member_id,
+                        kind: Some(AlarmKind::Corrupt),
+                    }))
+                    .await
+                    .map_err(|e| format!("raising the CORRUPT alarm: {e}"))?;
+                }
+                *checked = compacted;
             }
         }
         tracing::info!(

@@ -74,11 +74,42 @@ pub struct StateMachine {
     removed: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
-/// Whether `membership` is one this member was removed from: it names
-/// members, none of them this one. (An empty one is a member added and not
-/// yet sent the log.)
+/// Whether `membership` names members, none of them this one.
 fn leaves_out(membership: &openraft::Membership<u64, MemberInfo>, member_id: u64) -> bool {
     membership.nodes().next().is_some() && membership.get_node(&member_id).is_none()
+}
+
+/// The file (in the snapshots directory) that says an applied membership
+/// has named this member. A member joining a cluster applies the log from
+/// its start, whose memberships do not name it yet: only one that has been
+/// admitted can be removed.
+const ADMITTED_FILE: &str = "admitted";
+
+/// Whether this member has been admitted (see [`ADMITTED_FILE`]).
+fn admitted(snapshots: &std::path::Path) -> bool {
+    snapshots.join(ADMITTED_FILE).exists()
+}
+
+/// Records that an applied membership named this member; durable before it
+/// is relied on (a member removed right after would otherwise serve on).
+fn record_admission(snapshots: &std::path::Path) -> Result<(), String> {
+    let path = snapshots.join(ADMITTED_FILE);
+    if path.exists() {
+        return Ok(());
+    }
+    let file = std::fs::File::create(&path)
+        .and_then(|f| f.sync_all().map(|()| f))
+        .map_err(|e| {
+            format!(
+                "recording this member's admission in {}: {e}",
+                path.display()
+            )
+        })?;
+    drop(file);
+    if let Ok(dir) = std::fs::File::open(snapshots) {
+        let _ = dir.sync_all();
+    }
+    Ok(())
 }
 
 /// Held while the snapshot directory's files change or are opened: a build
@@ -125,9 +156,14 @@ impl StateMachine {
             }
             None => StoredMembership::default(),
         };
-        // Restarted after its removal was applied: it is still removed.
+        // Restarted after its removal was applied: it is still removed. (A
+        // member still replaying the log from before it joined is not.)
         if leaves_out(membership.membership(), member_id) {
-            removed.send_replace(true);
+            if admitted(&snapshots) {
+                removed.send_replace(true);
+            }
+        } else if membership.membership().nodes().next().is_some() {
+            record_admission(&snapshots)?;
         }
         Ok(StateMachine {
             store,
@@ -194,7 +230,11 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                 EntryPayload::Blank => {}
                 EntryPayload::Membership(m) => {
                     log_member_changes(self.member_id, self.membership.membership(), &m);
-                    if leaves_out(&m, self.member_id) {
+                    if !leaves_out(&m, self.member_id) {
+                        record_admission(&self.snapshots).map_err(|e| {
+                            StorageIOError::write_state_machine(&std::io::Error::other(e))
+                        })?;
+                    } else if admitted(&self.snapshots) {
                         self.removed.send_replace(true);
                     }
                     self.membership = StoredMembership::new(Some(log_id), m);
@@ -340,6 +380,14 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         self.purge_floor.raise(last);
         self.membership = meta.last_membership.clone();
         self.membership_bytes = encode(&self.membership);
+        // A snapshot sent to this member names it (it is sent only to
+        // members): admitted, as by an applied membership.
+        if !leaves_out(self.membership.membership(), self.member_id)
+            && self.membership.membership().nodes().next().is_some()
+        {
+            record_admission(&self.snapshots)
+                .map_err(|e| StorageIOError::write_snapshot(None, &std::io::Error::other(e)))?;
+        }
         tracing::info!(snapshot = %meta.snapshot_id, "installed a snapshot from the leader");
         if let Some(last) = meta.last_log_id {
             metrics::gauge!("etcd_server_proposals_applied_total").set(last.index as f64);
@@ -705,6 +753,58 @@ mod tests {
         drop(machine);
         let (_again, watch) = open(store);
         assert!(*watch.borrow(), "still removed after a restart");
+    }
+
+    /// A member joining a cluster applies the log from its start, whose
+    /// memberships do not name it yet: that is not a removal, neither as
+    /// it applies them nor when it restarts among them.
+    #[tokio::test]
+    async fn a_joining_member_replaying_the_log_before_its_addition_is_not_removed() {
+        let membership = |ids: &[u64]| {
+            let nodes: std::collections::BTreeMap<u64, MemberInfo> =
+                ids.iter().map(|&id| (id, MemberInfo::default())).collect();
+            let voters: std::collections::BTreeSet<u64> = ids.iter().copied().collect();
+            openraft::Membership::new(vec![voters], nodes)
+        };
+        let at = |index: u64, m| Entry {
+            log_id: LogId::new(openraft::CommittedLeaderId::new(1, 1), index),
+            payload: EntryPayload::Membership(m),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::in_memory();
+        let open = |store: Store| {
+            let (removed, watch) = tokio::sync::watch::channel(false);
+            let machine = StateMachine::new(
+                store,
+                9,
+                Arc::new(Pending::default()),
+                dir.path().join("snapshots"),
+                PurgeFloor::default(),
+                LogDurability::all_durable(),
+                Arc::new(removed),
+            )
+            .unwrap();
+            (machine, watch)
+        };
+        let (mut machine, watch) = open(store.clone());
+        machine.apply(vec![at(1, membership(&[1]))]).await.unwrap();
+        machine
+            .apply(vec![at(2, membership(&[1, 2]))])
+            .await
+            .unwrap();
+        assert!(!*watch.borrow(), "removed before it was ever added");
+        drop(machine);
+        let (mut machine, watch) = open(store.clone());
+        assert!(!*watch.borrow(), "removed at a restart before it was added");
+        machine
+            .apply(vec![at(3, membership(&[1, 2, 9]))])
+            .await
+            .unwrap();
+        machine
+            .apply(vec![at(4, membership(&[1, 2]))])
+            .await
+            .unwrap();
+        assert!(*watch.borrow(), "removed once it had been added");
     }
 
     /// A store behind a state machine in `dir`, fed `entries` puts of

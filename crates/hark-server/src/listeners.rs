@@ -70,15 +70,38 @@ pub enum Socket {
 }
 
 /// A listening unix socket; its file is removed when it is dropped (as
-/// etcd removes it at shutdown).
+/// etcd removes it at shutdown), unless another socket has replaced it.
 pub struct UnixSocket {
     listener: UnixListener,
     path: PathBuf,
+    /// The file's device and inode when bound.
+    identity: Option<(u64, u64)>,
 }
 
 impl Drop for UnixSocket {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if self.identity.is_some() && socket_identity(&self.path) == self.identity {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+fn socket_identity(path: &std::path::Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
+}
+
+/// As etcd: a socket left by an earlier run is replaced; any other file at
+/// the path is an error, never deleted.
+fn replace_stale_socket(path: &std::path::Path) -> Result<(), String> {
+    use std::os::unix::fs::FileTypeExt;
+    match std::fs::symlink_metadata(path) {
+        Err(_) => Ok(()),
+        Ok(m) if m.file_type().is_socket() => std::fs::remove_file(path)
+            .map_err(|e| format!("cannot remove the old socket {}: {e}", path.display())),
+        Ok(_) => Err(format!("{} exists and is not a socket", path.display())),
     }
 }
 
@@ -120,10 +143,10 @@ pub struct Bound {
 impl Bound {
     pub async fn bind(config: &Config) -> Result<Bound, String> {
         Ok(Bound {
-            client: bind_all(&config.listen_client_urls, false).await?,
-            metrics: bind_all(&config.listen_metrics_urls, false).await?,
-            client_http: bind_all(&config.listen_client_http_urls, false).await?,
-            peer: bind_all(&config.listen_peer_urls, true).await?,
+            client: bind_all(&config.listen_client_urls, Family::Client).await?,
+            metrics: bind_all(&config.listen_metrics_urls, Family::Metrics).await?,
+            client_http: bind_all(&config.listen_client_http_urls, Family::Client).await?,
+            peer: bind_all(&config.listen_peer_urls, Family::Peer).await?,
         })
     }
 }
@@ -133,26 +156,42 @@ pub fn listen_urls(urls: &[String]) -> impl Iterator<Item = &String> {
     urls.iter().filter(|u| !u.trim().is_empty())
 }
 
-async fn bind_all(urls: &[String], peers: bool) -> Result<Vec<BoundListener>, String> {
+/// Which flag a listen URL came from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Client,
+    Metrics,
+    Peer,
+}
+
+async fn bind_all(urls: &[String], family: Family) -> Result<Vec<BoundListener>, String> {
     let mut listeners: Vec<(SocketAddr, BoundListener)> = Vec::new();
     let mut unix = Vec::new();
     for url in listen_urls(urls) {
-        if let Some(path) = crate::config::unix_socket_path(url, peers)? {
-            // As etcd: a socket file left by an earlier run is replaced.
-            let _ = std::fs::remove_file(&path);
+        if let Some(path) = crate::config::unix_socket_path(url, family == Family::Peer)? {
+            replace_stale_socket(&path).map_err(|e| format!("cannot listen on {url}: {e}"))?;
             let listener =
                 UnixListener::bind(&path).map_err(|e| format!("cannot listen on {url}: {e}"))?;
+            let identity = socket_identity(&path);
             unix.push(BoundListener {
-                socket: Socket::Unix(UnixSocket { listener, path }),
+                socket: Socket::Unix(UnixSocket {
+                    listener,
+                    path,
+                    identity,
+                }),
                 schemes: Schemes::Plain,
                 urls: vec![url.clone()],
             });
             continue;
         }
         let addr = socket_addrs(url)?[0];
-        // A fixed port named twice (`http://` and `https://`) is one
-        // listener serving both; port 0 asks for a fresh port each time.
-        if addr.port() != 0
+        // A fixed client port named twice (`http://` and `https://`) is one
+        // listener serving both, as in etcd; port 0 asks for a fresh port
+        // each time. A peer or metrics port is never shared: a plain URL
+        // beside a TLS one would let anyone past the TLS (etcd, too, binds
+        // those once per URL, and the second bind fails).
+        if family == Family::Client
+            && addr.port() != 0
             && let Some((_, shared)) = listeners.iter_mut().find(|(a, _)| *a == addr)
         {
             shared.schemes = shared.schemes.and(Schemes::of(url));
@@ -385,7 +424,11 @@ async fn handshake(
     let leaf = session.peer_certificates().and_then(|c| c.first());
     if let (true, Some(leaf), Some(remote)) = (tls.checks_caller_san(), leaf, remote) {
         let sans = Sans::of(leaf);
-        if let Err(error) = sans.admit(remote.ip()).await {
+        // Name lookups count against the handshake's time.
+        let verdict = tokio::time::timeout(HANDSHAKE_TIMEOUT, sans.admit(remote.ip()))
+            .await
+            .unwrap_or_else(|_| Err("tls: checking the certificate's names timed out".into()));
+        if let Err(error) = verdict {
             let ips: Vec<String> = sans.ips.iter().map(|ip| ip.to_string()).collect();
             tracing::warn!(
                 "remote-addr" = %remote_addr,
@@ -463,5 +506,63 @@ pub async fn serve_peers(
         .await;
     if let Err(e) = result {
         tracing::error!(error = %e, "peer listener failed");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn free_port() -> u16 {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    }
+
+    #[tokio::test]
+    async fn only_a_client_port_is_shared_by_http_and_https() {
+        let port = free_port();
+        let urls = vec![
+            format!("http://127.0.0.1:{port}"),
+            format!("https://127.0.0.1:{port}"),
+        ];
+        let client = bind_all(&urls, Family::Client).await.unwrap();
+        assert_eq!(client.len(), 1);
+        assert_eq!(client[0].schemes, Schemes::Both);
+        drop(client);
+        // A plain peer or metrics URL beside a TLS one on the same port
+        // would let anyone past the TLS: the second bind fails.
+        for family in [Family::Peer, Family::Metrics] {
+            let err = bind_all(&urls, family).await.err().expect("refused");
+            assert!(err.contains("cannot listen on https://"), "{err}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_unix_socket_replaces_an_old_socket_but_never_another_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.sock");
+        let url = format!("unix://{}", path.display());
+        let first = bind_all(std::slice::from_ref(&url), Family::Client)
+            .await
+            .unwrap();
+        // A socket left behind (the first listener still holds it) is
+        // replaced; the first one's drop then leaves the new file alone.
+        let second = bind_all(std::slice::from_ref(&url), Family::Client)
+            .await
+            .unwrap();
+        drop(first);
+        assert!(path.exists(), "the old listener removed the new socket");
+        drop(second);
+        assert!(!path.exists(), "the socket outlived its listener");
+        std::fs::write(&path, b"data").unwrap();
+        let err = bind_all(std::slice::from_ref(&url), Family::Client)
+            .await
+            .err()
+            .expect("refused");
+        assert!(err.contains("is not a socket"), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"data");
     }
 }

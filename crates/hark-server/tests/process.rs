@@ -943,10 +943,11 @@ async fn etcds_log_lines_come_at_etcds_moments() {
         wait_for_line(&log, "enabled capabilities for version", cwd.path());
         leaders += content.matches("became leader at term").count();
     }
-    assert_eq!(
-        leaders,
-        1,
-        "one member became leader:\n{}",
+    // At least one: under load the first election can split and a later
+    // term elect again (seen in a full test run), as it can in etcd.
+    assert!(
+        leaders >= 1,
+        "no member became leader:\n{}",
         logs_below(cwd.path())
     );
 

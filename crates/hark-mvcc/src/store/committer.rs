@@ -240,7 +240,7 @@ impl Committer {
         if loaded.scheduled > 0 {
             let keep = loaded.index.compact(loaded.scheduled);
             if loaded.scheduled > loaded.finished {
-                shared.delete_compacted(loaded.scheduled, &keep, false)?;
+                shared.delete_compacted(loaded.scheduled, &keep, None)?;
             }
         }
         *index = loaded.index;

@@ -27,23 +27,25 @@ pub(super) struct Compaction {
 pub(super) fn run_compactor(shared: Arc<Shared>, rx: Receiver<Compaction>) {
     for c in rx {
         let outcome = {
-            let _compacting = shared.compacting.lock();
+            let mut compacting = shared.compacting.lock();
             if shared.generation.load(Ordering::Acquire) == c.generation {
-                shared.delete_compacted(c.at, &c.keep, true)
+                let paced = Paced {
+                    compacting: &mut compacting,
+                    generation: c.generation,
+                };
+                shared.delete_compacted(c.at, &c.keep, Some(paced))
             } else {
                 Ok(Finished::Yes) // the store was replaced since
             }
         };
         let outcome = match outcome {
-            Ok(Finished::Yes) => Ok(()),
+            Ok(Finished::Yes | Finished::Replaced) => Ok(()),
             Ok(Finished::StoreClosing) => {
                 tracing::info!(
                     revision = c.at,
                     "compaction stopped by the store's closing; it resumes on reopen"
                 );
-                Err(crate::error::Error::Backend(
-                    "the store closed before the compaction finished; it resumes on reopen".into(),
-                ))
+                Err(crate::error::Error::Closed)
             }
             Err(e) => {
                 tracing::error!(revision = c.at, error = %e, "physical compaction failed; it resumes on reopen");
@@ -64,6 +66,18 @@ pub(super) enum Finished {
     /// The store closed during a pause between batches: the compaction is
     /// finished on the next open.
     StoreClosing,
+    /// A snapshot was installed during a pause: the store it compacted is
+    /// gone.
+    Replaced,
+}
+
+/// A compaction on the compactor thread, which pauses between batches
+/// (`compaction_sleep`). The pause lets go of the compaction lock, so an
+/// install does not wait it out; one that happened meanwhile (the
+/// generation moved) ends the compaction.
+pub(super) struct Paced<'a, 'g> {
+    pub(super) compacting: &'a mut parking_lot::MutexGuard<'g, ()>,
+    pub(super) generation: u64,
 }
 
 impl Shared {
@@ -71,14 +85,14 @@ impl Shared {
     /// batches (of `compaction_batch_limit` rows looked at, with
     /// `compaction_sleep` between them), then records the compaction as
     /// finished, logging etcd's line. Safe to repeat after a crash.
-    /// `paced`: with the pause between batches (the compactor thread); a
-    /// compaction finished while the store opens or installs is not, so a
-    /// long pause never holds a start up.
+    /// `paced`: with the pause between batches (the compactor thread, see
+    /// [`Paced`]); a compaction finished while the store opens or installs
+    /// is not paced, so a long pause never holds a start up.
     pub(super) fn delete_compacted(
         &self,
         at: i64,
         keep: &std::collections::HashSet<Revision>,
-        paced: bool,
+        mut paced: Option<Paced<'_, '_>>,
     ) -> Result<Finished> {
         let started = std::time::Instant::now();
         let limit = self
@@ -127,8 +141,18 @@ impl Shared {
                 None => break,
             }
             let pause = self.options.compaction_sleep;
-            if paced && !pause.is_zero() && self.closing.wait(pause) {
-                return Ok(Finished::StoreClosing);
+            if let Some(paced) = paced.as_mut()
+                && !pause.is_zero()
+            {
+                let closing = parking_lot::MutexGuard::unlocked(paced.compacting, || {
+                    self.closing.wait(pause)
+                });
+                if closing {
+                    return Ok(Finished::StoreClosing);
+                }
+                if self.generation.load(Ordering::Acquire) != paced.generation {
+                    return Ok(Finished::Replaced);
+                }
             }
         }
         let mut done = WriteBatch::default();

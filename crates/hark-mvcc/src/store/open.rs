@@ -122,7 +122,7 @@ impl Store {
                     "scheduled-compact-revision" = scheduled,
                     "resume scheduled compaction"
                 );
-                shared.delete_compacted(scheduled, &keep, false)?;
+                shared.delete_compacted(scheduled, &keep, None)?;
             }
         }
         shared.record_gauges();

@@ -220,7 +220,10 @@ impl Replica {
                 if find(id).is_some() {
                     return Err(MembershipError::IdExists);
                 }
-                if learner && members.iter().filter(|m| m.is_learner).count() >= MAX_LEARNERS {
+                // A learner this leader is to promote is the voter etcd
+                // would have made it: it takes no learner's place.
+                let learners = members.iter().filter(|m| m.is_learner && !votes(m)).count();
+                if learner && learners >= MAX_LEARNERS {
                     return Err(MembershipError::TooManyLearners);
                 }
                 if self.strict_reconfig_check {

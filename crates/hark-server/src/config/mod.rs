@@ -215,8 +215,8 @@ pub struct Config {
     pub client_cert_allowed_cn: Vec<String>,
 
     /// Host names (or IP addresses) one of which a client certificate's
-    /// SANs must name, comma separated; needs --trusted-ca-file. Set, it
-    /// replaces the common-name check, as in etcd.
+    /// SANs must name, comma separated; needs --trusted-ca-file. Not
+    /// together with allowed common names (etcd refuses the pair).
     #[arg(long, env = "HARK_CLIENT_CERT_ALLOWED_HOSTNAME", value_delimiter = ',')]
     pub client_cert_allowed_hostname: Vec<String>,
 

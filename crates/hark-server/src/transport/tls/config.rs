@@ -183,6 +183,13 @@ pub fn build(s: &TlsSettings) -> Result<ServerConfig, String> {
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
         .map_err(|e| format!("TLS versions and cipher suites do not fit: {e}"))?;
+    if !s.allowed_cns.is_empty() && !s.allowed_hostnames.is_empty() {
+        // etcd's words: it refuses the pair rather than check one.
+        return Err(format!(
+            "AllowedCNs and AllowedHostnames are mutually exclusive (cns={:?}, hostnames={:?})",
+            s.allowed_cns, s.allowed_hostnames
+        ));
+    }
     if s.trusted_ca_file.is_none() {
         let side = if s.dials { "peer" } else { "client" };
         if !s.allowed_cns.is_empty() {

@@ -9,6 +9,9 @@ use std::net::IpAddr;
 
 use x509_parser::extensions::GeneralName;
 
+/// The most DNS names of one certificate looked up.
+const MAX_LOOKUPS: usize = 16;
+
 /// The SANs of a certificate: its IP addresses and DNS names.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Sans {
@@ -31,7 +34,9 @@ impl Sans {
                     if let Ok(v4) = <[u8; 4]>::try_from(*bytes) {
                         sans.ips.push(IpAddr::from(v4));
                     } else if let Ok(v6) = <[u8; 16]>::try_from(*bytes) {
-                        sans.ips.push(IpAddr::from(v6));
+                        // An IPv4-mapped address is the IPv4 one, as Go
+                        // compares them.
+                        sans.ips.push(IpAddr::from(v6).to_canonical());
                     }
                 }
                 GeneralName::DNSName(dns) => sans.dns.push((*dns).to_string()),
@@ -68,6 +73,8 @@ impl Sans {
     /// Whether `caller` may present this certificate; the refusal in Go's
     /// (and so etcd's) words.
     pub async fn admit(&self, caller: IpAddr) -> Result<(), String> {
+        // A caller on a dual-stack listener arrives IPv4-mapped.
+        let caller = caller.to_canonical();
         if self.ips.is_empty() && self.dns.is_empty() {
             return Ok(());
         }
@@ -106,10 +113,17 @@ impl Sans {
                 }
             }
         }
-        // Forward: the addresses each exact name has.
-        for dns in self.dns.iter().filter(|d| !d.starts_with("*.")) {
+        // Forward: the addresses each exact name has (the first
+        // MAX_LOOKUPS: a certificate may list many names, and each is a
+        // lookup the caller makes this member wait for).
+        for dns in self
+            .dns
+            .iter()
+            .filter(|d| !d.starts_with("*."))
+            .take(MAX_LOOKUPS)
+        {
             if let Ok(addrs) = tokio::net::lookup_host((dns.as_str(), 0)).await
-                && addrs.into_iter().any(|a| a.ip() == caller)
+                && addrs.into_iter().any(|a| a.ip().to_canonical() == caller)
             {
                 return true;
             }

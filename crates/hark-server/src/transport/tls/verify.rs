@@ -25,8 +25,8 @@ pub(super) enum AllowedNames {
 }
 
 impl AllowedNames {
-    /// What `s` asks for, if anything: host names win over common names,
-    /// as in etcd.
+    /// What `s` asks for, if anything (both at once are refused earlier,
+    /// as etcd refuses them).
     pub(super) fn of(s: &super::settings::TlsSettings) -> Option<AllowedNames> {
         if !s.allowed_hostnames.is_empty() {
             Some(AllowedNames::Hostnames(s.allowed_hostnames.clone()))
