@@ -752,3 +752,35 @@ fn a_paced_compaction_pauses_between_batches_and_finishes_on_reopen() {
         Bytes::from("3")
     );
 }
+
+/// The last handle can go in a write's callback, on the committer thread:
+/// the store then closes without waiting on that thread, or on the
+/// compactor that waits for it (it did wait: for ever).
+#[test]
+fn the_last_handle_dropped_in_a_writes_callback_closes_the_store() {
+    let (closed_tx, closed_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path(), StoreOptions::default()).unwrap();
+        let closed = s.backend_closed();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let held = s.clone();
+        s.apply(
+            WriteRequest::Put(PutRequest::new("k", "v")),
+            Box::new(move |_| {
+                // Once the caller's handle is gone, this is the last one.
+                go_rx.recv().unwrap();
+                drop(held);
+            }),
+        );
+        drop(s);
+        go_tx.send(()).unwrap();
+        while !closed.is_closed() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        closed_tx.send(()).unwrap();
+    });
+    closed_rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the store did not close");
+}

@@ -86,14 +86,18 @@ impl Drop for StoreInner {
         self.committer.take();
         // A compaction pausing between batches stops now.
         self.shared.closing.raise();
+        // The last handle can go on a store thread itself (a write's
+        // callback holding a clone): then no thread is joined. That thread
+        // ends on its own once this returns, and the compactor once the
+        // committer it waits on lets go of its channel; joining either from
+        // here would wait for ever.
         let me = std::thread::current().id();
+        if self.threads.iter().any(|t| t.thread().id() == me) {
+            self.threads.clear();
+            return;
+        }
         for t in self.threads.drain(..) {
-            // The last handle can go on a store thread itself (a write's
-            // callback holding a clone): that thread ends on its own once
-            // this returns; joining it from itself would fail.
-            if t.thread().id() != me {
-                let _ = t.join();
-            }
+            let _ = t.join();
         }
     }
 }
