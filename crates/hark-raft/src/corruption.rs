@@ -249,13 +249,7 @@ impl Replica {
             }
         }
         if corrupt {
-            self.write(WriteRequest::Alarm(AlarmRequest {
-                action: AlarmAction::Activate,
-                member_id: 0,
-                kind: Some(AlarmKind::Corrupt),
-            }))
-            .await
-            .map_err(|e| format!("raising the CORRUPT alarm: {e}"))?;
+            self.raise_corrupt_alarm(0).await?;
         }
         tracing::info!(
             number_of_peers_checked = checked,
@@ -368,13 +362,7 @@ impl Replica {
                     );
                 }
                 for member_id in corrupt {
-                    self.write(WriteRequest::Alarm(AlarmRequest {
-                        action: AlarmAction::Activate,
-                        member_id,
-                        kind: Some(AlarmKind::Corrupt),
-                    }))
-                    .await
-                    .map_err(|e| format!("raising the CORRUPT alarm: {e}"))?;
+                    self.raise_corrupt_alarm(member_id).await?;
                 }
                 *checked = compacted;
             }
@@ -400,16 +388,40 @@ impl Replica {
         );
         tokio::pin!(stopped);
         let mut checked = 0;
-        loop {
-            tokio::select! {
-                _ = &mut stopped => return,
-                _ = tokio::time::sleep(interval) => {}
-            }
-            if !self.is_leader() {
-                continue;
-            }
+        while self.next_turn_as_leader(interval, stopped.as_mut()).await {
             if let Err(e) = self.compact_hash_check(&mut checked).await {
                 tracing::warn!(error = %e, "compact hash check failed");
+            }
+        }
+    }
+
+    /// The CORRUPT alarm for `member_id` (0: the whole cluster), through
+    /// the log like any write.
+    async fn raise_corrupt_alarm(&self, member_id: u64) -> Result<(), String> {
+        self.write(WriteRequest::Alarm(AlarmRequest {
+            action: AlarmAction::Activate,
+            member_id,
+            kind: Some(AlarmKind::Corrupt),
+        }))
+        .await
+        .map(drop)
+        .map_err(|e| format!("raising the CORRUPT alarm: {e}"))
+    }
+
+    /// Waits `interval` at a time until this member leads: `true` then,
+    /// `false` once `stopped` resolves.
+    async fn next_turn_as_leader(
+        &self,
+        interval: Duration,
+        mut stopped: std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
+    ) -> bool {
+        loop {
+            tokio::select! {
+                _ = &mut stopped => return false,
+                _ = tokio::time::sleep(interval) => {}
+            }
+            if self.is_leader() {
+                return true;
             }
         }
     }
@@ -427,14 +439,7 @@ impl Replica {
             "enabled corruption checking"
         );
         tokio::pin!(stopped);
-        loop {
-            tokio::select! {
-                _ = &mut stopped => return,
-                _ = tokio::time::sleep(interval) => {}
-            }
-            if !self.is_leader() {
-                continue;
-            }
+        while self.next_turn_as_leader(interval, stopped.as_mut()).await {
             if let Err(e) = self.periodic_corruption_check().await {
                 tracing::warn!(error = %e, "failed to check hash KV");
             }

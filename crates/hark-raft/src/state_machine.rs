@@ -703,50 +703,64 @@ mod tests {
         assert_eq!(store.lease_ttl(7), None);
     }
 
+    /// A membership of voters `ids`.
+    fn membership(ids: &[u64]) -> openraft::Membership<u64, MemberInfo> {
+        let nodes: std::collections::BTreeMap<u64, MemberInfo> =
+            ids.iter().map(|&id| (id, MemberInfo::default())).collect();
+        let voters: std::collections::BTreeSet<u64> = ids.iter().copied().collect();
+        openraft::Membership::new(vec![voters], nodes)
+    }
+
+    /// `m` as the log entry at `index`.
+    fn membership_at(index: u64, m: openraft::Membership<u64, MemberInfo>) -> Entry {
+        Entry {
+            log_id: LogId::new(openraft::CommittedLeaderId::new(1, 1), index),
+            payload: EntryPayload::Membership(m),
+        }
+    }
+
+    /// Member `id`'s state machine over `store`, its snapshots under `dir`,
+    /// and the watch that says whether it was removed.
+    fn open_as(
+        id: u64,
+        store: Store,
+        dir: &std::path::Path,
+    ) -> (StateMachine, tokio::sync::watch::Receiver<bool>) {
+        let (removed, watch) = tokio::sync::watch::channel(false);
+        let machine = StateMachine::new(
+            store,
+            id,
+            Arc::new(Pending::default()),
+            dir.join("snapshots"),
+            PurgeFloor::default(),
+            LogDurability::all_durable(),
+            Arc::new(removed),
+        )
+        .unwrap();
+        (machine, watch)
+    }
+
     /// A membership that leaves this member out, once applied, says it was
     /// removed; one that keeps it does not; and a state machine opened on
     /// a store whose recorded membership leaves it out says so at once.
     #[tokio::test]
     async fn applying_its_own_removal_tells_the_member() {
-        let membership = |ids: &[u64]| {
-            let nodes: std::collections::BTreeMap<u64, MemberInfo> =
-                ids.iter().map(|&id| (id, MemberInfo::default())).collect();
-            let voters: std::collections::BTreeSet<u64> = ids.iter().copied().collect();
-            openraft::Membership::new(vec![voters], nodes)
-        };
-        let at = |index: u64, m| Entry {
-            log_id: LogId::new(openraft::CommittedLeaderId::new(1, 1), index),
-            payload: EntryPayload::Membership(m),
-        };
         let dir = tempfile::tempdir().unwrap();
         let store = Store::in_memory();
-        let open = |store: Store| {
-            let (removed, watch) = tokio::sync::watch::channel(false);
-            let machine = StateMachine::new(
-                store,
-                1,
-                Arc::new(Pending::default()),
-                dir.path().join("snapshots"),
-                PurgeFloor::default(),
-                LogDurability::all_durable(),
-                Arc::new(removed),
-            )
-            .unwrap();
-            (machine, watch)
-        };
+        let open = |store: Store| open_as(1, store, dir.path());
         let (mut machine, watch) = open(store.clone());
         assert!(!*watch.borrow(), "no membership yet: a member being added");
         machine
-            .apply(vec![at(1, membership(&[1, 2, 3]))])
+            .apply(vec![membership_at(1, membership(&[1, 2, 3]))])
             .await
             .unwrap();
         machine
-            .apply(vec![at(2, membership(&[1, 3]))])
+            .apply(vec![membership_at(2, membership(&[1, 3]))])
             .await
             .unwrap();
         assert!(!*watch.borrow(), "another member removed");
         machine
-            .apply(vec![at(3, membership(&[2, 3]))])
+            .apply(vec![membership_at(3, membership(&[2, 3]))])
             .await
             .unwrap();
         assert!(*watch.borrow(), "this member removed");
@@ -760,36 +774,16 @@ mod tests {
     /// it applies them nor when it restarts among them.
     #[tokio::test]
     async fn a_joining_member_replaying_the_log_before_its_addition_is_not_removed() {
-        let membership = |ids: &[u64]| {
-            let nodes: std::collections::BTreeMap<u64, MemberInfo> =
-                ids.iter().map(|&id| (id, MemberInfo::default())).collect();
-            let voters: std::collections::BTreeSet<u64> = ids.iter().copied().collect();
-            openraft::Membership::new(vec![voters], nodes)
-        };
-        let at = |index: u64, m| Entry {
-            log_id: LogId::new(openraft::CommittedLeaderId::new(1, 1), index),
-            payload: EntryPayload::Membership(m),
-        };
         let dir = tempfile::tempdir().unwrap();
         let store = Store::in_memory();
-        let open = |store: Store| {
-            let (removed, watch) = tokio::sync::watch::channel(false);
-            let machine = StateMachine::new(
-                store,
-                9,
-                Arc::new(Pending::default()),
-                dir.path().join("snapshots"),
-                PurgeFloor::default(),
-                LogDurability::all_durable(),
-                Arc::new(removed),
-            )
-            .unwrap();
-            (machine, watch)
-        };
+        let open = |store: Store| open_as(9, store, dir.path());
         let (mut machine, watch) = open(store.clone());
-        machine.apply(vec![at(1, membership(&[1]))]).await.unwrap();
         machine
-            .apply(vec![at(2, membership(&[1, 2]))])
+            .apply(vec![membership_at(1, membership(&[1]))])
+            .await
+            .unwrap();
+        machine
+            .apply(vec![membership_at(2, membership(&[1, 2]))])
             .await
             .unwrap();
         assert!(!*watch.borrow(), "removed before it was ever added");
@@ -797,11 +791,11 @@ mod tests {
         let (mut machine, watch) = open(store.clone());
         assert!(!*watch.borrow(), "removed at a restart before it was added");
         machine
-            .apply(vec![at(3, membership(&[1, 2, 9]))])
+            .apply(vec![membership_at(3, membership(&[1, 2, 9]))])
             .await
             .unwrap();
         machine
-            .apply(vec![at(4, membership(&[1, 2]))])
+            .apply(vec![membership_at(4, membership(&[1, 2]))])
             .await
             .unwrap();
         assert!(*watch.borrow(), "removed once it had been added");

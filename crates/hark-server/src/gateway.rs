@@ -73,6 +73,22 @@ struct Endpoints {
 }
 
 impl Endpoints {
+    /// `addresses`, taken in turn from the first; one that cannot be
+    /// dialled is set aside for `retry_delay`.
+    fn new(addresses: Vec<String>, retry_delay: Duration) -> Endpoints {
+        Endpoints {
+            all: addresses
+                .into_iter()
+                .map(|address| Endpoint {
+                    address,
+                    set_aside_until: Mutex::new(None),
+                })
+                .collect(),
+            next: AtomicUsize::new(0),
+            retry_delay,
+        }
+    }
+
     /// A connection to the next endpoint in turn that answers, if any does.
     async fn dial(&self) -> Option<TcpStream> {
         for _ in 0..self.all.len() {
@@ -157,17 +173,7 @@ pub async fn run(args: GatewayArgs) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen_addr))?;
     tracing::info!(endpoints = ?endpoints, "ready to proxy client requests");
-    let endpoints = Arc::new(Endpoints {
-        all: endpoints
-            .into_iter()
-            .map(|address| Endpoint {
-                address,
-                set_aside_until: Mutex::new(None),
-            })
-            .collect(),
-        next: AtomicUsize::new(0),
-        retry_delay: args.retry_delay,
-    });
+    let endpoints = Arc::new(Endpoints::new(endpoints, args.retry_delay));
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| e.to_string())?;
     loop {
@@ -221,17 +227,7 @@ mod tests {
             let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
             l.local_addr().unwrap().to_string()
         };
-        let endpoints = Endpoints {
-            all: [dead_addr, live_addr.clone()]
-                .into_iter()
-                .map(|address| Endpoint {
-                    address,
-                    set_aside_until: Mutex::new(None),
-                })
-                .collect(),
-            next: AtomicUsize::new(0),
-            retry_delay: Duration::from_secs(60),
-        };
+        let endpoints = Endpoints::new(vec![dead_addr, live_addr.clone()], Duration::from_secs(60));
         for _ in 0..3 {
             let tcp = endpoints.dial().await.expect("the live endpoint answers");
             assert_eq!(tcp.peer_addr().unwrap().to_string(), live_addr);
