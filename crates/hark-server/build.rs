@@ -19,6 +19,17 @@ fn main() {
         .or_else(|| git(&["rev-parse", "--short=12", "HEAD"]))
         .unwrap_or_else(|| "unknown".to_string());
     println!("cargo:rustc-env=HARK_GIT_COMMIT={commit}");
+    // The compiler's version, as `go_info` and `etcd_server_go_version`
+    // name etcd's Go: `rust1.90.0`.
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
+    let version = Command::new(rustc)
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|v| v.split_whitespace().nth(1).map(str::to_string))
+        .unwrap_or_else(|| "unknown".to_string());
+    println!("cargo:rustc-env=HARK_RUSTC_VERSION=rust{version}");
     // Built again when HEAD moves: it names a branch whose ref moves, or a
     // commit itself.
     if let Some(git_dir) = git(&["rev-parse", "--absolute-git-dir"]) {

@@ -244,9 +244,14 @@ pub const SHORT: &[&str] = &[
     "TestServerJsonLogging",
 ];
 
-/// Tests of the selection that cannot apply to Hark, and why. They run
-/// all the same; the summary counts them apart.
+/// Tests (or subtests, `Test/sub`) of the selection that cannot apply to
+/// Hark, and why. They run all the same; the summary counts them apart, and
+/// a test whose only failures are such subtests with them.
 pub const NOT_APPLICABLE: &[(&str, &str)] = &[
+    (
+        "TestHTTPLivezReadyzHandler/corrupt",
+        "corrupts the member's bbolt file while it is down, which Hark does not have",
+    ),
     (
         "TestEtcdCorruptHash",
         "corrupts the member's bbolt file, which Hark does not have",
@@ -272,6 +277,38 @@ pub const NOT_APPLICABLE: &[(&str, &str)] = &[
         "starts the server on a data dir etcdutl restored in etcd's layout (bbolt and WAL)",
     ),
 ];
+
+/// Why test `r` cannot apply to Hark, if it cannot: it is listed in
+/// [`NOT_APPLICABLE`], or it failed only in subtests listed there.
+fn cannot_apply(r: &TestResult, results: &[TestResult]) -> Option<&'static str> {
+    let listed = |name: &str| {
+        NOT_APPLICABLE
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, why)| *why)
+    };
+    if let Some(why) = listed(&r.name) {
+        return Some(why);
+    }
+    let prefix = format!("{}/", r.name);
+    let failed: Vec<&TestResult> = results
+        .iter()
+        .filter(|s| s.outcome == "FAIL" && s.name.starts_with(&prefix))
+        .collect();
+    // Only the innermost failures count: a subtest fails when its own do.
+    let leaves: Vec<&&TestResult> = failed
+        .iter()
+        .filter(|s| {
+            let inner = format!("{}/", s.name);
+            !failed.iter().any(|t| t.name.starts_with(&inner))
+        })
+        .collect();
+    let mut why = None;
+    for leaf in &leaves {
+        why = Some(listed(&leaf.name)?);
+    }
+    why
+}
 
 /// The `-test.run` pattern of [`SELECTION`].
 fn selection_pattern() -> String {
@@ -392,17 +429,13 @@ pub fn etcd_e2e(args: &[&str]) -> Result<ExitCode> {
     println!("| test | {server} | seconds |");
     println!("|---|---|---|");
     for r in &top {
-        let note = NOT_APPLICABLE
-            .iter()
-            .find(|(name, _)| *name == r.name)
-            .map_or(String::new(), |(_, why)| {
-                format!(" (not applicable: {why})")
-            });
+        let note = cannot_apply(r, &results)
+            .map_or(String::new(), |why| format!(" (not applicable: {why})"));
         println!("| {} | {}{note} | {:.1} |", r.name, r.outcome, r.seconds);
     }
     let not_applicable = top
         .iter()
-        .filter(|r| r.outcome == "FAIL" && NOT_APPLICABLE.iter().any(|(n, _)| *n == r.name))
+        .filter(|r| r.outcome == "FAIL" && cannot_apply(r, &results).is_some())
         .count();
     println!(
         "\n{} passed, {} failed ({not_applicable} of them cannot apply to Hark), {} skipped (etcd {ETCD_VERSION} e2e on {server})",
@@ -570,6 +603,29 @@ pub fn resolve_compare_etcd(args: &[&str]) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_test_failing_only_in_subtests_that_cannot_apply_cannot_apply() {
+        let result = |name: &str, outcome| TestResult {
+            name: name.into(),
+            outcome,
+            seconds: 0.0,
+        };
+        let livez = result("TestHTTPLivezReadyzHandler", "FAIL");
+        let corrupt = result("TestHTTPLivezReadyzHandler/corrupt", "FAIL");
+        let partitioned = result("TestHTTPLivezReadyzHandler/network_partitioned", "FAIL");
+        let passed = result("TestHTTPLivezReadyzHandler/network_partitioned", "PASS");
+        let only_corrupt = [corrupt, passed];
+        assert!(cannot_apply(&livez, &only_corrupt).is_some());
+        let both = [
+            result("TestHTTPLivezReadyzHandler/corrupt", "FAIL"),
+            partitioned,
+        ];
+        assert!(cannot_apply(&livez, &both).is_none());
+        assert!(cannot_apply(&livez, &[]).is_none());
+        let listed = result("TestCtlV3DefragOffline", "FAIL");
+        assert!(cannot_apply(&listed, &[]).is_some());
+    }
 
     #[test]
     fn go_mod_pins_the_version_the_tools_check() {

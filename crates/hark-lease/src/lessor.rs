@@ -317,6 +317,7 @@ impl Lessor {
         match leases.get_mut(&id) {
             Some(l) if !l.revoking && l.expiry > now => {
                 l.expiry = now + secs(l.ttl);
+                metrics::counter!("etcd_debugging_lease_renewed_total").increment(1);
                 Ok(l.ttl)
             }
             _ => Err(LeaseError::NotFound),
@@ -550,8 +551,13 @@ fn expire_due(inner: &Arc<Inner>) -> Vec<i64> {
             id,
             Revoke::Expired,
             Box::new(move |r| {
-                if let Err(e) = &r {
-                    tracing::warn!(lease = id, error = %e, "revoking an expired lease failed");
+                match &r {
+                    Ok(_) => {
+                        metrics::counter!("etcd_debugging_server_lease_expired_total").increment(1);
+                    }
+                    Err(e) => {
+                        tracing::warn!(lease = id, error = %e, "revoking an expired lease failed")
+                    }
                 }
                 let _ = tx.send(());
             }),

@@ -478,6 +478,23 @@ impl WriteRequest {
         }
     }
 
+    /// The request's name in etcd's apply metrics (`op` of
+    /// `etcd_server_apply_duration_seconds`); record changes (users, roles,
+    /// members, ...) are `Records`.
+    pub fn op_name(&self) -> &'static str {
+        match self {
+            WriteRequest::Put(_) => "Put",
+            WriteRequest::DeleteRange(_) => "DeleteRange",
+            WriteRequest::Txn(_) => "Txn",
+            WriteRequest::Compact(_) => "Compaction",
+            WriteRequest::LeaseGrant(_) => "LeaseGrant",
+            WriteRequest::LeaseRevoke(_) => "LeaseRevoke",
+            WriteRequest::Alarm(_) => "Alarm",
+            WriteRequest::Records(_) => "Records",
+            WriteRequest::Guarded(_, inner) => inner.op_name(),
+        }
+    }
+
     /// Bytes this write may add to the store, by etcd's estimate (what its
     /// backend quota checks): a put's key and value plus 256 bytes; a
     /// txn's costlier branch, nested txns included; 64 bytes for a lease

@@ -34,6 +34,7 @@ pub mod ids;
 mod log_store;
 mod network;
 mod replica;
+mod reverse;
 mod service;
 mod stages;
 mod state_machine;
@@ -46,6 +47,7 @@ pub use replica::{
     ForwardHandler, Join, LeadershipWatch, Member, MembershipChange, MembershipError, Replica,
     ReplicaConfig, ReplicaDirs, ReplicaError, ReplicaStatus,
 };
+pub use reverse::PEER_LINKS;
 pub use service::PeerService;
 pub use stages::WRITE_STAGE_SECONDS;
 pub use transfer::TransferStep;

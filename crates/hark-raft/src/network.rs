@@ -38,6 +38,10 @@ use crate::types::{MemberInfo, TypeConfig, decode, encode};
 /// handshake).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// HTTP/2 windows of a connection to a peer, the peer listener's.
+const CONNECTION_WINDOW: u32 = 64 << 20;
+const STREAM_WINDOW: u32 = 16 << 20;
+
 /// A byte stream to a peer: TLS over TCP, as [`PeerTls`] makes it.
 pub trait PeerStream: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
 impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> PeerStream for T {}
@@ -65,10 +69,12 @@ impl std::fmt::Debug for PeerTls {
     }
 }
 
-/// One gRPC channel per peer URL, shared by replication and forwarding.
+/// One gRPC channel per peer URL, shared by replication and forwarding,
+/// and the links peers opened to this member (see [`crate::reverse`]).
 #[derive(Clone, Default)]
 pub struct PeerChannels {
     channels: Arc<Mutex<HashMap<String, Channel>>>,
+    pub(crate) links: crate::reverse::ReverseLinks,
     /// The address connections to peers leave from (see
     /// [`crate::ReplicaConfig::peer_source`]).
     source: Option<IpAddr>,
@@ -80,6 +86,7 @@ impl PeerChannels {
     pub fn new(source: Option<IpAddr>, tls: Option<PeerTls>) -> Self {
         PeerChannels {
             channels: Arc::default(),
+            links: Default::default(),
             source,
             tls,
         }
@@ -100,7 +107,9 @@ impl PeerChannels {
             // (relative to the working directory); plain HTTP/2 over it.
             let endpoint = Endpoint::from_static("http://localhost")
                 .connect_timeout(CONNECT_TIMEOUT)
-                .http2_keep_alive_interval(Duration::from_secs(5));
+                .http2_keep_alive_interval(Duration::from_secs(5))
+                .initial_connection_window_size(CONNECTION_WINDOW)
+                .initial_stream_window_size(STREAM_WINDOW);
             let channel =
                 endpoint.connect_with_connector_lazy(tower::service_fn(move |_: http::Uri| {
                     let path = path.clone();
@@ -117,6 +126,10 @@ impl PeerChannels {
             .connect_timeout(CONNECT_TIMEOUT)
             .tcp_nodelay(true)
             .http2_keep_alive_interval(Duration::from_secs(5))
+            // Calls also come back on these connections, over the links
+            // (see `reverse.rs`): windows as large as the peer listener's.
+            .initial_connection_window_size(CONNECTION_WINDOW)
+            .initial_stream_window_size(STREAM_WINDOW)
             .local_address(self.source);
         let channel = if url.starts_with("https://") {
             let Some(tls) = self.tls.clone() else {
@@ -200,13 +213,48 @@ where
     R: DeserializeOwned,
     E: DeserializeOwned,
 {
-    call_encoded(client, method, encode(request), timeout, from).await
+    let request = Envelope {
+        data: encode(request).into(),
+        format: crate::format::PEER_FORMAT,
+    };
+    call_encoded(client, method, request, timeout, from).await
+}
+
+/// Calls `method` on member `peer` (at `node`): over the link it opened to
+/// this member when one is open (see [`crate::reverse`]), else dialled.
+pub(crate) async fn call_peer<R, E>(
+    channels: &PeerChannels,
+    peer: u64,
+    node: &MemberInfo,
+    method: Method,
+    request: Vec<u8>,
+    timeout: Duration,
+    from: Caller,
+) -> Result<Result<R, E>, tonic::Status>
+where
+    R: DeserializeOwned,
+    E: DeserializeOwned,
+{
+    let request = Envelope {
+        data: request.into(),
+        format: crate::format::PEER_FORMAT,
+    };
+    if crate::reverse::over_links(method)
+        && let Some(answer) = channels
+            .links
+            .call(peer, method, request.clone(), timeout)
+            .await
+    {
+        return decode_answer(answer?);
+    }
+    let mut client = channels.client(node).map_err(tonic::Status::unavailable)?;
+    call_encoded(&mut client, method, request, Some(timeout), Some(from)).await
 }
 
 async fn call_encoded<R, E>(
     client: &mut PeerClient<Channel>,
     method: Method,
-    request: Vec<u8>,
+    request: Envelope,
     timeout: Option<Duration>,
     from: Option<Caller>,
 ) -> Result<Result<R, E>, tonic::Status>
@@ -214,10 +262,7 @@ where
     R: DeserializeOwned,
     E: DeserializeOwned,
 {
-    let mut req = tonic::Request::new(Envelope {
-        data: request.into(),
-        format: crate::format::PEER_FORMAT,
-    });
+    let mut req = tonic::Request::new(request);
     if let Some(t) = timeout {
         req.set_timeout(t);
     }
@@ -236,14 +281,24 @@ where
         Method::TransferLeader => client.transfer_leader(req).await,
         Method::HashKv => client.hash_kv(req).await,
     }?;
-    let resp = resp.into_inner();
+    decode_answer(resp.into_inner())
+}
+
+/// A peer's answer, its format checked and decoded.
+fn decode_answer<R, E>(resp: Envelope) -> Result<Result<R, E>, tonic::Status>
+where
+    R: DeserializeOwned,
+    E: DeserializeOwned,
+{
     crate::format::check_peer_format(resp.format)
-        .map_err(|e| tonic::Status::failed_precondition(format!("peer response of {e}")))?;
+        // Internal, not FailedPrecondition: the peer did the work, so the
+        // call must not look refused (a refused proposal is retried).
+        .map_err(|e| tonic::Status::internal(format!("peer response of {e}")))?;
     decode(&resp.data)
         .map_err(|e| tonic::Status::internal(format!("undecodable peer response: {e}")))
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Method {
     AppendEntries,
     Vote,
@@ -384,7 +439,8 @@ impl RaftNetworkFactory<TypeConfig> for Network {
     async fn new_client(&mut self, target: u64, node: &MemberInfo) -> Connection {
         Connection {
             target,
-            client: self.channels.client(node),
+            node: node.clone(),
+            channels: self.channels.clone(),
             heartbeat: self.heartbeat,
             health: self.health.clone(),
             refusals: self.refusals.clone(),
@@ -397,7 +453,8 @@ impl RaftNetworkFactory<TypeConfig> for Network {
 /// openraft's connection to one member.
 pub struct Connection {
     target: u64,
-    client: Result<PeerClient<Channel>, String>,
+    node: MemberInfo,
+    channels: PeerChannels,
     heartbeat: Duration,
     health: PeerHealth,
     refusals: PeerRefusals,
@@ -416,16 +473,17 @@ impl Connection {
         R: DeserializeOwned,
         E: DeserializeOwned + std::error::Error,
     {
-        let client = self.client.as_mut().map_err(|e| {
-            RPCError::Unreachable(Unreachable::new(&std::io::Error::other(e.clone())))
-        })?;
         let started = Instant::now();
-        let answer = call_encoded::<R, RaftError<u64, E>>(
-            client,
+        metrics::counter!("etcd_network_peer_sent_bytes_total", "To" => format!("{:x}", self.target))
+            .increment(request.len() as u64);
+        let answer = call_peer::<R, RaftError<u64, E>>(
+            &self.channels,
+            self.target,
+            &self.node,
             method,
             request,
-            Some(option.hard_ttl()),
-            Some(self.caller),
+            option.hard_ttl(),
+            self.caller,
         )
         .await;
         let ended = match &answer {
@@ -483,6 +541,8 @@ impl RaftNetwork<TypeConfig> for Connection {
         let answer = self.send(Method::AppendEntries, request, &option).await;
         if entries > 0 {
             crate::stages::record("replicate", started);
+        } else if answer.is_err() {
+            metrics::counter!("etcd_server_heartbeat_send_failures_total").increment(1);
         }
         answer
     }

@@ -14,6 +14,7 @@ use serde::de::DeserializeOwned;
 use tonic::{Request, Response, Status};
 
 use crate::admission::Asks;
+use crate::network::Method;
 use crate::replica::{MembershipChange, Replica};
 use crate::transfer::TransferStep;
 use crate::types::{Batch, MemberInfo, TypeConfig, decode, encode};
@@ -24,9 +25,39 @@ pub struct PeerService {
 }
 
 impl PeerService {
+    /// Runs `method` as if called over the wire: a call that came over a
+    /// link (see [`crate::reverse`]).
+    pub(crate) async fn dispatch(
+        &self,
+        method: Method,
+        req: Request<Envelope>,
+    ) -> Result<Response<Envelope>, Status> {
+        match method {
+            Method::AppendEntries => self.append_entries(req).await,
+            Method::Vote => self.vote(req).await,
+            Method::InstallSnapshot => self.install_snapshot(req).await,
+            Method::Propose => self.propose(req).await,
+            Method::ReadIndex => self.read_index(req).await,
+            Method::ChangeMembership => self.change_membership(req).await,
+            Method::Members => self.members(req).await,
+            Method::Forward => self.forward(req).await,
+            Method::TransferLeader => self.transfer_leader(req).await,
+            Method::HashKv => self.hash_kv(req).await,
+        }
+    }
+
     /// Refuses `req` unless its caller may ask this of this member.
     async fn admit(&self, req: &Request<Envelope>, asks: Asks) -> Result<(), Status> {
-        self.replica.admit(req.metadata(), asks).await
+        self.replica.admit(req.metadata(), asks).await?;
+        // Counted only once admitted: a member's id, so the labels stay as
+        // few as the cluster's members.
+        if let Ok(Some(from)) =
+            crate::admission::header_id(req.metadata(), crate::admission::MEMBER_ID_HEADER)
+        {
+            metrics::counter!("etcd_network_peer_received_bytes_total", "From" => format!("{from:x}"))
+                .increment(req.get_ref().data.len() as u64);
+        }
+        Ok(())
     }
 }
 
@@ -47,6 +78,28 @@ fn pack<T: Serialize>(value: &T) -> Result<Response<Envelope>, Status> {
 
 #[tonic::async_trait]
 impl Peer for PeerService {
+    type ReverseStream = tokio_stream::wrappers::ReceiverStream<Result<Envelope, Status>>;
+
+    /// A link a member opens so that this member sends it its calls (see
+    /// [`crate::reverse`]); open only to this cluster's members.
+    async fn reverse(
+        &self,
+        req: Request<tonic::Streaming<Envelope>>,
+    ) -> Result<Response<Self::ReverseStream>, Status> {
+        self.replica.admit(req.metadata(), Asks::Raft).await?;
+        let peer = crate::admission::header_id(req.metadata(), crate::admission::MEMBER_ID_HEADER)?
+            .ok_or_else(|| Status::permission_denied("a link from a caller with no member id"))?;
+        // Only a member this member's own membership lists (not one vouched
+        // for by others): its calls are about to go there.
+        if peer == self.replica.member_id() || self.replica.node(peer).is_none() {
+            return Err(Status::permission_denied(format!(
+                "member {peer:x} may not open a link to this member"
+            )));
+        }
+        let frames = self.replica.channels.links.serve(peer, req.into_inner())?;
+        Ok(Response::new(frames))
+    }
+
     async fn append_entries(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
         self.admit(&req, Asks::Raft).await?;
         let rpc: AppendEntriesRequest<TypeConfig> = unpack(req)?;

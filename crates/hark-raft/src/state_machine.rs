@@ -60,7 +60,8 @@ pub struct StateMachine {
     /// Where snapshots are built and received.
     snapshots: std::path::PathBuf,
     /// The file a snapshot is being received into.
-    receiving: Option<std::path::PathBuf>,
+    /// The snapshot file being received from the leader, and since when.
+    receiving: Option<(std::path::PathBuf, std::time::Instant)>,
     snapshot_files: SnapshotFiles,
     member_id: u64,
     pending: Arc<Pending>,
@@ -333,7 +334,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             .open(&path)
             .await
             .map_err(|e| StorageIOError::write_snapshot(None, &e))?;
-        self.receiving = Some(path);
+        self.receiving = Some((path, std::time::Instant::now()));
         Ok(Box::new(file))
     }
 
@@ -351,12 +352,17 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                 &std::io::Error::other(e.to_string()),
             ))
         };
+        let syncing = std::time::Instant::now();
         snapshot.sync_all().await.map_err(|e| fail(&e))?;
+        metrics::histogram!("etcd_snap_db_fsync_duration_seconds")
+            .record(syncing.elapsed().as_secs_f64());
         drop(snapshot);
-        let received = self
+        let (received, since) = self
             .receiving
             .take()
             .ok_or_else(|| fail(&"no snapshot was being received"))?;
+        metrics::histogram!("etcd_snap_db_save_total_duration_seconds")
+            .record(since.elapsed().as_secs_f64());
         let last = meta
             .last_log_id
             .ok_or_else(|| fail(&"a snapshot without a last log id"))?;
@@ -366,7 +372,8 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         let kept = self.snapshots.join(snapshot_file(&meta.snapshot_id));
         let (store, dir, marked) = (self.store.clone(), self.snapshots.clone(), meta.clone());
         let files = self.snapshot_files.clone();
-        tokio::task::spawn_blocking(move || -> Result<(), String> {
+        metrics::gauge!("etcd_server_snapshot_apply_in_progress_total").set(1.0);
+        let installed = tokio::task::spawn_blocking(move || -> Result<(), String> {
             let _files = files.blocking_lock();
             // A damaged file is refused here, before it is marked.
             let source = restore_to_scratch(&received, &dir)?;
@@ -374,9 +381,9 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             write_meta_as(&dir, INSTALLING_FILE, &marked).map_err(|e| e.to_string())?;
             copy_into_store(&store, source, &dir, &marked)
         })
-        .await
-        .map_err(|e| fail(&e))?
-        .map_err(|e| fail(&e))?;
+        .await;
+        metrics::gauge!("etcd_server_snapshot_apply_in_progress_total").set(0.0);
+        installed.map_err(|e| fail(&e))?.map_err(|e| fail(&e))?;
         self.purge_floor.raise(last);
         self.membership = meta.last_membership.clone();
         self.membership_bytes = encode(&self.membership);
@@ -554,6 +561,7 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         let (store, dir, member_id) = (self.store.clone(), self.dir.clone(), self.member_id);
         let (purge_floor, files) = (self.purge_floor.clone(), self.files.clone());
         let meta = tokio::task::spawn_blocking(move || -> Result<SnapshotMeta, String> {
+            let saving = std::time::Instant::now();
             let building = dir.join("building.part");
             let _ = std::fs::remove_file(&building);
             let member = hark_snapshot::Member {
@@ -563,9 +571,14 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
                 client_urls: Vec::new(),
             };
             let written = hark_snapshot::save(&store, &member, &building).map_err(|e| e.to_string())?;
+            metrics::histogram!("etcd_debugging_snap_save_marshalling_duration_seconds")
+                .record(saving.elapsed().as_secs_f64());
             // openraft purges the log up to the snapshot once it is built:
             // the store must hold what the snapshot holds after a power loss.
+            let syncing = std::time::Instant::now();
             store.sync_to_disk().map_err(|e| e.to_string())?;
+            metrics::histogram!("etcd_snap_fsync_duration_seconds")
+                .record(syncing.elapsed().as_secs_f64());
             let position = written.log_position.ok_or("the store has applied no log entry yet")?;
             let (last, membership) = decode_position(&position).map_err(|e| e.to_string())?;
             let meta = SnapshotMeta {
@@ -589,6 +602,8 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
             tracing::info!(snapshot = %meta.snapshot_id, revision = written.revision, "built a snapshot");
             // etcd's line for the same moment.
             tracing::info!("snapshot-index" = last.index, "saved snapshot to disk");
+            metrics::histogram!("etcd_debugging_snap_save_total_duration_seconds")
+                .record(saving.elapsed().as_secs_f64());
             Ok(meta)
         })
         .await

@@ -171,6 +171,12 @@ impl Plan {
             },
             replica: ReplicaConfig {
                 initial_corruption_check: corruption.initial,
+                peer_source: config.peer_local_addr.or_else(|| {
+                    gates
+                        .set_member_local_addr
+                        .then(|| member_local_addr(&cluster.peer_urls))
+                        .flatten()
+                }),
                 ..replica_config(config, &cluster)
             },
             retention: config.retention()?,
@@ -235,6 +241,29 @@ fn addrs(config: &Config, bound: &Bound) -> Result<Addrs, String> {
 }
 
 /// The replicated log's settings (kept in `<data-dir>/raft`) from the cluster flags.
+/// etcd's `SetMemberLocalAddr`: the first advertised peer URL whose host
+/// is an IP address, neither loopback nor unspecified, is where this
+/// member's connections to its peers leave from; with etcd's lines.
+fn member_local_addr(advertised: &[String]) -> Option<std::net::IpAddr> {
+    tracing::info!(
+        "advertise-peer-urls" = ?advertised,
+        "searching for a suitable member local address in AdvertisePeerURLs"
+    );
+    let urls: Vec<&String> = advertised.iter().collect();
+    let found = url_hosts(&urls).into_iter().find_map(|host| {
+        let ip: std::net::IpAddr = host.parse().ok()?;
+        (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
+    });
+    match found {
+        Some(ip) => tracing::info!("LocalAddr" = %ip, "setting member local address"),
+        None => tracing::warn!(
+            "advertise-peer-urls" = ?advertised,
+            "unable to set a member local address due to lack of suitable local addresses"
+        ),
+    }
+    found
+}
+
 fn replica_config(config: &Config, plan: &ClusterPlan) -> ReplicaConfig {
     let initial_members = match plan.state {
         ClusterState::Existing => BTreeMap::new(),
@@ -388,4 +417,28 @@ fn url_hosts(urls: &[&String]) -> Vec<String> {
             Some(host.trim_matches(['[', ']']).to_string())
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::member_local_addr;
+
+    #[test]
+    fn the_member_local_address_is_the_first_routable_advertised_ip() {
+        let urls = |list: &[&str]| list.iter().map(|u| u.to_string()).collect::<Vec<_>>();
+        let pick = |list: &[&str]| member_local_addr(&urls(list)).map(|ip| ip.to_string());
+        assert_eq!(
+            pick(&["https://127.0.0.1:2380", "https://192.0.2.2:2380"]),
+            Some("192.0.2.2".into())
+        );
+        assert_eq!(
+            pick(&["http://[2001:db8::1]:2380"]),
+            Some("2001:db8::1".into())
+        );
+        assert_eq!(
+            pick(&["http://localhost:2380", "http://0.0.0.0:2380"]),
+            None
+        );
+        assert_eq!(pick(&["http://[::1]:2380"]), None);
+    }
 }

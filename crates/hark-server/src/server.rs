@@ -228,6 +228,10 @@ pub async fn start(config: &Config) -> Result<RunningServer, String> {
         crate::ops::metrics::follow_leader(replica.clone()),
     );
     tasks.background(
+        "metrics upkeep",
+        crate::ops::metrics::keep_histograms_drained(),
+    );
+    tasks.background(
         "lessor follows leadership",
         follow_leadership(replica.clone(), handle.clone()),
     );
@@ -480,6 +484,9 @@ impl RunningServer {
             self.node.data_dir.display().to_string(),
         );
         tracing::info!(name, "data-dir" = data_dir, "closing etcd server");
+        // Peer links are calls that never end by themselves: closed first,
+        // so the peer listener drains like the others.
+        self.node.replica.close_links();
         self.tasks.stop_all(DRAIN_TIMEOUT).await;
         self.node.replica.shutdown().await;
         tracing::info!("listeners closed; closing the store");

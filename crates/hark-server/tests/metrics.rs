@@ -317,10 +317,145 @@ async fn every_call_is_counted_at_the_wire(srv: &common::TestServer) {
     settles_at(srv, "etcd_debugging_mvcc_watch_stream_total", 0).await;
 }
 
+/// The value of the first sample line starting with `prefix`.
+fn value_of(body: &str, prefix: &str) -> Option<f64> {
+    body.lines()
+        .find_map(|l| l.strip_prefix(prefix)?.trim().parse::<f64>().ok())
+}
+
+/// Every series etcd 3.7's own e2e test expects of a member is exported,
+/// and the ones Hark records move with what happens: leases granted, kept
+/// alive and revoked; puts, ranges and their latencies; a compaction, a
+/// defragmentation and a hash; the process's threads and descriptors.
+async fn exports_what_etcds_e2e_suite_expects(srv: &common::TestServer) {
+    let mut c = srv.client().await;
+    for i in 0..3 {
+        c.put(format!("key_{i}"), format!("value_{i}"), None)
+            .await
+            .unwrap();
+    }
+    c.get("k", None).await.unwrap();
+    let lease = c.lease_grant(30, None).await.unwrap().id();
+    let (mut keeper, mut answers) = c.lease_keep_alive(lease).await.unwrap();
+    keeper.keep_alive().await.unwrap();
+    answers.message().await.unwrap().unwrap();
+    drop((keeper, answers));
+    c.lease_revoke(lease).await.unwrap();
+    let rev = c
+        .put("key_0", "again", None)
+        .await
+        .unwrap()
+        .header()
+        .unwrap()
+        .revision();
+    c.compact(
+        rev,
+        Some(etcd_client::CompactionOptions::new().with_physical()),
+    )
+    .await
+    .unwrap();
+    c.defragment().await.unwrap();
+    c.hash_kv(0).await.unwrap();
+
+    let (code, body) = http_get(srv.server.client_addrs[0], "/metrics");
+    assert_eq!(code, 200);
+    let names = metric_names(&body);
+    let missing: Vec<&str> = include_str!("data/etcd-basic-metrics.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter(|n| {
+            ["", "_bucket", "_count"]
+                .iter()
+                .all(|suffix| !names.contains(&format!("{n}{suffix}")))
+        })
+        .collect();
+    assert!(missing.is_empty(), "missing from /metrics: {missing:?}");
+
+    for (series, at_least) in [
+        ("etcd_debugging_lease_granted_total ", 1.0),
+        ("etcd_debugging_lease_renewed_total ", 1.0),
+        ("etcd_debugging_lease_revoked_total ", 1.0),
+        ("etcd_debugging_lease_ttl_total_count ", 1.0),
+        // Three puts of 5 + 7 bytes, then one of 5 + 5.
+        ("etcd_debugging_mvcc_total_put_size_in_bytes ", 46.0),
+        // The three first values of the keys, compacted away.
+        ("etcd_debugging_mvcc_db_compaction_keys_total ", 1.0),
+        (
+            "etcd_debugging_mvcc_db_compaction_total_duration_milliseconds_count ",
+            1.0,
+        ),
+        ("etcd_debugging_mvcc_db_compaction_last ", 1.0),
+        (
+            "etcd_debugging_mvcc_index_compaction_pause_duration_milliseconds_count ",
+            1.0,
+        ),
+        ("etcd_disk_backend_defrag_duration_seconds_count ", 1.0),
+        ("etcd_mvcc_hash_rev_duration_seconds_count ", 1.0),
+        ("etcd_disk_wal_write_duration_seconds_count ", 1.0),
+        ("etcd_disk_wal_write_bytes_total ", 1.0),
+        (
+            "etcd_server_apply_duration_seconds_count{op=\"Put\",success=\"true\",version=\"v3\"} ",
+            4.0,
+        ),
+        (
+            "etcd_server_apply_duration_seconds_count{op=\"LeaseGrant\",success=\"true\",version=\"v3\"} ",
+            1.0,
+        ),
+        (
+            "etcd_server_range_duration_seconds_count{success=\"true\"} ",
+            1.0,
+        ),
+        (
+            "etcd_server_request_duration_seconds_count{success=\"true\",type=\"Range\"} ",
+            1.0,
+        ),
+        // etcd-client (Rust) sends no `client-api-version`.
+        (
+            "etcd_server_client_requests_total{client_api_version=\"unknown\",type=\"unary\"} ",
+            10.0,
+        ),
+        (
+            "etcd_server_client_requests_total{client_api_version=\"unknown\",type=\"stream\"} ",
+            1.0,
+        ),
+        (
+            "grpc_server_handling_seconds_count{grpc_method=\"Put\",grpc_service=\"etcdserverpb.KV\",grpc_type=\"unary\"} ",
+            4.0,
+        ),
+        ("go_threads ", 2.0),
+        ("go_goroutines ", 1.0),
+        ("go_memstats_sys_bytes ", 1_000_000.0),
+        ("os_fd_used ", 1.0),
+        ("os_fd_limit ", 1.0),
+        ("promhttp_metric_handler_requests_total{code=\"200\"} ", 1.0),
+    ] {
+        let seen = value_of(&body, series);
+        assert!(
+            seen.is_some_and(|v| v >= at_least),
+            "{series}is {seen:?}, expected at least {at_least}"
+        );
+    }
+    for (series, exactly) in [
+        ("etcd_disk_defrag_inflight ", 0.0),
+        ("etcd_mvcc_db_open_read_transactions ", 0.0),
+        ("etcd_server_is_learner ", 0.0),
+        ("etcd_server_snapshot_apply_in_progress_total ", 0.0),
+        ("go_gc_gogc_percent ", -1.0),
+    ] {
+        assert_eq!(value_of(&body, series), Some(exactly), "{series}");
+    }
+    let member = c.member_list().await.unwrap().members()[0].id();
+    let id = format!("etcd_server_id{{server_id=\"{member:x}\"}} 1");
+    assert!(body.contains(&id), "no line {id:?}");
+    let known = format!("etcd_network_known_peers{{Local=\"{member:x}\",Remote=\"{member:x}\"}} 1");
+    assert!(body.contains(&known), "no line {known:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_etcd_dashboards_read() {
     let srv = start(&[]).await;
     covers_etcds_mixin_from_the_first_scrape(&srv).await;
     watch_streams_end_canceled_and_messages_are_counted(&srv).await;
     every_call_is_counted_at_the_wire(&srv).await;
+    exports_what_etcds_e2e_suite_expects(&srv).await;
 }

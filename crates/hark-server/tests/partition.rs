@@ -375,6 +375,100 @@ async fn a_leader_cut_off_keeps_no_lease_alive() {
     }
 }
 
+/// etcd's e2e "network partitioned" case: a member's peer listener
+/// blackholed (connections to it stay open, every byte dropped), while it
+/// can still dial out. As in etcd, whose members send their raft messages
+/// on streams the receiver opened, the member loses the cluster at once:
+/// as leader it can no longer confirm its leadership (a linearizable read
+/// on it fails within 2 s, etcd's health check's timeout), the others elect
+/// a leader without it, and a follower so cut off cannot reach the leader
+/// for a read index. Serializable reads of its own state still work, and
+/// after the heal it serves linearizable reads again. Before Hark sent its
+/// calls over the links peers open (`reverse.rs`), a blackholed leader
+/// kept leading over the connections it dialled itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_member_whose_listener_is_blackholed_loses_the_cluster() {
+    let _one = ONE_CLUSTER_AT_A_TIME.lock().await;
+    let cwd = tempfile::tempdir().unwrap();
+    let proxy = PeerProxy::default();
+    let (children, endpoints) = start_behind(&proxy, cwd.path(), "blackhole").await;
+    let ids = member_ids(&endpoints).await;
+    let linearizable_read = async |member: usize| {
+        let mut c = Client::connect([&endpoints[member]], None).await.unwrap();
+        matches!(
+            tokio::time::timeout(Duration::from_secs(2), c.get("k", None)).await,
+            Ok(Ok(_))
+        )
+    };
+    let serializable_read = async |member: usize| {
+        let mut c = Client::connect([&endpoints[member]], None).await.unwrap();
+        c.get("k", Some(GetOptions::new().with_serializable()))
+            .await
+            .is_ok()
+    };
+    let healed = async |member: usize| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !linearizable_read(member).await {
+            assert!(
+                Instant::now() < deadline,
+                "m{member} serves no linearizable read after the heal\n{}",
+                logs(cwd.path())
+            );
+        }
+    };
+    // A member sends its calls over the links the others open to it (as
+    // etcd's over the streams they open): once both are open.
+    let linked = async |member: usize| {
+        let port: u16 = endpoints[member]
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let metrics = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !common::http_get(metrics, "/metrics")
+            .1
+            .contains(&format!("{} 2\n", hark_raft::PEER_LINKS))
+        {
+            assert!(Instant::now() < deadline, "m{member} never got both links");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    let leader = leader_among(&endpoints, &ids, None).await;
+    assert!(linearizable_read(leader).await, "before the blackhole");
+
+    linked(leader).await;
+    proxy.blackhole(member_ip(leader));
+    assert!(
+        !linearizable_read(leader).await,
+        "a leader whose listener is blackholed served a linearizable read\n{}",
+        logs(cwd.path())
+    );
+    assert!(serializable_read(leader).await);
+    let new_leader = leader_among(&endpoints, &ids, Some(leader)).await;
+    assert_ne!(new_leader, leader);
+    proxy.heal();
+    healed(leader).await;
+
+    let follower = (0..3).find(|&i| i != new_leader).unwrap();
+    assert!(linearizable_read(follower).await);
+    linked(follower).await;
+    proxy.blackhole(member_ip(follower));
+    assert!(
+        !linearizable_read(follower).await,
+        "a follower whose listener is blackholed served a linearizable read\n{}",
+        logs(cwd.path())
+    );
+    assert!(serializable_read(follower).await);
+    proxy.heal();
+    healed(follower).await;
+    for mut child in children {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
 /// Three members whose peer traffic runs through `proxy`, ready to serve:
 /// their processes and client endpoints, in member order.
 async fn start_behind(

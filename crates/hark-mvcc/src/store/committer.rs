@@ -291,7 +291,13 @@ impl Committer {
         for job in group {
             for (work, done) in job.parts {
                 outcomes.push(match work {
-                    Work::Request(req) => self.apply_one(req, &mut batch, &mut overlay, &mut usage),
+                    Work::Request(req) => {
+                        let op = req.unguarded().op_name();
+                        let started = Instant::now();
+                        let outcome = self.apply_one(req, &mut batch, &mut overlay, &mut usage);
+                        record_apply(op, &outcome, started.elapsed());
+                        outcome
+                    }
                     Work::Refused(e) => Outcome::Ready(Err(e), None),
                     Work::Nothing => Outcome::Nothing,
                     Work::Install(_) => unreachable!("an install runs alone"),
@@ -392,6 +398,8 @@ impl Committer {
                 return Outcome::Ready(Err(Error::LeaseExists), None);
             }
             leases.grant(g.id, g.ttl);
+            metrics::counter!("etcd_debugging_lease_granted_total").increment(1);
+            metrics::histogram!("etcd_debugging_lease_ttl_total").record(g.ttl as f64);
             batch.put(
                 Table::Meta,
                 layout::lease_key(g.id),
@@ -425,7 +433,11 @@ impl Committer {
                 writer.apply_txn(&t).map(WriteResponse::Txn)
             }
             WriteRequest::LeaseRevoke(r) => {
-                writer.revoke_lease(r.id).map(WriteResponse::LeaseRevoke)
+                let revoked = writer.revoke_lease(r.id);
+                if revoked.is_ok() {
+                    metrics::counter!("etcd_debugging_lease_revoked_total").increment(1);
+                }
+                revoked.map(WriteResponse::LeaseRevoke)
             }
             WriteRequest::Compact(_)
             | WriteRequest::LeaseGrant(_)
@@ -442,6 +454,12 @@ impl Committer {
         self.applied_rev += 1;
         let puts = events.iter().filter(|e| e.kind == EventKind::Put).count() as u64;
         metrics::counter!("etcd_mvcc_put_total").increment(puts);
+        let put_bytes: usize = events
+            .iter()
+            .filter(|e| e.kind == EventKind::Put)
+            .map(|e| e.kv.key.len() + e.kv.value.len())
+            .sum();
+        metrics::gauge!("etcd_debugging_mvcc_total_put_size_in_bytes").increment(put_bytes as f64);
         metrics::counter!("etcd_mvcc_delete_total").increment(events.len() as u64 - puts);
         let committed = Arc::new(CommittedRevision {
             revision: self.applied_rev,
@@ -620,7 +638,10 @@ impl Committer {
         let at = request.revision;
         // Raise the bar before touching the index; readers check it under the index lock.
         self.shared.compact_rev.store(at, Ordering::Release);
+        let index_pause = std::time::Instant::now();
         let keep = self.shared.index.write().compact(at);
+        metrics::histogram!("etcd_debugging_mvcc_index_compaction_pause_duration_milliseconds")
+            .record(index_pause.elapsed().as_secs_f64() * 1000.0);
         let resp = CompactResponse { header_revision };
         let done = if request.physical {
             Some((done, resp))
@@ -637,6 +658,26 @@ impl Committer {
         {
             done(Some(Err(Error::Closed)));
         }
+    }
+}
+
+/// How long etcd lets one request's apply take before counting it slow
+/// (`--warning-apply-duration`'s default).
+const SLOW_APPLY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// etcd's `etcd_server_apply_duration_seconds{version,op,success}` and
+/// `etcd_server_slow_apply_total` for one request applied.
+fn record_apply(op: &'static str, outcome: &Outcome, took: std::time::Duration) {
+    let success = match outcome {
+        Outcome::Ready(result, _) => result.is_ok(),
+        Outcome::Nothing | Outcome::Compact { .. } => true,
+    };
+    let success = if success { "true" } else { "false" };
+    metrics::histogram!("etcd_server_apply_duration_seconds",
+        "op" => op, "success" => success, "version" => "v3")
+    .record(took.as_secs_f64());
+    if took > SLOW_APPLY {
+        metrics::counter!("etcd_server_slow_apply_total").increment(1);
     }
 }
 

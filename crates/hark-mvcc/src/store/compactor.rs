@@ -129,7 +129,14 @@ impl Shared {
                 })?;
             if !batch.is_empty() {
                 compacted += batch.len();
+                metrics::counter!("etcd_debugging_mvcc_db_compaction_keys_total")
+                    .increment(batch.len() as u64);
+                let pause = std::time::Instant::now();
                 self.backend.write(batch, false)?;
+                metrics::histogram!(
+                    "etcd_debugging_mvcc_db_compaction_pause_duration_milliseconds"
+                )
+                .record(pause.elapsed().as_secs_f64() * 1000.0);
                 self.reclaimable.fetch_add(freed, Ordering::Relaxed);
                 let mut prefixes = self.usage.lock();
                 for change in &usage {
@@ -162,6 +169,12 @@ impl Shared {
             encode_counter(at),
         );
         self.backend.write(done, true)?;
+        metrics::histogram!("etcd_debugging_mvcc_db_compaction_total_duration_milliseconds")
+            .record(started.elapsed().as_secs_f64() * 1000.0);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        metrics::gauge!("etcd_debugging_mvcc_db_compaction_last").set(now.as_secs_f64());
         self.measure_sizes(true);
         let size = self.sizes.total.load(Ordering::Relaxed);
         let in_use = self.sizes.in_use.load(Ordering::Relaxed);

@@ -75,7 +75,12 @@ impl Store {
         let pending = shared.reclaimable.swap(0, Ordering::Relaxed);
         let started = Instant::now();
         let before = shared.backend.size_bytes();
-        if let Err(e) = shared.backend.reclaim_space() {
+        metrics::gauge!("etcd_disk_defrag_inflight").set(1.0);
+        let reclaimed = shared.backend.reclaim_space();
+        metrics::gauge!("etcd_disk_defrag_inflight").set(0.0);
+        metrics::histogram!("etcd_disk_backend_defrag_duration_seconds")
+            .record(started.elapsed().as_secs_f64());
+        if let Err(e) = reclaimed {
             shared.reclaimable.fetch_add(pending, Ordering::Relaxed);
             return Err(e);
         }
@@ -98,6 +103,14 @@ impl Store {
     /// for the same history (etcd's cache of hashes taken at compactions is
     /// not kept: hashing below the compacted revision fails).
     pub fn hash_kv(&self, revision: i64) -> Result<KvHash> {
+        let started = Instant::now();
+        let hashed = self.hash_kv_timed(revision);
+        metrics::histogram!("etcd_mvcc_hash_rev_duration_seconds")
+            .record(started.elapsed().as_secs_f64());
+        hashed
+    }
+
+    fn hash_kv_timed(&self, revision: i64) -> Result<KvHash> {
         let shared = self.shared();
         // The index lock is held until the backend view exists: a compaction
         // accepted meanwhile deletes rows only after it has the index, so the
@@ -153,6 +166,7 @@ impl Store {
     /// left out (etcd ignores its consistent index and term the same way: a
     /// restarted member's new term appends entries that change no key).
     pub fn hash(&self) -> Result<(u32, i64)> {
+        let started = Instant::now();
         let mut hash = 0u32;
         let mut revision = 0;
         self.shared().whole_view(&mut |view| {
@@ -173,6 +187,8 @@ impl Store {
             }
             Ok(())
         })?;
+        metrics::histogram!("etcd_mvcc_hash_duration_seconds")
+            .record(started.elapsed().as_secs_f64());
         Ok((hash, revision))
     }
 
@@ -182,7 +198,11 @@ impl Store {
     pub fn read_image(&self, read: &mut dyn FnMut(&StoreImage<'_>) -> Result<()>) -> Result<()> {
         let shared = self.shared();
         let _reading = Reading::start(&shared.images_reading);
-        shared.whole_view(&mut |view| read(&StoreImage { view }))
+        let started = Instant::now();
+        let read = shared.whole_view(&mut |view| read(&StoreImage { view }));
+        metrics::histogram!("etcd_disk_backend_snapshot_duration_seconds")
+            .record(started.elapsed().as_secs_f64());
+        read
     }
 }
 

@@ -219,7 +219,10 @@ impl Store {
     pub fn range(&self, req: &RangeRequest) -> Result<RangeResponse> {
         validate::check_range(req)?;
         let shared = self.shared();
-        shared.outside_installs(|| self.range_once(req))
+        let open = OpenRead::start();
+        let ranged = shared.outside_installs(|| self.range_once(req));
+        open.finish(ranged.is_ok());
+        ranged
     }
 
     /// [`Store::range`] with each key-value in its `mvccpb.KeyValue`
@@ -228,14 +231,17 @@ impl Store {
     pub fn range_encoded(&self, req: &RangeRequest) -> Result<EncodedRangeResponse> {
         validate::check_range(req)?;
         let shared = self.shared();
-        shared.outside_installs(|| {
+        let open = OpenRead::start();
+        let ranged = shared.outside_installs(|| {
             let (plan, current, at) = self.plan_read(req)?;
             let mut resp =
                 finish_range_encoded(plan, req, |rev| shared.load_committed_row(rev, at))?;
             resp.header_revision = current;
             metrics::counter!("etcd_mvcc_range_total").increment(1);
             Ok(resp)
-        })
+        });
+        open.finish(ranged.is_ok());
+        ranged
     }
 
     fn range_once(&self, req: &RangeRequest) -> Result<RangeResponse> {
@@ -592,5 +598,33 @@ impl Store {
         let (tx, rx) = feed::feed(max_bytes);
         subs.push(tx);
         (shared.committed_rev.load(Ordering::Acquire), rx)
+    }
+}
+
+/// A range being read: counted in `etcd_mvcc_db_open_read_transactions`
+/// while it lives (etcd's open read transactions), and timed into
+/// `etcd_server_range_duration_seconds{success}` when it finishes.
+struct OpenRead {
+    started: std::time::Instant,
+}
+
+impl OpenRead {
+    fn start() -> OpenRead {
+        metrics::gauge!("etcd_mvcc_db_open_read_transactions").increment(1.0);
+        OpenRead {
+            started: std::time::Instant::now(),
+        }
+    }
+
+    fn finish(self, success: bool) {
+        let success = if success { "true" } else { "false" };
+        metrics::histogram!("etcd_server_range_duration_seconds", "success" => success)
+            .record(self.started.elapsed().as_secs_f64());
+    }
+}
+
+impl Drop for OpenRead {
+    fn drop(&mut self) {
+        metrics::gauge!("etcd_mvcc_db_open_read_transactions").decrement(1.0);
     }
 }

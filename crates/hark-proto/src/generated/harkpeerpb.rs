@@ -254,6 +254,28 @@ pub mod peer_client {
                 .insert(GrpcMethod::new("harkpeerpb.Peer", "HashKv"));
             self.inner.unary(req, path, codec).await
         }
+        /// A link the caller opens so that this member sends it its calls, as
+        /// etcd's members send their raft messages on streams the receiver opened:
+        /// a member cut off from its peers' listeners is then cut off in both
+        /// directions, whichever side dials. Each message's data is a postcard
+        /// frame (a call, its answer, or a heartbeat; see hark-raft's reverse.rs).
+        pub async fn reverse(
+            &mut self,
+            request: impl tonic::IntoStreamingRequest<Message = super::Envelope>,
+        ) -> std::result::Result<
+            tonic::Response<tonic::codec::Streaming<super::Envelope>>,
+            tonic::Status,
+        > {
+            self.inner.ready().await.map_err(|e| {
+                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
+            })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static("/harkpeerpb.Peer/Reverse");
+            let mut req = request.into_streaming_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("harkpeerpb.Peer", "Reverse"));
+            self.inner.streaming(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -324,6 +346,20 @@ pub mod peer_server {
             &self,
             request: tonic::Request<super::Envelope>,
         ) -> std::result::Result<tonic::Response<super::Envelope>, tonic::Status>;
+        /// Server streaming response type for the Reverse method.
+        type ReverseStream: tonic::codegen::tokio_stream::Stream<
+                Item = std::result::Result<super::Envelope, tonic::Status>,
+            > + std::marker::Send
+            + 'static;
+        /// A link the caller opens so that this member sends it its calls, as
+        /// etcd's members send their raft messages on streams the receiver opened:
+        /// a member cut off from its peers' listeners is then cut off in both
+        /// directions, whichever side dials. Each message's data is a postcard
+        /// frame (a call, its answer, or a heartbeat; see hark-raft's reverse.rs).
+        async fn reverse(
+            &self,
+            request: tonic::Request<tonic::Streaming<super::Envelope>>,
+        ) -> std::result::Result<tonic::Response<Self::ReverseStream>, tonic::Status>;
     }
     #[derive(Debug)]
     pub struct PeerServer<T> {
@@ -769,6 +805,45 @@ pub mod peer_server {
                                 max_encoding_message_size,
                             );
                         let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/harkpeerpb.Peer/Reverse" => {
+                    #[allow(non_camel_case_types)]
+                    struct ReverseSvc<T: Peer>(pub Arc<T>);
+                    impl<T: Peer> tonic::server::StreamingService<super::Envelope> for ReverseSvc<T> {
+                        type Response = super::Envelope;
+                        type ResponseStream = T::ReverseStream;
+                        type Future =
+                            BoxFuture<tonic::Response<Self::ResponseStream>, tonic::Status>;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<tonic::Streaming<super::Envelope>>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move { <T as Peer>::reverse(&inner, request).await };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = ReverseSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.streaming(method, req).await;
                         Ok(res)
                     };
                     Box::pin(fut)

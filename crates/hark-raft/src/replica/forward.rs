@@ -9,7 +9,7 @@ use serde::Serialize;
 use tokio::time::Instant;
 
 use super::{ForwardHandler, Replica, ReplicaError};
-use crate::network::{Method, call};
+use crate::network::{Method, call_peer};
 
 impl Replica {
     /// Sets what this member does with requests other members forward to it
@@ -72,18 +72,20 @@ impl Replica {
         let Some(node) = self.node(leader) else {
             return Ok(None);
         };
-        let mut client = self
-            .channels
+        // A peer URL no channel can be made for is no leader to call.
+        self.channels
             .client(&node)
             .map_err(|_| ReplicaError::NoLeader)?;
         let remaining = deadline.saturating_duration_since(Instant::now());
         Ok(Some(
-            call(
-                &mut client,
+            call_peer(
+                &self.channels,
+                leader,
+                &node,
                 method,
-                request,
-                Some(remaining),
-                Some(self.as_caller()),
+                crate::types::encode(request),
+                remaining,
+                self.as_caller(),
             )
             .await,
         ))

@@ -202,6 +202,7 @@ impl Replica {
             edit(&mut info);
             Ok::<_, MembershipError>(ChangeMembers::SetNodes(BTreeMap::from([(id, info)])))
         };
+        let promotion = matches!(change, MembershipChange::Promote { .. });
         let changes = match change {
             MembershipChange::Add {
                 id,
@@ -316,7 +317,11 @@ impl Replica {
                 info.client_urls = client_urls.clone();
             })?,
         };
-        self.run_change(changes, deadline).await
+        let changed = self.run_change(changes, deadline).await;
+        if promotion && changed.is_ok() {
+            metrics::counter!("etcd_server_learner_promote_successes").increment(1);
+        }
+        changed
     }
 
     pub(super) async fn run_change(
@@ -417,7 +422,7 @@ impl Replica {
         crate::ids::added_member_id(peer_urls, &self.token, now)
     }
 
-    pub(super) fn node(&self, id: u64) -> Option<MemberInfo> {
+    pub(crate) fn node(&self, id: u64) -> Option<MemberInfo> {
         self.raft
             .metrics()
             .borrow()

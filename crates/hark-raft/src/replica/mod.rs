@@ -324,6 +324,35 @@ impl Replica {
         self.cluster_id
     }
 
+    /// The other members, each with whether it answers this member's raft
+    /// calls now (etcd's `etcd_network_known_peers` and `active_peers`).
+    pub fn peers(&self) -> Vec<(u64, bool)> {
+        self.members()
+            .into_iter()
+            .filter(|m| m.id != self.member_id)
+            .map(|m| (m.id, self.health.active_since(m.id).is_some()))
+            .collect()
+    }
+
+    /// Ends the links peers opened to this member and those it opened (see
+    /// `reverse.rs`): called when the member begins to stop, so that its
+    /// listeners can drain; its calls to peers are dialled from then on.
+    pub fn close_links(&self) {
+        self.channels.links.close();
+    }
+
+    /// Whether openraft has stopped and let go of the log.
+    pub(crate) fn is_shut_down(&self) -> bool {
+        (self.log_closed)()
+    }
+
+    /// Whether this member is a learner in the membership it knows.
+    pub fn is_learner(&self) -> bool {
+        self.members()
+            .iter()
+            .any(|m| m.id == self.member_id && m.is_learner)
+    }
+
     /// Whether this member has a working leader: another member it follows,
     /// or itself with a quorum heard from within an election timeout (an
     /// openraft 0.9 leader cut off from the others does not step down).
@@ -451,6 +480,9 @@ impl Replica {
     /// openraft's state machine and replication tasks end after its core
     /// does, and the same data dir may be opened again right after.
     pub async fn shutdown(&self) {
+        // Links are calls that never end by themselves: a peer server
+        // shutting down gracefully would wait for them for ever.
+        self.close_links();
         let _ = self.raft.shutdown().await;
         let deadline = Instant::now() + Duration::from_secs(10);
         while !(self.log_closed)() {

@@ -98,6 +98,9 @@ impl Replica {
                     _ => None,
                 }
             };
+            if index.is_none() {
+                metrics::counter!("etcd_server_read_indexes_failed_total").increment(1);
+            }
             if let Some(index) = index {
                 let remaining = deadline.saturating_duration_since(Instant::now());
                 return match self
@@ -107,11 +110,15 @@ impl Replica {
                     .await
                 {
                     Ok(_) => Ok(()),
-                    Err(openraft::metrics::WaitError::Timeout(..)) => Err(ReplicaError::Timeout),
+                    Err(openraft::metrics::WaitError::Timeout(..)) => {
+                        metrics::counter!("etcd_server_slow_read_indexes_total").increment(1);
+                        Err(ReplicaError::Timeout)
+                    }
                     Err(openraft::metrics::WaitError::ShuttingDown) => Err(ReplicaError::Stopped),
                 };
             }
             if Instant::now() >= deadline {
+                metrics::counter!("etcd_server_slow_read_indexes_total").increment(1);
                 return Err(ReplicaError::Timeout);
             }
             tokio::time::sleep(Duration::from_millis(10)).await;

@@ -206,6 +206,7 @@ impl Replica {
         ));
         tokio::spawn(run_proposer(Arc::downgrade(&replica), queue));
         tokio::spawn(Replica::promote_intended_voters(Arc::downgrade(&replica)));
+        tokio::spawn(crate::reverse::keep_links(Arc::downgrade(&replica)));
         tokio::spawn(release_held_back_commits(
             Arc::downgrade(&replica),
             durability,

@@ -176,7 +176,7 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
     warn(
         "metrics",
         Value,
-        "Hark exports one set of metrics whatever the level asked for",
+        "Hark exports one set of metrics whatever the level asked for: etcd's extensive set (grpc_server_handling_seconds included)",
     ),
     // Logging
     warn("enable-log-rotation", Switch, NO_ROTATION),

@@ -41,12 +41,7 @@ const GATES: &[(&str, Stage, bool, Option<&str>)] = &[
         false,
         Some(super::etcd_flags::LEASE_CHECKPOINT),
     ),
-    (
-        "SetMemberLocalAddr",
-        Stage::Alpha,
-        false,
-        Some("Hark's --peer-local-addr names the address connections to peers leave from"),
-    ),
+    ("SetMemberLocalAddr", Stage::Alpha, false, None),
     (
         "FastLeaseKeepAlive",
         Stage::Beta,
@@ -70,6 +65,9 @@ const GATES: &[(&str, Stage, bool, Option<&str>)] = &[
 pub struct FeatureGates {
     pub initial_corrupt_check: bool,
     pub compact_hash_check: bool,
+    /// Connections to peers leave from the first advertised peer address
+    /// that is an IP, neither loopback nor unspecified.
+    pub set_member_local_addr: bool,
     /// Gates named (or set by `AllAlpha` / `AllBeta`) that Hark does not act
     /// on, with why.
     pub without_effect: Vec<(&'static str, &'static str)>,
@@ -110,6 +108,7 @@ pub fn parse(value: &str) -> Result<FeatureGates, String> {
         };
         match reason {
             None if gate == "CompactHashCheck" => gates.compact_hash_check = on,
+            None if gate == "SetMemberLocalAddr" => gates.set_member_local_addr = on,
             None => gates.initial_corrupt_check = on,
             Some(reason) if set => gates.without_effect.push((gate, reason)),
             Some(_) => {}
@@ -141,8 +140,8 @@ mod tests {
                 .initial_corrupt_check
         );
         let g = parse("AllAlpha=true,LeaseCheckpoint=false").unwrap();
-        assert!(g.initial_corrupt_check && g.compact_hash_check);
-        assert_eq!(g.without_effect.len(), 5, "{:?}", g.without_effect);
+        assert!(g.initial_corrupt_check && g.compact_hash_check && g.set_member_local_addr);
+        assert_eq!(g.without_effect.len(), 4, "{:?}", g.without_effect);
         // etcd 3.7's gates are taken (etcd's e2e suite sets them).
         let g = parse("FastLeaseKeepAlive=true,PriorityRequest=false").unwrap();
         assert_eq!(g.without_effect.len(), 2, "{:?}", g.without_effect);

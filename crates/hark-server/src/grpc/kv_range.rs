@@ -159,19 +159,29 @@ impl UnaryService<pb::RangeRequest> for RangeMethod {
     fn call(&mut self, request: Request<pb::RangeRequest>) -> Self::Future {
         let handle = self.0.clone();
         Box::pin(async move {
-            let node = handle.get()?;
-            let (metadata, _, req) = request.into_parts();
-            let req = admit_range(&node, &metadata, req).await?;
-            let resp = node.store.range_encoded(&req).map_err(mvcc_status)?;
-            Ok(Response::new(RangeFrame {
-                head: pb::RangeResponse {
-                    header: node.header(resp.header_revision),
-                    kvs: Vec::new(),
-                    more: resp.more,
-                    count: resp.count,
-                },
-                kvs: resp.kvs,
-            }))
+            let started = std::time::Instant::now();
+            let answered = async {
+                let node = handle.get()?;
+                let (metadata, _, req) = request.into_parts();
+                let req = admit_range(&node, &metadata, req).await?;
+                let resp = node.store.range_encoded(&req).map_err(mvcc_status)?;
+                Ok(Response::new(RangeFrame {
+                    head: pb::RangeResponse {
+                        header: node.header(resp.header_revision),
+                        kvs: Vec::new(),
+                        more: resp.more,
+                        count: resp.count,
+                    },
+                    kvs: resp.kvs,
+                }))
+            }
+            .await;
+            // etcd's per-type request latency, which it keeps for Range.
+            let success = if answered.is_ok() { "true" } else { "false" };
+            metrics::histogram!("etcd_server_request_duration_seconds",
+                "success" => success, "type" => "Range")
+            .record(started.elapsed().as_secs_f64());
+            answered
         })
     }
 }

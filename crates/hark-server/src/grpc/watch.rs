@@ -386,8 +386,43 @@ impl Stream for FrameStream {
                 let status = this.ending.lock().take().unwrap_or_else(stopped);
                 return Poll::Ready(Some(Err(status)));
             };
+            let started = std::time::Instant::now();
+            let series = send_loop_series(&reply.kind);
             to_wire(&node, reply, &mut this.ready);
+            record_send_loop(series, started.elapsed());
         }
+    }
+}
+
+/// Which of etcd's send-loop histograms a reply is timed into, with its
+/// number of events.
+fn send_loop_series(kind: &ResponseKind) -> (&'static str, usize) {
+    match kind {
+        ResponseKind::Events { events, .. } => (
+            "etcd_debugging_server_watch_send_loop_watch_stream_duration_seconds",
+            events.len(),
+        ),
+        ResponseKind::Progress => (
+            "etcd_debugging_server_watch_send_loop_progress_duration_seconds",
+            0,
+        ),
+        _ => (
+            "etcd_debugging_server_watch_send_loop_control_stream_duration_seconds",
+            0,
+        ),
+    }
+}
+
+/// etcd times its watch send loop per response; Hark's equivalent is the
+/// turn of an engine reply into wire frames (the send itself is tonic's).
+fn record_send_loop((name, events): (&'static str, usize), took: std::time::Duration) {
+    let took = took.as_secs_f64();
+    metrics::histogram!(name).record(took);
+    if events > 0 {
+        metrics::histogram!(
+            "etcd_debugging_server_watch_send_loop_watch_stream_duration_per_event_seconds"
+        )
+        .record(took / events as f64);
     }
 }
 

@@ -33,7 +33,7 @@ const DISK_HISTOGRAMS: [(&str, &str); 2] = [
     ),
 ];
 
-const GAUGES: [(&str, &str); 19] = [
+const GAUGES: [(&str, &str); 20] = [
     (
         "etcd_server_has_leader",
         "Whether or not a leader exists. 1 is existence, 0 is not.",
@@ -107,6 +107,10 @@ const GAUGES: [(&str, &str); 19] = [
         "hark_build_info",
         "Which Hark build is running: 1, with its version and commit as labels.",
     ),
+    (
+        hark_raft::PEER_LINKS,
+        "Members that keep a link open to this member, over which it sends them its calls (the others are dialled).",
+    ),
 ];
 
 const COUNTERS: [(&str, &str); 11] = [
@@ -170,12 +174,333 @@ const STAGE_BUCKETS: [f64; 16] = [
     0.0512, 0.1024, 0.2048, 0.4096, 0.8192,
 ];
 
-/// The recorder's histogram buckets: etcd's for the disk series.
+/// `prometheus.ExponentialBuckets(start, 2, count)`.
+fn doubling(start: f64, count: i32) -> Vec<f64> {
+    (0..count).map(|i| start * 2f64.powi(i)).collect()
+}
+
+/// More of etcd's histograms, each with its help and its buckets as
+/// `ExponentialBuckets(start, 2, count)`: registered at start (so each shows
+/// from the first scrape), recorded by the layer where the event happens.
+/// bbolt's commit phases have no RocksDB counterpart: they stay empty.
+const HISTOGRAMS: [(&str, &str, f64, i32); 21] = [
+    (
+        "etcd_debugging_disk_backend_commit_rebalance_duration_seconds",
+        "The latency distributions of commit.rebalance called by bboltdb backend (none in Hark: its backend is RocksDB).",
+        0.001,
+        14,
+    ),
+    (
+        "etcd_debugging_disk_backend_commit_spill_duration_seconds",
+        "The latency distributions of commit.spill called by bboltdb backend (none in Hark: its backend is RocksDB).",
+        0.001,
+        14,
+    ),
+    (
+        "etcd_debugging_disk_backend_commit_write_duration_seconds",
+        "The latency distributions of commit.write called by bboltdb backend (none in Hark: its backend is RocksDB).",
+        0.001,
+        14,
+    ),
+    (
+        "etcd_debugging_lease_ttl_total",
+        "Bucketed histogram of lease TTLs.",
+        1.0,
+        24,
+    ),
+    (
+        "etcd_debugging_mvcc_db_compaction_pause_duration_milliseconds",
+        "Bucketed histogram of db compaction pause duration.",
+        1.0,
+        13,
+    ),
+    (
+        "etcd_debugging_mvcc_db_compaction_total_duration_milliseconds",
+        "Bucketed histogram of db compaction total duration.",
+        100.0,
+        14,
+    ),
+    (
+        "etcd_debugging_mvcc_index_compaction_pause_duration_milliseconds",
+        "Bucketed histogram of index compaction pause duration.",
+        0.5,
+        14,
+    ),
+    (
+        "etcd_debugging_server_watch_send_loop_watch_stream_duration_seconds",
+        "The total duration in seconds of running through the send loop watch stream response all events.",
+        0.001,
+        14,
+    ),
+    (
+        "etcd_debugging_server_watch_send_loop_watch_stream_duration_per_event_seconds",
+        "The average duration in seconds of running through the send loop watch stream response, per event.",
+        0.001,
+        14,
+    ),
+    (
+        "etcd_debugging_server_watch_send_loop_control_stream_duration_seconds",
+        "The total duration in seconds of running through the send loop control stream response.",
+        0.001,
+        14,
+    ),
+    (
+        "etcd_debugging_server_watch_send_loop_progress_duration_seconds",
+        "The total duration in seconds of running through the progress loop control stream response.",
+        0.001,
+        14,
+    ),
+    (
+        "etcd_debugging_snap_save_marshalling_duration_seconds",
+        "The marshalling cost distributions of save called by snapshot.",
+        0.001,
+        14,
+    ),
+    (
+        "etcd_debugging_snap_save_total_duration_seconds",
+        "The total latency distributions of save called by snapshot.",
+        0.001,
+        14,
+    ),
+    (
+        "etcd_disk_backend_defrag_duration_seconds",
+        "The latency distribution of backend defragmentation.",
+        0.1,
+        13,
+    ),
+    (
+        "etcd_disk_backend_snapshot_duration_seconds",
+        "The latency distribution of backend snapshots.",
+        0.01,
+        17,
+    ),
+    (
+        "etcd_disk_wal_write_duration_seconds",
+        "The latency distributions of write called by WAL.",
+        0.001,
+        14,
+    ),
+    (
+        "etcd_mvcc_hash_duration_seconds",
+        "The latency distribution of storage hash operation.",
+        0.01,
+        15,
+    ),
+    (
+        "etcd_mvcc_hash_rev_duration_seconds",
+        "The latency distribution of storage hash by revision operation.",
+        0.01,
+        15,
+    ),
+    (
+        "etcd_snap_db_fsync_duration_seconds",
+        "The latency distributions of fsyncing .snap.db file",
+        0.001,
+        14,
+    ),
+    (
+        "etcd_snap_db_save_total_duration_seconds",
+        "The total latency distributions of v3 snapshot save",
+        0.1,
+        10,
+    ),
+    (
+        "etcd_snap_fsync_duration_seconds",
+        "The latency distributions of fsync called by snap.",
+        0.001,
+        14,
+    ),
+];
+
+/// etcd's labelled histograms: they show once a first sample has labels,
+/// as etcd's do.
+const LABELLED_HISTOGRAMS: [(&str, &str, f64, i32); 3] = [
+    (
+        "etcd_server_apply_duration_seconds",
+        "The latency distributions of v2 apply called by backend.",
+        0.0001,
+        20,
+    ),
+    (
+        "etcd_server_range_duration_seconds",
+        "The latency distributions of txn.Range",
+        0.0001,
+        20,
+    ),
+    (
+        "etcd_server_request_duration_seconds",
+        "Response latency distribution in seconds for each type.",
+        0.001,
+        14,
+    ),
+];
+
+/// More of etcd's counters and gauges, created at zero. The v2 store's and
+/// the gRPC proxy's stay at zero: Hark has neither.
+const MORE_COUNTERS: [(&str, &str); 14] = [
+    (
+        "etcd_debugging_lease_granted_total",
+        "The total number of granted leases.",
+    ),
+    (
+        "etcd_debugging_lease_renewed_total",
+        "The number of renewed leases seen by the leader.",
+    ),
+    (
+        "etcd_debugging_lease_revoked_total",
+        "The total number of revoked leases.",
+    ),
+    (
+        "etcd_debugging_mvcc_db_compaction_keys_total",
+        "Total number of db keys compacted.",
+    ),
+    (
+        "etcd_debugging_server_lease_expired_total",
+        "The total number of expired leases.",
+    ),
+    (
+        "etcd_debugging_store_expires_total",
+        "Total number of expired keys.",
+    ),
+    (
+        "etcd_debugging_store_watch_requests_total",
+        "Total number of incoming watch requests (new or reestablished).",
+    ),
+    (
+        "etcd_grpc_proxy_events_coalescing_total",
+        "Total number of events coalescing",
+    ),
+    (
+        "etcd_server_heartbeat_send_failures_total",
+        "The total number of leader heartbeat send failures (likely overloaded from slow disk).",
+    ),
+    (
+        "etcd_server_learner_promote_successes",
+        "The total number of successful learner promotions while this member is leader.",
+    ),
+    (
+        "etcd_server_read_indexes_failed_total",
+        "The total number of failed read indexes seen.",
+    ),
+    (
+        "etcd_server_slow_apply_total",
+        "The total number of slow apply requests (likely overloaded from slow disk).",
+    ),
+    (
+        "etcd_server_slow_read_indexes_total",
+        "The total number of pending read indexes not in sync with leader's or timed out read index requests.",
+    ),
+    (
+        "etcd_server_client_requests_total",
+        "The total number of client requests per client version.",
+    ),
+];
+
+const MORE_GAUGES: [(&str, &str); 14] = [
+    (
+        "etcd_debugging_auth_revision",
+        "The current revision of auth store.",
+    ),
+    (
+        "etcd_debugging_mvcc_db_compaction_last",
+        "The unix time of the last db compaction. Resets to 0 on start.",
+    ),
+    (
+        "etcd_debugging_mvcc_total_put_size_in_bytes",
+        "The total size of put kv pairs seen by this member.",
+    ),
+    (
+        "etcd_debugging_store_watchers",
+        "Count of currently active watchers.",
+    ),
+    (
+        "etcd_disk_defrag_inflight",
+        "Whether or not defrag is active on the member. 1 means active, 0 means not.",
+    ),
+    (
+        "etcd_disk_wal_write_bytes_total",
+        "Total number of bytes written in WAL.",
+    ),
+    (
+        "etcd_grpc_proxy_cache_hits_total",
+        "Total number of cache hits",
+    ),
+    (
+        "etcd_grpc_proxy_cache_keys_total",
+        "Total number of keys/ranges cached",
+    ),
+    (
+        "etcd_grpc_proxy_cache_misses_total",
+        "Total number of cache misses",
+    ),
+    (
+        "etcd_grpc_proxy_watchers_coalescing_total",
+        "Total number of current watchers coalescing",
+    ),
+    (
+        "etcd_mvcc_db_open_read_transactions",
+        "The number of currently open read transactions",
+    ),
+    (
+        "etcd_server_is_learner",
+        "Whether or not this member is a learner. 1 if is, 0 otherwise.",
+    ),
+    (
+        "etcd_server_snapshot_apply_in_progress_total",
+        "1 if the server is applying the incoming snapshot. 0 if none.",
+    ),
+    (
+        "etcd_network_known_peers",
+        "The current number of known peers.",
+    ),
+];
+
+/// Labelled series described here and created by the layer that counts
+/// them (peer ids, client versions).
+const LABELLED: [(&str, &str); 4] = [
+    (
+        "etcd_network_active_peers",
+        "The current number of active peer connections.",
+    ),
+    (
+        "etcd_network_peer_sent_bytes_total",
+        "The total number of bytes sent to peers.",
+    ),
+    (
+        "etcd_network_peer_received_bytes_total",
+        "The total number of bytes received from peers.",
+    ),
+    (
+        "etcd_server_id",
+        "Server or member ID in hexadecimal format. 1 for 'server_id' label with current ID.",
+    ),
+];
+
+/// The recorder's histogram buckets: etcd's for each of its series.
 pub fn configure(builder: PrometheusBuilder) -> PrometheusBuilder {
     let builder = DISK_HISTOGRAMS.iter().fold(builder, |b, (name, _)| {
         b.set_buckets_for_metric(Matcher::Full((*name).to_string()), &DISK_BUCKETS)
             .expect("the bucket list is not empty")
     });
+    let builder = HISTOGRAMS.iter().chain(&LABELLED_HISTOGRAMS).fold(
+        builder,
+        |b, (name, _, start, count)| {
+            b.set_buckets_for_metric(
+                Matcher::Full((*name).to_string()),
+                &doubling(*start, *count),
+            )
+            .expect("the bucket list is not empty")
+        },
+    );
+    // go-grpc-prometheus' handling histogram: Prometheus' default buckets.
+    let builder = builder
+        .set_buckets_for_metric(
+            Matcher::Full(crate::transport::grpc_metrics::HANDLING_SECONDS.to_string()),
+            &[
+                0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+            ],
+        )
+        .expect("the bucket list is not empty");
     builder
         .set_buckets_for_metric(Matcher::Full(STAGE_HISTOGRAM.0.to_string()), &STAGE_BUCKETS)
         .expect("the bucket list is not empty")
@@ -197,6 +522,38 @@ pub fn register(node: &Node) {
         let _ = metrics::histogram!(name);
     }
     metrics::describe_histogram!(STAGE_HISTOGRAM.0, metrics::Unit::Seconds, STAGE_HISTOGRAM.1);
+    for (name, help, ..) in HISTOGRAMS {
+        metrics::describe_histogram!(name, help);
+        let _ = metrics::histogram!(name);
+    }
+    for (name, help, ..) in LABELLED_HISTOGRAMS {
+        metrics::describe_histogram!(name, help);
+    }
+    for (name, help) in MORE_COUNTERS {
+        metrics::describe_counter!(name, help);
+        if name != "etcd_server_client_requests_total" {
+            metrics::counter!(name).increment(0);
+        }
+    }
+    for (name, help) in MORE_GAUGES {
+        metrics::describe_gauge!(name, help);
+        if name != "etcd_network_known_peers" {
+            metrics::gauge!(name).increment(0.0);
+        }
+    }
+    for (name, help) in LABELLED {
+        metrics::describe_gauge!(name, help);
+    }
+    let member = format!("{:x}", node.replica.member_id());
+    metrics::gauge!("etcd_server_id", "server_id" => member).set(1.0);
+    metrics::describe_gauge!(
+        "etcd_server_go_version",
+        "Which Go version server is running with. 1 for 'server_go_version' label with current version."
+    );
+    metrics::gauge!("etcd_server_go_version",
+        "server_go_version" => crate::ops::runtime_metrics::RUST_VERSION)
+    .set(1.0);
+    crate::ops::runtime_metrics::register();
     // The gauges the layers below keep up to date start at zero here; those
     // with a known value now get it.
     for (name, _) in GAUGES {
@@ -225,9 +582,30 @@ pub fn register(node: &Node) {
 /// Brings the series measured on demand up to date; called before each scrape.
 pub fn refresh(node: &Node) {
     set_leadership(&node.replica);
+    set_peers(&node.replica);
+    metrics::gauge!("etcd_server_is_learner").set(f64::from(u8::from(node.replica.is_learner())));
+    if let Ok(auth) = node.auth.state() {
+        metrics::gauge!("etcd_debugging_auth_revision").set(auth.revision() as f64);
+    }
+    crate::ops::runtime_metrics::refresh();
     // Reading the sizes re-measures them when stale, which sets their gauges.
     let _ = node.store.db_size();
     process_collector().collect();
+}
+
+/// Drains the recorder's histograms into their buckets every few seconds.
+/// The recorder keeps each sample until then: without this, a member that
+/// nobody scrapes would hold every write's timings in memory for ever.
+pub async fn keep_histograms_drained() {
+    let Some(handle) = crate::ops::probes::prometheus() else {
+        return;
+    };
+    let mut every = tokio::time::interval(std::time::Duration::from_secs(5));
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        handle.run_upkeep();
+    }
 }
 
 /// Prefixes per depth exported as `hark_prefix_*` series.
@@ -373,6 +751,39 @@ fn set_leadership(replica: &Replica) {
     metrics::gauge!("etcd_server_has_leader").set(f64::from(u8::from(has_leader)));
     let is_leader = has_leader && replica.is_leader();
     metrics::gauge!("etcd_server_is_leader").set(f64::from(u8::from(is_leader)));
+}
+
+/// `etcd_network_known_peers{Local,Remote}`: 1 for each member, this one
+/// included, as etcd's; `etcd_network_active_peers`: 1 for each other
+/// member answering this member's raft calls now. A member that has left
+/// gets 0 in both (a series cannot be taken back once exported).
+fn set_peers(replica: &Replica) {
+    static SEEN: parking_lot::Mutex<Vec<u64>> = parking_lot::Mutex::new(Vec::new());
+    let me = replica.member_id();
+    let local = format!("{me:x}");
+    let mut known = replica.peers();
+    known.push((me, false));
+    let mut seen = SEEN.lock();
+    for gone in seen
+        .iter()
+        .filter(|id| !known.iter().any(|(p, _)| p == *id))
+    {
+        let remote = format!("{gone:x}");
+        for name in ["etcd_network_known_peers", "etcd_network_active_peers"] {
+            metrics::gauge!(name, "Local" => local.clone(), "Remote" => remote.clone()).set(0.0);
+        }
+    }
+    for (id, active) in &known {
+        let remote = format!("{id:x}");
+        metrics::gauge!("etcd_network_known_peers",
+            "Local" => local.clone(), "Remote" => remote.clone())
+        .set(1.0);
+        if *id != me {
+            metrics::gauge!("etcd_network_active_peers", "Local" => local.clone(), "Remote" => remote)
+                .set(f64::from(u8::from(*active)));
+        }
+    }
+    *seen = known.iter().map(|(id, _)| *id).collect();
 }
 
 /// Keeps the leadership series current between scrapes and counts

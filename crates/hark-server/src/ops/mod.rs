@@ -7,4 +7,5 @@ pub(crate) mod auto_compaction;
 pub(crate) mod auto_defrag;
 pub(crate) mod metrics;
 pub(crate) mod probes;
+pub(crate) mod runtime_metrics;
 pub(crate) mod scheduled_backups;

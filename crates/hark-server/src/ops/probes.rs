@@ -48,6 +48,7 @@ pub fn routes(node: NodeHandle, listener: Listener) -> Router {
             get({
                 let node = node.clone();
                 move || {
+                    let scrape = crate::ops::runtime_metrics::Scrape::start();
                     let node = node.get().ok();
                     if let Some(node) = &node {
                         crate::ops::metrics::refresh(node);
@@ -61,6 +62,7 @@ pub fn routes(node: NodeHandle, listener: Listener) -> Router {
                     {
                         body.push_str(&crate::ops::metrics::prefix_usage_text(node));
                     }
+                    drop(scrape);
                     async move { ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body) }
                 }
             }),

@@ -110,8 +110,16 @@ fn describe() {
     );
 }
 
+/// go-grpc-prometheus' handling-time histogram (etcd exports it under
+/// `--metrics=extensive`; Hark always does).
+pub const HANDLING_SECONDS: &str = "grpc_server_handling_seconds";
+
 /// One method's series, looked up once when the layer is built.
 struct MethodSeries {
+    /// `unary` or `stream`, as etcd's `etcd_server_client_requests_total`
+    /// tells calls apart.
+    call_type: &'static str,
+    handling: metrics::Histogram,
     started: Counter,
     received: Counter,
     sent: Counter,
@@ -134,6 +142,8 @@ impl MethodSeries {
             counter
         };
         MethodSeries {
+            call_type: if kind == "unary" { "unary" } else { "stream" },
+            handling: metrics::histogram!(HANDLING_SECONDS, &labels),
             started: series("grpc_server_started_total"),
             received: series("grpc_server_msg_received_total"),
             sent: series("grpc_server_msg_sent_total"),
@@ -220,11 +230,15 @@ where
             };
         };
         series.started.increment(1);
+        let version = client_api_version(request.headers());
+        metrics::counter!("etcd_server_client_requests_total",
+            "client_api_version" => version, "type" => series.call_type)
+        .increment(1);
         let received = series.received.clone();
         let request = request.map(|body| Body::new(CountedBody::new(body, received, Ending(None))));
         CountedCall {
             inner: self.inner.call(request),
-            ending: Ending(Some(series)),
+            ending: Ending(Some((series, std::time::Instant::now()))),
         }
     }
 }
@@ -248,7 +262,7 @@ where
         let this = self.project();
         let response = ready!(this.inner.poll(cx))?;
         let mut ending = std::mem::take(this.ending);
-        let Some(series) = ending.0.clone() else {
+        let Some(series) = ending.0.as_ref().map(|(series, _)| series.clone()) else {
             return Poll::Ready(Ok(response));
         };
         // A trailers-only answer carries its status in the headers.
@@ -265,13 +279,37 @@ where
 /// Counts a call as handled exactly once: with the code it ended with, or
 /// as `Canceled` if dropped unfinished (its client went away).
 #[derive(Default)]
-struct Ending(Option<Arc<MethodSeries>>);
+struct Ending(Option<(Arc<MethodSeries>, std::time::Instant)>);
 
 impl Ending {
     fn finish(&mut self, code: Code) {
-        if let Some(series) = self.0.take() {
+        if let Some((series, started)) = self.0.take() {
             series.handled(code);
+            series.handling.record(started.elapsed().as_secs_f64());
         }
+    }
+}
+
+/// The client's API version as etcd's clients send it (`client-api-version`,
+/// e.g. `3.7`), for `etcd_server_client_requests_total`; `unknown` when
+/// absent or not a short `major.minor`, so a client cannot make up label
+/// values without end.
+fn client_api_version(headers: &http::HeaderMap) -> String {
+    let Some(value) = headers
+        .get("client-api-version")
+        .and_then(|v| v.to_str().ok())
+    else {
+        return "unknown".to_string();
+    };
+    let short = value.len() <= 7;
+    let mut parts = value.split('.');
+    let numeric = |p: Option<&str>| {
+        p.is_some_and(|p| !p.is_empty() && p.len() <= 3 && p.bytes().all(|b| b.is_ascii_digit()))
+    };
+    if short && numeric(parts.next()) && numeric(parts.next()) && parts.next().is_none() {
+        value.to_string()
+    } else {
+        "unknown".to_string()
     }
 }
 
@@ -416,6 +454,23 @@ fn code_name(code: Code) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn client_api_versions_are_short_numbers_or_unknown() {
+        let version = |v: Option<&str>| {
+            let mut headers = http::HeaderMap::new();
+            if let Some(v) = v {
+                headers.insert("client-api-version", v.parse().unwrap());
+            }
+            client_api_version(&headers)
+        };
+        assert_eq!(version(Some("3.7")), "3.7");
+        assert_eq!(version(Some("3.10")), "3.10");
+        assert_eq!(version(None), "unknown");
+        for hostile in ["3", "3.7.1", "a.b", "3.", "1234.5", "3.7-x", ""] {
+            assert_eq!(version(Some(hostile)), "unknown", "{hostile:?}");
+        }
+    }
 
     fn message(len: usize) -> Vec<u8> {
         let mut m = vec![0];

@@ -4,7 +4,9 @@
 //! advertises the proxy's address instead; its connections to peers leave
 //! from its own address (`--peer-local-addr`), so the proxy knows both ends
 //! of every connection and can refuse or break the ones crossing a cut,
-//! both ways.
+//! both ways. A member's listener can also be blackholed, as etcd's e2e
+//! framework does: connections to it stay open, but every byte either way
+//! is dropped.
 
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
@@ -24,6 +26,8 @@ struct State {
     cuts: HashSet<(IpAddr, IpAddr)>,
     /// Live connections: their ends and the task piping them.
     live: Vec<(IpAddr, IpAddr, AbortHandle)>,
+    /// Members whose listener is blackholed.
+    blackholed: HashSet<IpAddr>,
 }
 
 impl PeerProxy {
@@ -41,12 +45,19 @@ impl PeerProxy {
                 if state.cuts.contains(&pair) {
                     continue; // dropped: the connection is closed
                 }
+                let state_of = proxy.state.clone();
                 let task = tokio::spawn(async move {
-                    let mut inbound = inbound;
-                    if let Ok(mut outbound) = TcpStream::connect(target).await {
+                    if let Ok(outbound) = TcpStream::connect(target).await {
                         let _ = inbound.set_nodelay(true);
                         let _ = outbound.set_nodelay(true);
-                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                        let silent =
+                            move || state_of.lock().unwrap().blackholed.contains(&target.ip());
+                        let (mut in_read, mut in_write) = inbound.into_split();
+                        let (mut out_read, mut out_write) = outbound.into_split();
+                        tokio::select! {
+                            _ = pump(&mut in_read, &mut out_write, silent.clone()) => {}
+                            _ = pump(&mut out_read, &mut in_write, silent) => {}
+                        }
                     }
                 });
                 state.live.retain(|(_, _, t)| !t.is_finished());
@@ -68,8 +79,39 @@ impl PeerProxy {
         }
     }
 
-    /// Every pair may talk again.
+    /// Every byte to or from the member serving on `member` is dropped,
+    /// on the connections open now and on new ones, which are still
+    /// accepted (etcd's `BlackholeTx` and `BlackholeRx` on its proxy).
+    pub fn blackhole(&self, member: IpAddr) {
+        self.state.lock().unwrap().blackholed.insert(member);
+    }
+
+    /// Every pair may talk again, and no listener is blackholed.
     pub fn heal(&self) {
-        self.state.lock().unwrap().cuts.clear();
+        let mut state = self.state.lock().unwrap();
+        state.cuts.clear();
+        state.blackholed.clear();
+    }
+}
+
+/// Copies `from` to `to` until either ends, dropping what arrives while
+/// `silent()` holds.
+async fn pump(
+    from: &mut tokio::net::tcp::OwnedReadHalf,
+    to: &mut tokio::net::tcp::OwnedWriteHalf,
+    silent: impl Fn() -> bool,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) if !silent() => {
+                if to.write_all(&buf[..n]).await.is_err() {
+                    return;
+                }
+            }
+            Ok(_) => {}
+        }
     }
 }
