@@ -59,11 +59,12 @@ pub(crate) const HEARTBEAT: Duration = Duration::from_millis(1600);
 const QUEUED_CALLS: usize = 16;
 /// Answers queued on a link before answering waits.
 const QUEUED_ANSWERS: usize = 64;
-/// The longest pause between two attempts to open a link.
-const MOST_BACKOFF: Duration = Duration::from_secs(1);
-/// A link that lived this long counts as having opened (the next attempt
-/// after it ends comes soon, not after a grown pause).
-const LIVED: Duration = Duration::from_secs(2);
+/// The pause between two attempts to open a link (etcd's stream readers
+/// redial every 100 ms): a link is up soon after its peer is, before the
+/// first client is served, and a refused attempt costs one connection.
+const RETRY: Duration = Duration::from_millis(100);
+/// How often the links are checked against the membership.
+const MEMBERSHIP_CHECK: Duration = Duration::from_millis(100);
 
 /// What crosses a link.
 #[derive(Debug)]
@@ -402,7 +403,7 @@ fn answer_of(result: Result<(Bytes, u32), (i32, String)>) -> Result<Envelope, St
 /// with the replica, or when it stops.
 pub(crate) async fn keep_links(replica: Weak<Replica>) {
     let mut open: HashMap<u64, tokio::task::JoinHandle<()>> = HashMap::new();
-    let mut every = tokio::time::interval(Duration::from_millis(500));
+    let mut every = tokio::time::interval(MEMBERSHIP_CHECK);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         every.tick().await;
@@ -440,17 +441,11 @@ pub(crate) async fn keep_links(replica: Weak<Replica>) {
 }
 
 /// Opens a link to `peer` and answers its calls over it, opening it again
-/// (after a pause that grows to [`MOST_BACKOFF`]) whenever it closes.
+/// [`RETRY`] after it closes or fails to open.
 async fn link_to(replica: Weak<Replica>, peer: u64) {
-    let mut pause = Duration::from_millis(100);
     loop {
-        let opened = Instant::now();
-        let lived = open_link(&replica, peer).await && opened.elapsed() >= LIVED;
-        if lived {
-            pause = Duration::from_millis(100);
-        }
-        tokio::time::sleep(pause).await;
-        pause = (pause * 2).min(MOST_BACKOFF);
+        open_link(&replica, peer).await;
+        tokio::time::sleep(RETRY).await;
         match replica.upgrade() {
             Some(me) if !me.channels.links.is_closed() => {}
             _ => return,
@@ -458,18 +453,17 @@ async fn link_to(replica: Weak<Replica>, peer: u64) {
     }
 }
 
-/// One opening of the link to `peer`, served until it ends; whether it
-/// opened at all.
-async fn open_link(replica: &Weak<Replica>, peer: u64) -> bool {
+/// One opening of the link to `peer`, served until it ends.
+async fn open_link(replica: &Weak<Replica>, peer: u64) {
     let (caller, cluster_id, mut client, closed) = {
         let Some(me) = replica.upgrade() else {
-            return false;
+            return;
         };
         let Some(node) = me.node(peer) else {
-            return false;
+            return;
         };
         let Ok(client) = me.channels.client(&node) else {
-            return false;
+            return;
         };
         let closed = me.channels.links.closed.clone();
         (me.as_caller(), me.cluster_id(), client, closed)
@@ -484,11 +478,11 @@ async fn open_link(replica: &Weak<Replica>, peer: u64) -> bool {
     let mut request = tonic::Request::new(outgoing);
     caller.stamp(&mut request);
     let opening = tokio::select! {
-        _ = ended.cancelled() => return false,
+        _ = ended.cancelled() => return,
         opening = tokio::time::timeout(SILENCE, client.reverse(request)) => opening,
     };
     let Ok(Ok(response)) = opening else {
-        return false;
+        return;
     };
     let inbound = response.into_inner();
     // Heartbeats never wait: a full queue is traffic the peer will see.
@@ -545,7 +539,6 @@ async fn open_link(replica: &Weak<Replica>, peer: u64) -> bool {
             Some(Frame::Answer { .. }) | None => break,
         }
     }
-    true
 }
 
 /// The frames coming in on one side of a link, until it ends: closed,
