@@ -452,13 +452,13 @@ impl Committer {
             return Outcome::Ready(result, None);
         }
         self.applied_rev += 1;
-        let puts = events.iter().filter(|e| e.kind == EventKind::Put).count() as u64;
-        metrics::counter!("etcd_mvcc_put_total").increment(puts);
-        let put_bytes: usize = events
+        let (puts, put_bytes) = events
             .iter()
             .filter(|e| e.kind == EventKind::Put)
-            .map(|e| e.kv.key.len() + e.kv.value.len())
-            .sum();
+            .fold((0u64, 0usize), |(n, bytes), e| {
+                (n + 1, bytes + e.kv.key.len() + e.kv.value.len())
+            });
+        metrics::counter!("etcd_mvcc_put_total").increment(puts);
         metrics::gauge!("etcd_debugging_mvcc_total_put_size_in_bytes").increment(put_bytes as f64);
         metrics::counter!("etcd_mvcc_delete_total").increment(events.len() as u64 - puts);
         let committed = Arc::new(CommittedRevision {

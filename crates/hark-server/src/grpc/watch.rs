@@ -151,6 +151,7 @@ fn open_stream(
             replies: Replies::Refusals(replies),
             ready: VecDeque::new(),
             ending,
+            timers: SendLoopTimers::new(),
         }));
     }
     let (stream, responses) = node.hub.new_stream_for(client);
@@ -168,6 +169,7 @@ fn open_stream(
         replies: Replies::Engine(responses),
         ready: VecDeque::new(),
         ending,
+        timers: SendLoopTimers::new(),
     }))
 }
 
@@ -358,6 +360,7 @@ struct FrameStream {
     ready: VecDeque<WatchFrame>,
     /// The status the stream ends with, if not OK (see `recv_loop`).
     ending: Arc<parking_lot::Mutex<Option<Status>>>,
+    timers: SendLoopTimers,
 }
 
 impl Stream for FrameStream {
@@ -387,42 +390,69 @@ impl Stream for FrameStream {
                 return Poll::Ready(Some(Err(status)));
             };
             let started = std::time::Instant::now();
-            let series = send_loop_series(&reply.kind);
+            let (timer, events) = this.timers.of(&reply.kind);
             to_wire(&node, reply, &mut this.ready);
-            record_send_loop(series, started.elapsed());
+            this.timers.record(timer, events, started.elapsed());
         }
     }
 }
 
-/// Which of etcd's send-loop histograms a reply is timed into, with its
-/// number of events.
-fn send_loop_series(kind: &ResponseKind) -> (&'static str, usize) {
-    match kind {
-        ResponseKind::Events { events, .. } => (
-            "etcd_debugging_server_watch_send_loop_watch_stream_duration_seconds",
-            events.len(),
-        ),
-        ResponseKind::Progress => (
-            "etcd_debugging_server_watch_send_loop_progress_duration_seconds",
-            0,
-        ),
-        _ => (
-            "etcd_debugging_server_watch_send_loop_control_stream_duration_seconds",
-            0,
-        ),
-    }
+/// etcd's watch send-loop histograms, looked up once per Watch call (the
+/// delivery path records into them for every reply). etcd times its send
+/// loop per response; Hark's equivalent is the turn of an engine reply into
+/// wire frames (the send itself is tonic's).
+struct SendLoopTimers {
+    watch: metrics::Histogram,
+    per_event: metrics::Histogram,
+    control: metrics::Histogram,
+    progress: metrics::Histogram,
 }
 
-/// etcd times its watch send loop per response; Hark's equivalent is the
-/// turn of an engine reply into wire frames (the send itself is tonic's).
-fn record_send_loop((name, events): (&'static str, usize), took: std::time::Duration) {
-    let took = took.as_secs_f64();
-    metrics::histogram!(name).record(took);
-    if events > 0 {
-        metrics::histogram!(
-            "etcd_debugging_server_watch_send_loop_watch_stream_duration_per_event_seconds"
-        )
-        .record(took / events as f64);
+/// Which of [`SendLoopTimers`] a reply is timed into.
+#[derive(Clone, Copy)]
+enum SendLoopTimer {
+    Watch,
+    Control,
+    Progress,
+}
+
+impl SendLoopTimers {
+    fn new() -> SendLoopTimers {
+        SendLoopTimers {
+            watch: metrics::histogram!(
+                "etcd_debugging_server_watch_send_loop_watch_stream_duration_seconds"
+            ),
+            per_event: metrics::histogram!(
+                "etcd_debugging_server_watch_send_loop_watch_stream_duration_per_event_seconds"
+            ),
+            control: metrics::histogram!(
+                "etcd_debugging_server_watch_send_loop_control_stream_duration_seconds"
+            ),
+            progress: metrics::histogram!(
+                "etcd_debugging_server_watch_send_loop_progress_duration_seconds"
+            ),
+        }
+    }
+
+    /// The timer of a reply of this kind, with its number of events.
+    fn of(&self, kind: &ResponseKind) -> (SendLoopTimer, usize) {
+        match kind {
+            ResponseKind::Events { events, .. } => (SendLoopTimer::Watch, events.len()),
+            ResponseKind::Progress => (SendLoopTimer::Progress, 0),
+            _ => (SendLoopTimer::Control, 0),
+        }
+    }
+
+    fn record(&self, timer: SendLoopTimer, events: usize, took: std::time::Duration) {
+        let took = took.as_secs_f64();
+        match timer {
+            SendLoopTimer::Watch => self.watch.record(took),
+            SendLoopTimer::Control => self.control.record(took),
+            SendLoopTimer::Progress => self.progress.record(took),
+        }
+        if events > 0 {
+            self.per_event.record(took / events as f64);
+        }
     }
 }
 
