@@ -389,7 +389,7 @@ fn count_links(links: &HashMap<u64, Link>) {
     metrics::gauge!(PEER_LINKS).set(links.len() as f64);
 }
 
-/// The gauge [`count_links`] keeps.
+/// The gauge of links other members hold open to this one.
 pub const PEER_LINKS: &str = "hark_network_peer_links";
 
 fn answer_of(result: Result<(Bytes, u32), (i32, String)>) -> Result<Envelope, Status> {

@@ -81,7 +81,7 @@ impl Peer for PeerService {
     type ReverseStream = tokio_stream::wrappers::ReceiverStream<Result<Envelope, Status>>;
 
     /// A link a member opens so that this member sends it its calls (see
-    /// [`crate::reverse`]); open only to this cluster's members.
+    /// the `reverse` module); open only to this cluster's members.
     async fn reverse(
         &self,
         req: Request<tonic::Streaming<Envelope>>,
