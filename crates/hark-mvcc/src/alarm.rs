@@ -50,6 +50,7 @@ impl AlarmKind {
 
 /// One raised alarm: which member, which condition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Alarm {
     /// The member it is raised against.
     pub member_id: u64,
@@ -84,6 +85,7 @@ pub struct AlarmRequest {
 
 /// etcd's `AlarmResponse`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct AlarmResponse {
     /// The current revision (alarms change no key).
     pub header_revision: i64,

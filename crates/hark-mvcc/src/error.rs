@@ -2,6 +2,7 @@
 
 /// Errors of the store. `Display` is etcd's message for the same condition.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Error {
     /// The revision asked for (a read's, a history read's start, or a
     /// compaction's) is below the compacted revision, or a compaction asked

@@ -7,6 +7,7 @@ use bytes::Bytes;
 /// The prost field numbers are `mvccpb.KeyValue`'s, so the bytes Hark stores are
 /// the same bytes the wire carries.
 #[derive(Clone, PartialEq, Eq, prost::Message)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct KeyValue {
     /// The key.
     #[prost(bytes = "bytes", tag = "1")]

@@ -61,6 +61,7 @@ pub struct RecordsRequest {
 
 /// The answer to a [`RecordsRequest`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct RecordsResponse {
     /// The current revision (records change no key).
     pub header_revision: i64,

@@ -155,6 +155,7 @@ impl RangeRequest {
 
 /// etcd's `RangeResponse`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct RangeResponse {
     /// The store's current revision when the read was served.
     pub header_revision: i64,
@@ -216,6 +217,7 @@ impl PutRequest {
 
 /// etcd's `PutResponse`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PutResponse {
     /// The revision of the put.
     pub header_revision: i64,
@@ -257,6 +259,7 @@ impl DeleteRangeRequest {
 
 /// etcd's `DeleteRangeResponse`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct DeleteRangeResponse {
     /// The revision of the delete, or the current one if nothing was deleted.
     pub header_revision: i64,
@@ -327,6 +330,7 @@ pub enum RequestOp {
 
 /// The answer to one [`RequestOp`], in the same position (etcd's `ResponseOp`).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum ResponseOp {
     /// A read's.
     Range(RangeResponse),
@@ -382,6 +386,7 @@ pub struct TxnRequest {
 
 /// etcd's `TxnResponse`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct TxnResponse {
     /// The txn's revision if it wrote, else the current one.
     pub header_revision: i64,
@@ -406,6 +411,7 @@ pub struct CompactRequest {
 
 /// etcd's `CompactionResponse`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct CompactResponse {
     /// The current revision when the compaction was accepted.
     pub header_revision: i64,
@@ -423,6 +429,7 @@ pub struct LeaseGrantRequest {
 
 /// The answer to a [`LeaseGrantRequest`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct LeaseGrantResponse {
     /// The current revision (a grant changes no key, so it makes none).
     pub header_revision: i64,
@@ -438,6 +445,7 @@ pub struct LeaseRevokeRequest {
 
 /// The answer to a [`LeaseRevokeRequest`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct LeaseRevokeResponse {
     /// The revision of the deletions, or the current one if the lease had no keys.
     pub header_revision: i64,
@@ -534,6 +542,7 @@ fn txn_cost(t: &TxnRequest) -> u64 {
 /// The answer to a [`WriteRequest`], of the same variant (a guarded
 /// request's is its inner request's).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum WriteResponse {
     /// A put's.
     Put(PutResponse),

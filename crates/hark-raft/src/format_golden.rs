@@ -8,13 +8,17 @@
 use std::path::PathBuf;
 
 use bytes::Bytes;
-use hark_mvcc::{LeaseRevokeRequest, PutRequest, RecordGuard, WriteRequest};
+use hark_mvcc::{
+    KeyValue, LeaseRevokeRequest, PutRequest, PutResponse, RecordGuard, WriteRequest, WriteResponse,
+};
 use openraft::raft::{AppendEntriesRequest, AppendEntriesResponse, VoteRequest, VoteResponse};
 use openraft::{CommittedLeaderId, EntryPayload, Membership, Vote};
 
 use crate::replica::MembershipChange;
 use crate::transfer::TransferStep;
-use crate::types::{Batch, Command, Entry, LogId, MemberInfo, Proposal, TypeConfig};
+use crate::types::{
+    Batch, Command, Entry, LogId, MemberInfo, Proposal, ProposeAnswer, Proposed, TypeConfig,
+};
 
 fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
@@ -111,6 +115,48 @@ pub(crate) fn entries() -> Vec<(&'static str, Entry)> {
     ]
 }
 
+/// A leader's answer to a follower's batch of three: two applied (one
+/// with its apply sent), one whose fate is unknown.
+fn propose_answer() -> ProposeAnswer {
+    ProposeAnswer {
+        outcomes: vec![Proposed::Appended, Proposed::Appended, Proposed::Unknown],
+        applied: vec![
+            Some((
+                42,
+                Ok(WriteResponse::Put(PutResponse {
+                    header_revision: 7,
+                    prev_kv: Some(KeyValue {
+                        key: Bytes::from_static(b"golden/key"),
+                        create_revision: 5,
+                        mod_revision: 6,
+                        version: 2,
+                        value: Bytes::from_static(b"old \x00\xff"),
+                        lease: 0x694d_71ad_0d5b_2f01,
+                        flags: 0,
+                    }),
+                })),
+            )),
+            None,
+            None,
+        ],
+    }
+}
+
+/// The applies ride behind the outcomes: a follower from before them reads
+/// the outcomes alone, and an answer from a leader from before them reads
+/// as one without applies.
+#[test]
+fn propose_answers_read_across_the_applies_added_to_them() {
+    use crate::types::{decode, encode};
+    let answer = propose_answer();
+    let today = encode(&Ok::<_, ()>(answer.clone()));
+    let before: Result<Vec<Proposed>, ()> = decode(&today).unwrap();
+    assert_eq!(before, Ok(answer.outcomes.clone()));
+    let from_before = encode(&Ok::<_, ()>(answer.outcomes.clone()));
+    let read: Result<ProposeAnswer, ()> = decode(&from_before).unwrap();
+    assert_eq!(read, Ok(ProposeAnswer::outcomes(answer.outcomes)));
+}
+
 /// Decodes a message's bytes: what it holds (as `Debug` prints it), and
 /// its bytes when encoded again.
 type Check = Box<dyn Fn(&[u8]) -> (String, Vec<u8>)>;
@@ -178,6 +224,7 @@ fn messages() -> Vec<(&'static str, Vec<u8>, String, Check)> {
             }),
         ),
         ("peer-hash-kv", case(1234i64)),
+        ("peer-propose-answer", case(Ok::<_, ()>(propose_answer()))),
     ];
     cases
         .into_iter()

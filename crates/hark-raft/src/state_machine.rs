@@ -15,14 +15,19 @@ use tokio::sync::oneshot;
 use crate::durability::LogDurability;
 use crate::log_store::PurgeFloor;
 use crate::types::{
-    Command, LogId, MemberInfo, SnapshotMeta, StorageError, StoredMembership, TypeConfig, decode,
-    encode,
+    Applied, Command, LogId, MemberInfo, SnapshotMeta, StorageError, StoredMembership, TypeConfig,
+    decode, encode,
 };
 
 /// Writes this member proposed, waiting for their own apply: `seq` → answer.
 #[derive(Default)]
 pub(crate) struct Pending {
     waiting: Mutex<HashMap<u64, oneshot::Sender<hark_mvcc::Result<WriteResponse>>>>,
+    /// On the leader, followers' proposals (by origin and seq) whose apply
+    /// goes back in the answer to their batch (see [`ProposeAnswer`]).
+    ///
+    /// [`ProposeAnswer`]: crate::types::ProposeAnswer
+    forwarded: Mutex<HashMap<(u64, u64), oneshot::Sender<Applied>>>,
 }
 
 impl Pending {
@@ -48,6 +53,35 @@ impl Pending {
     fn answer(&self, seq: u64, result: hark_mvcc::Result<WriteResponse>) {
         if let Some(tx) = self.waiting.lock().remove(&seq) {
             let _ = tx.send(result);
+        }
+    }
+
+    /// Waits for the apply of follower `origin`'s proposal `seq`. Bounded
+    /// by the leader's proposal queue: each waits only while its batch does.
+    pub(crate) fn expect_forwarded(&self, origin: u64, seq: u64) -> oneshot::Receiver<Applied> {
+        let (tx, rx) = oneshot::channel();
+        self.forwarded.lock().insert((origin, seq), tx);
+        rx
+    }
+
+    pub(crate) fn forget_forwarded(&self, origin: u64, seq: u64) {
+        self.forwarded.lock().remove(&(origin, seq));
+    }
+
+    /// The apply of a proposal this member made (`origin` is this member)
+    /// or a follower's.
+    fn answer_any(
+        &self,
+        own: bool,
+        origin: u64,
+        seq: u64,
+        index: u64,
+        result: hark_mvcc::Result<WriteResponse>,
+    ) {
+        if own {
+            self.answer(seq, result);
+        } else if let Some(tx) = self.forwarded.lock().remove(&(origin, seq)) {
+            let _ = tx.send((index, result));
         }
     }
 }
@@ -243,7 +277,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                 }
                 EntryPayload::Normal(batch) => {
                     for p in batch.proposals {
-                        let ours = (p.origin == self.member_id).then_some(p.seq);
+                        let (own, origin, seq) = (p.origin == self.member_id, p.origin, p.seq);
                         let pending = self.pending.clone();
                         let req = match p.command {
                             Command::Write(req) => req,
@@ -256,12 +290,13 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                                     parts.push((
                                         None,
                                         Box::new(move |_| {
-                                            if let Some(seq) = ours {
-                                                pending.answer(
-                                                    seq,
-                                                    Err(hark_mvcc::Error::GuardFailed),
-                                                );
-                                            }
+                                            pending.answer_any(
+                                                own,
+                                                origin,
+                                                seq,
+                                                log_id.index,
+                                                Err(hark_mvcc::Error::GuardFailed),
+                                            );
                                         }),
                                     ));
                                     continue;
@@ -281,9 +316,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                                 {
                                     failed.lock().get_or_insert((log_id, e.clone()));
                                 }
-                                if let Some(seq) = ours {
-                                    pending.answer(seq, r);
-                                }
+                                pending.answer_any(own, origin, seq, log_id.index, r);
                             }),
                         ));
                     }
@@ -560,7 +593,9 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         };
         let (store, dir, member_id) = (self.store.clone(), self.dir.clone(), self.member_id);
         let (purge_floor, files) = (self.purge_floor.clone(), self.files.clone());
-        let meta = tokio::task::spawn_blocking(move || -> Result<SnapshotMeta, String> {
+        // The file is opened under the lock: a snapshot installed right
+        // after would remove it, and an open file stays readable.
+        let (meta, file) = tokio::task::spawn_blocking(move || -> Result<_, String> {
             let saving = std::time::Instant::now();
             let building = dir.join("building.part");
             let _ = std::fs::remove_file(&building);
@@ -587,13 +622,18 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
                 snapshot_id: format!("{}-{}-{}", last.leader_id.term, last.index, written.revision),
             };
             let _files = files.blocking_lock();
+            let open = |meta: SnapshotMeta| {
+                std::fs::File::open(dir.join(snapshot_file(&meta.snapshot_id)))
+                    .map(|file| (meta, file))
+                    .map_err(|e| e.to_string())
+            };
             // A snapshot installed while this one was built is newer (or the
             // same): it stays current, and this one is dropped.
             if let Some(current) = read_meta(&dir)?
                 && current.last_log_id >= meta.last_log_id
             {
                 let _ = std::fs::remove_file(&building);
-                return Ok(current);
+                return open(current);
             }
             std::fs::rename(&building, dir.join(snapshot_file(&meta.snapshot_id))).map_err(|e| e.to_string())?;
             write_meta(&dir, &meta).map_err(|e| e.to_string())?;
@@ -604,18 +644,14 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
             tracing::info!("snapshot-index" = last.index, "saved snapshot to disk");
             metrics::histogram!("etcd_debugging_snap_save_total_duration_seconds")
                 .record(saving.elapsed().as_secs_f64());
-            Ok(meta)
+            open(meta)
         })
         .await
         .map_err(|e| fail(&e))?
         .map_err(|e| fail(&e))?;
-        let _files = self.files.lock().await;
-        let file = tokio::fs::File::open(self.dir.join(snapshot_file(&meta.snapshot_id)))
-            .await
-            .map_err(|e| fail(&e))?;
         Ok(Snapshot {
             meta,
-            snapshot: Box::new(file),
+            snapshot: Box::new(tokio::fs::File::from_std(file)),
         })
     }
 }

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use hark_mvcc::WriteRequest;
+use hark_mvcc::{WriteRequest, WriteResponse};
 use serde::{Deserialize, Serialize};
 
 openraft::declare_raft_types!(
@@ -154,6 +154,78 @@ pub(crate) enum Proposed {
     Unknown,
     /// This member is stopping.
     Stopped,
+}
+
+/// The leader's own apply of a follower's proposal: the index of the entry
+/// it was in, and what applying it gave.
+pub(crate) type Applied = (u64, hark_mvcc::Result<WriteResponse>);
+
+/// Most bytes of applies one [`ProposeAnswer`] carries (a txn's reads can
+/// be large); the proposals past it are answered by the follower's own
+/// apply alone, as before the applies were sent.
+pub(crate) const APPLIED_BYTES: usize = 1 << 20;
+
+/// The leader's answer to a follower's batch (`Propose`): what became of
+/// each proposal, then the leader's apply of each it applied.
+///
+/// A follower answers its writes from its own apply of their entry. When it
+/// installs a snapshot instead (it fell behind the leader's log), it never
+/// applies the entries the snapshot covers, and its writes among them would
+/// wait out their time although they were applied: the leader's apply
+/// answers them.
+///
+/// The applies ride behind the outcomes, where a reader from before them
+/// stops reading (postcard reads no further than its type): the outcomes
+/// are encoded exactly as before, so this is still peer format 1. An answer
+/// without them (from such a leader) decodes with none.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct ProposeAnswer {
+    pub(crate) outcomes: Vec<Proposed>,
+    pub(crate) applied: Vec<Option<Applied>>,
+}
+
+impl ProposeAnswer {
+    /// `outcomes` alone.
+    pub(crate) fn outcomes(outcomes: Vec<Proposed>) -> ProposeAnswer {
+        ProposeAnswer {
+            outcomes,
+            applied: Vec::new(),
+        }
+    }
+}
+
+impl Serialize for ProposeAnswer {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (&self.outcomes, &self.applied).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for ProposeAnswer {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = ProposeAnswer;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("outcomes, then the applies if any")
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<ProposeAnswer, A::Error> {
+                let outcomes = seq
+                    .next_element()?
+                    .ok_or_else(|| serde::de::Error::invalid_length(0, &self))?;
+                // Absent from an older leader: the input ends here. Applies
+                // that do not decode are none too: the follower's own apply
+                // still answers (they only spare it the wait).
+                let applied = seq.next_element().ok().flatten().unwrap_or_default();
+                Ok(ProposeAnswer { outcomes, applied })
+            }
+        }
+        d.deserialize_tuple(2, Fields)
+    }
 }
 
 /// A duration in whole milliseconds, at least 1 (openraft's settings and

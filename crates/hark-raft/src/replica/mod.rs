@@ -25,7 +25,7 @@ use crate::admission::Vouches;
 use crate::network::{PeerChannels, PeerHealth};
 use crate::state_machine::Pending;
 use crate::transfer::TransferState;
-use crate::types::{MemberInfo, Proposal, Proposed, Raft};
+use crate::types::{Applied, MemberInfo, Proposal, Proposed, Raft};
 
 mod admit;
 mod force;
@@ -38,8 +38,12 @@ mod transfer;
 
 pub use membership::MembershipChange;
 
-/// A proposal, where its answer goes, and when it was queued.
-type Queued = (Proposal, oneshot::Sender<Proposed>, std::time::Instant);
+/// What became of a proposal, with the leader's apply of it when the
+/// leader sent it (see [`crate::types::ProposeAnswer`]).
+type Outcome = (Proposed, Option<Applied>);
+
+/// A proposal, where its outcome goes, and when it was queued.
+type Queued = (Proposal, oneshot::Sender<Outcome>, std::time::Instant);
 type ProposalQueue = mpsc::Sender<Queued>;
 
 /// What the leader does with requests forwarded to it by

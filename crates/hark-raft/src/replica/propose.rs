@@ -11,11 +11,23 @@ use openraft::error::RaftError;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use super::{Queued, Replica, ReplicaError};
+use super::{Outcome, Queued, Replica, ReplicaError};
 use crate::network::{Method, never_sent, refused};
 use crate::stages;
 use crate::state_machine::Pending;
-use crate::types::{Batch, Command, Proposal, Proposed};
+use crate::types::{APPLIED_BYTES, Batch, Command, Proposal, ProposeAnswer, Proposed};
+
+/// Drops the leader's waiters for a follower's proposals when their batch
+/// is answered (or its call dropped).
+struct ForgetForwarded<'a>(&'a Pending, Vec<(u64, u64)>);
+
+impl Drop for ForgetForwarded<'_> {
+    fn drop(&mut self) {
+        for &(origin, seq) in &self.1 {
+            self.0.forget_forwarded(origin, seq);
+        }
+    }
+}
 
 /// Drops the waiter for a proposal's apply when its writer is done.
 struct Forget<'a>(&'a Pending, u64);
@@ -160,7 +172,7 @@ impl Replica {
                 Ok(Err(_)) => return Err(ReplicaError::Stopped),
                 Ok(Ok(())) => {}
             }
-            let outcome = tokio::select! {
+            let (outcome, leaders_apply) = tokio::select! {
                 biased;
                 // Applied here already: the batch's own answer comes later.
                 result = &mut applied => {
@@ -170,9 +182,14 @@ impl Replica {
                     };
                 }
                 outcome = tokio::time::timeout_at(deadline, rx) => {
-                    outcome.map_err(timed_out)?.unwrap_or(Proposed::Stopped)
+                    outcome.map_err(timed_out)?.unwrap_or((Proposed::Stopped, None))
                 }
             };
+            if let (Proposed::Appended, Some((index, result))) = (outcome, leaders_apply) {
+                return self
+                    .answer_once_applied(applied, index, result, deadline)
+                    .await;
+            }
             match outcome {
                 Proposed::Appended | Proposed::Unknown => break,
                 // Certainly not in any log: safe to propose again.
@@ -190,63 +207,146 @@ impl Replica {
         }
     }
 
+    /// Answers a write with the leader's apply of it (`result`, of entry
+    /// `index`), once this member has applied that far too, so that a read
+    /// here afterwards sees the write: by its own apply (which answers
+    /// first, the same answer) or by installing a snapshot that covers the
+    /// entry (then its own apply never comes, see [`ProposeAnswer`]).
+    ///
+    /// [`ProposeAnswer`]: crate::types::ProposeAnswer
+    async fn answer_once_applied(
+        &self,
+        mut own_apply: oneshot::Receiver<hark_mvcc::Result<WriteResponse>>,
+        index: u64,
+        result: hark_mvcc::Result<WriteResponse>,
+        deadline: Instant,
+    ) -> Result<WriteResponse, ReplicaError> {
+        let mut metrics = self.raft.metrics();
+        let applied_here = async move {
+            loop {
+                if metrics
+                    .borrow_and_update()
+                    .last_applied
+                    .is_some_and(|applied| applied.index >= index)
+                {
+                    return true;
+                }
+                if metrics.changed().await.is_err() {
+                    return false;
+                }
+            }
+        };
+        tokio::select! {
+            biased;
+            own = &mut own_apply => match own {
+                Ok(own) => own.map_err(ReplicaError::Store),
+                Err(_) => Err(ReplicaError::Stopped),
+            },
+            caught_up = tokio::time::timeout_at(deadline, applied_here) => match caught_up {
+                Ok(true) => result.map_err(ReplicaError::Store),
+                Ok(false) => Err(ReplicaError::Stopped),
+                Err(_) => Err(ReplicaError::Timeout),
+            },
+        }
+    }
+
     /// Gets one batch of proposals into the leader's log (this member's own
     /// raft when it leads, else the leader's over the peer protocol).
-    pub(super) async fn propose_batch(&self, batch: Batch) -> Vec<Proposed> {
+    pub(super) async fn propose_batch(&self, batch: Batch) -> Vec<Outcome> {
         let n = batch.proposals.len();
+        let all = |proposed: Proposed| vec![(proposed, None); n];
         let deadline = Instant::now() + self.request_timeout;
         let leader = match self.wait_for_leader(deadline).await {
             Ok(l) => l,
-            Err(ReplicaError::Stopped) => return vec![Proposed::Stopped; n],
-            Err(_) => return vec![Proposed::NotAppended; n],
+            Err(ReplicaError::Stopped) => return all(Proposed::Stopped),
+            Err(_) => return all(Proposed::NotAppended),
         };
         if leader == self.member_id {
-            return vec![self.append_here(batch, deadline).await; n];
+            return all(self.append_here(batch, deadline).await);
         }
         let sent = match self
-            .call_member::<_, Vec<Proposed>, ()>(leader, Method::Propose, &batch, deadline)
+            .call_member::<_, ProposeAnswer, ()>(leader, Method::Propose, &batch, deadline)
             .await
         {
             Ok(sent) => sent,
-            Err(_) => return vec![Proposed::NotAppended; n],
+            Err(_) => return all(Proposed::NotAppended),
         };
         match sent {
-            Some(Ok(Ok(outcomes))) if outcomes.len() == n => outcomes,
+            Some(Ok(Ok(answer))) if answer.outcomes.len() == n => {
+                let mut applied = answer.applied.into_iter();
+                answer
+                    .outcomes
+                    .into_iter()
+                    .map(|outcome| (outcome, applied.next().flatten()))
+                    .collect()
+            }
             // The leader's address is unknown, or the call never left.
-            None => vec![Proposed::NotAppended; n],
-            Some(Err(status)) if never_sent(&status) => vec![Proposed::NotAppended; n],
+            None => all(Proposed::NotAppended),
+            Some(Err(status)) if never_sent(&status) => all(Proposed::NotAppended),
             // Refused before any work: this member is not (or not yet)
             // among the leader's members.
-            Some(Err(status)) if refused(&status) => vec![Proposed::NotAppended; n],
+            Some(Err(status)) if refused(&status) => all(Proposed::NotAppended),
             // Lost in transit: it may have been appended.
-            Some(Ok(_)) | Some(Err(_)) => vec![Proposed::Unknown; n],
+            Some(Ok(_)) | Some(Err(_)) => all(Proposed::Unknown),
         }
     }
 
     /// A follower's batch, on the leader: its proposals join this member's
     /// own queue, so they share log entries (and fsyncs) with the others.
-    pub(crate) async fn propose_forwarded(&self, batch: Batch) -> Vec<Proposed> {
+    /// Answered with each proposal's outcome and this member's apply of it
+    /// (up to [`APPLIED_BYTES`] of them).
+    pub(crate) async fn propose_forwarded(&self, batch: Batch) -> ProposeAnswer {
         if !self.is_leader() {
-            return vec![Proposed::NotAppended; batch.proposals.len()];
+            return ProposeAnswer::outcomes(vec![Proposed::NotAppended; batch.proposals.len()]);
         }
-        let mut answers = Vec::with_capacity(batch.proposals.len());
+        let deadline = Instant::now() + self.request_timeout;
+        let mut waiting = Vec::with_capacity(batch.proposals.len());
+        // However this ends (the follower's call may be dropped), nobody
+        // waits for these applies any more.
+        let forget = ForgetForwarded(
+            &self.pending,
+            batch.proposals.iter().map(|p| (p.origin, p.seq)).collect(),
+        );
         for proposal in batch.proposals {
+            let apply = self.pending.expect_forwarded(proposal.origin, proposal.seq);
             let (tx, rx) = oneshot::channel();
             let queued = std::time::Instant::now();
             if self.proposals.send((proposal, tx, queued)).await.is_err() {
-                answers.push(None);
+                waiting.push((None, apply));
             } else {
-                answers.push(Some(rx));
+                waiting.push((Some(rx), apply));
             }
         }
-        let mut outcomes = Vec::with_capacity(answers.len());
-        for answer in answers {
-            outcomes.push(match answer {
-                Some(rx) => rx.await.unwrap_or(Proposed::Stopped),
+        let mut answer = ProposeAnswer::default();
+        let mut applied_bytes = 0;
+        for (outcome, apply) in waiting {
+            let outcome = match outcome {
+                Some(rx) => rx.await.map_or(Proposed::Stopped, |(outcome, _)| outcome),
                 None => Proposed::Stopped,
-            });
+            };
+            let mut applied = None;
+            // Appended once this member applied the entry: its apply is in
+            // (or about to be: the timeout only bounds a wait that the
+            // apply always ends).
+            if outcome == Proposed::Appended
+                && let Ok(Ok((index, result))) = tokio::time::timeout_at(deadline, apply).await
+                // A failing store here says nothing of the follower's apply.
+                && !matches!(
+                    result,
+                    Err(hark_mvcc::Error::Backend(_) | hark_mvcc::Error::Closed)
+                )
+            {
+                let bytes = postcard::experimental::serialized_size(&result).unwrap_or(usize::MAX);
+                if applied_bytes + bytes <= APPLIED_BYTES {
+                    applied_bytes += bytes;
+                    applied = Some((index, result));
+                }
+            }
+            answer.outcomes.push(outcome);
+            answer.applied.push(applied);
         }
-        outcomes
+        drop(forget);
+        answer
     }
 
     /// The leader's half of proposing: one log entry for the whole batch.
