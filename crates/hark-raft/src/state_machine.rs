@@ -165,6 +165,14 @@ pub(crate) fn decode_position(bytes: &[u8]) -> Result<(LogId, StoredMembership),
 }
 
 impl StateMachine {
+    /// True once the state machine, and every snapshot build or install
+    /// it started, has let go of the store: a build runs in a task of its
+    /// own, which openraft does not wait for when it stops.
+    pub(crate) fn released_probe(&self) -> impl Fn() -> bool + Send + Sync + 'static {
+        let files = Arc::downgrade(&self.snapshot_files);
+        move || files.strong_count() == 0
+    }
+
     pub(crate) fn new(
         store: Store,
         member_id: u64,

@@ -217,6 +217,8 @@ pub struct Replica {
     health: PeerHealth,
     /// True once openraft's tasks have let go of the log (see `shutdown`).
     log_closed: Box<dyn Fn() -> bool + Send + Sync>,
+    /// True once openraft's tasks have let go of the store (see `shutdown`).
+    state_released: Box<dyn Fn() -> bool + Send + Sync>,
     /// Other members' word on callers this member does not know.
     pub(crate) vouches: Vouches,
     /// The current raft term, kept by a task that follows openraft's server
@@ -480,18 +482,23 @@ impl Replica {
         }
     }
 
-    /// Stops taking part in the cluster. Returns once the log is closed:
-    /// openraft's state machine and replication tasks end after its core
-    /// does, and the same data dir may be opened again right after.
+    /// Stops taking part in the cluster. Returns once the log is closed
+    /// and the state machine has let go of the store: openraft's state
+    /// machine, snapshot and replication tasks end after its core does,
+    /// and the same data dir may be opened again right after.
     pub async fn shutdown(&self) {
         // Links are calls that never end by themselves: a peer server
         // shutting down gracefully would wait for them for ever.
         self.close_links();
         let _ = self.raft.shutdown().await;
         let deadline = Instant::now() + Duration::from_secs(10);
-        while !(self.log_closed)() {
+        // A store or log reopened in this process (a member restarted in
+        // place) must find them closed: RocksDB refuses a second opener.
+        while !((self.log_closed)() && (self.state_released)()) {
             if Instant::now() >= deadline {
-                tracing::warn!("raft tasks still hold the log; it closes when they end");
+                tracing::warn!(
+                    "raft tasks still hold the log or the store; they close when those end"
+                );
                 return;
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
