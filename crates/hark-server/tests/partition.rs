@@ -417,7 +417,8 @@ async fn a_member_whose_listener_is_blackholed_loses_the_cluster() {
         }
     };
     // A member sends its calls over the links the others open to it (as
-    // etcd's over the streams they open): once both are open.
+    // etcd's over the streams they open): once both are open again after
+    // a heal.
     let linked = async |member: usize| {
         let port: u16 = endpoints[member]
             .rsplit(':')
@@ -438,7 +439,8 @@ async fn a_member_whose_listener_is_blackholed_loses_the_cluster() {
     let leader = leader_among(&endpoints, &ids, None).await;
     assert!(linearizable_read(leader).await, "before the blackhole");
 
-    linked(leader).await;
+    // As soon as every member serves (etcd's e2e blackholes then): a
+    // member serves only once the others' links to it are up.
     proxy.blackhole(member_ip(leader));
     assert!(
         !linearizable_read(leader).await,

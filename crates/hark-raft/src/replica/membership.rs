@@ -464,6 +464,8 @@ impl Replica {
     /// `first` is told once the membership first shows them: etcd serves
     /// clients only from then on, so a client that reads the member list
     /// (clientv3's endpoint sync) finds every serving member's client URLs.
+    /// It is told once the other members' links to this one are up too
+    /// (see [`Replica::wait_for_peer_links`]).
     pub async fn keep_published(
         &self,
         name: String,
@@ -490,6 +492,7 @@ impl Replica {
                         "cluster-id" = %format!("{:x}", self.cluster_id()),
                         "published local member to cluster through raft"
                     );
+                    self.wait_for_peer_links(self.election_timeout).await;
                     let _ = first.send(());
                 }
                 Duration::from_secs(5)

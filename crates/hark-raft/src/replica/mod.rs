@@ -347,6 +347,35 @@ impl Replica {
         self.channels.links.close();
     }
 
+    /// Waits, up to `within`, until every other member has opened its link
+    /// to this one (see the `reverse` module), before this member first
+    /// serves clients: its calls to the others go over those links, as
+    /// etcd's raft messages go over the streams the receivers open, and
+    /// are dialled only until then. Without the wait, a member whose peer
+    /// listener was cut off right after it started kept the cluster for a
+    /// moment over connections it dialled itself (etcd's e2e
+    /// `TestHTTPHealthHandler/network_partitioned` blackholes the leader's
+    /// listener as soon as every member serves). A member whose peers are
+    /// down serves after `within` all the same.
+    pub(crate) async fn wait_for_peer_links(&self, within: Duration) {
+        let deadline = Instant::now() + within;
+        loop {
+            let others: Vec<u64> = self
+                .members()
+                .into_iter()
+                .map(|m| m.id)
+                .filter(|&id| id != self.member_id)
+                .collect();
+            if self.channels.links.is_closed()
+                || self.channels.links.open_from_all(&others)
+                || Instant::now() >= deadline
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     /// Whether openraft has stopped and let go of the log.
     pub(crate) fn is_shut_down(&self) -> bool {
         (self.log_closed)()
