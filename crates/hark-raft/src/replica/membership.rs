@@ -465,7 +465,7 @@ impl Replica {
     /// clients only from then on, so a client that reads the member list
     /// (clientv3's endpoint sync) finds every serving member's client URLs.
     /// It is told once the other members' links to this one are up too
-    /// (see [`Replica::wait_for_peer_links`]).
+    /// (see `Replica::wait_for_peer_links`).
     pub async fn keep_published(
         &self,
         name: String,
