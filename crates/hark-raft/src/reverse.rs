@@ -375,13 +375,13 @@ impl ReverseLinks {
         Ok(tokio_stream::wrappers::ReceiverStream::new(stream))
     }
 
-    /// Drops the links of members no longer in the membership.
     /// Whether each of `peers` has a link open to this member.
     pub(crate) fn open_from_all(&self, peers: &[u64]) -> bool {
         let links = self.links.lock();
         peers.iter().all(|peer| links.contains_key(peer))
     }
 
+    /// Drops the links of members no longer in the membership.
     fn retain(&self, members: &[u64]) {
         let mut links = self.links.lock();
         links.retain(|id, _| members.contains(id));
