@@ -85,6 +85,11 @@ pub fn build_programs(root: &Path) -> Result<PathBuf> {
 /// `out`, written under a temporary name first so that an interrupted build
 /// leaves no half-written program behind.
 fn go_build(root: &Path, verb: &[&str], package: &str, out: &Path) -> Result<()> {
+    go_build_in(&go_module(root), verb, package, out)
+}
+
+/// [`go_build`] from the Go module in `module`.
+pub fn go_build_in(module: &Path, verb: &[&str], package: &str, out: &Path) -> Result<()> {
     let partial = out.with_extension("part");
     let status = Command::new("go")
         .args(verb)
@@ -92,7 +97,7 @@ fn go_build(root: &Path, verb: &[&str], package: &str, out: &Path) -> Result<()>
         .arg(&partial)
         .arg(package)
         .env("CGO_ENABLED", "0")
-        .current_dir(go_module(root))
+        .current_dir(module)
         .status()
         .map_err(|e| format!("running go (Go 1.26+ must be on PATH): {e}"))?;
     if !status.success() {
@@ -137,7 +142,7 @@ fn check_versions(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-fn make_private_dir(dir: &Path) -> Result<()> {
+pub fn make_private_dir(dir: &Path) -> Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     fs::DirBuilder::new()
         .recursive(true)
@@ -521,14 +526,14 @@ fn run_one(
     Ok(status.success() || status.code() == Some(1))
 }
 
-struct TestResult {
-    name: String,
-    outcome: &'static str,
-    seconds: f64,
+pub struct TestResult {
+    pub name: String,
+    pub outcome: &'static str,
+    pub seconds: f64,
 }
 
 /// `--- PASS: TestName (1.23s)` (indented for subtests) from `go test -v`.
-fn parse_result(line: &str) -> Option<TestResult> {
+pub fn parse_result(line: &str) -> Option<TestResult> {
     let rest = line.trim_start().strip_prefix("--- ")?;
     let (outcome, rest) = rest.split_once(": ")?;
     let outcome = match outcome {

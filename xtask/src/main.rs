@@ -23,9 +23,13 @@
 //! - `upgrade`: the rolling-upgrade test from an older build (`upgrade.rs`).
 //! - `etcd`, `etcd-e2e`: the newest etcd built from Go modules, and etcd's
 //!   own end-to-end tests run on Hark (`etcd.rs`).
+//! - `kube`, `kube-storage`: Kubernetes' control plane on Hark ×3 and etcd
+//!   ×3 with a checked workload, and the API server's storage conformance
+//!   tests on both (`kube.rs`).
 
 mod dist;
 mod etcd;
+mod kube;
 mod upgrade;
 
 use std::ffi::OsStr;
@@ -116,6 +120,18 @@ Commands:
                     test (Hark's debug build by default), each test in its own process; prints a
                     table and the totals; --release tests Hark's release build;
                     --short is CI's quick form (docs/etcd-e2e.md)
+  kube [--server hark|etcd] [--release] [--faults]
+                    Build (once, into a cache outside the tree) kube-apiserver,
+                    kube-controller-manager and kubectl at the version xtask/kube/go.mod pins; run
+                    the control plane on etcd ×3, then Hark ×3 (kubeadm's etcd arguments, mutual
+                    TLS) and the checked workload of xtask/kube/harness; --faults: kill the
+                    leader, pause a member and compact under load, an informer and a watch
+                    (docs/kubernetes.md)
+  kube-storage [--server hark|etcd] [--release] [REGEX]
+                    The Kubernetes API server's storage conformance tests (k8s.io/apiserver's
+                    generic storage tests on its etcd3 layer) on etcd ×3, then Hark ×3 (debug
+                    build by default); prints both columns; fails if a test that passes on etcd
+                    fails on Hark (docs/kubernetes.md)
   help              Print this help
 ";
 
@@ -139,6 +155,8 @@ fn main() -> ExitCode {
         ["upgrade", rest @ ..] => upgrade::upgrade(rest),
         ["etcd", rest @ ..] => etcd::etcd(rest),
         ["etcd-e2e", rest @ ..] => etcd::etcd_e2e(rest),
+        ["kube", rest @ ..] => kube::kube(rest),
+        ["kube-storage", rest @ ..] => kube::kube_storage(rest),
         ["prune"] => prune(24),
         ["prune", hours] => match hours.parse() {
             Ok(hours) => prune(hours),

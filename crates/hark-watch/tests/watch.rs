@@ -275,6 +275,46 @@ fn prev_kv_follows_etcd() {
     assert_eq!(prevs, [None, Some("1".into()), Some("2".into()), None]);
 }
 
+/// etcd reads a `prev_kv` watcher's previous value as it sends: an event
+/// whose previous revision is compacted goes without it, even when the
+/// value was known before the compaction (here published with the event for
+/// an earlier `prev_kv` watcher). The apiserver's storage test
+/// `WatchFromZero` depends on it.
+#[test]
+fn prev_kv_of_a_compacted_revision_is_absent_even_if_known_before() {
+    let (store, hub) = setup(WatchConfig::default());
+    let (ws, rx) = hub.new_stream();
+    let mut early = WatchRequest::key("k");
+    early.prev_kv = true;
+    let early_id = ws.watch(early).unwrap();
+    created(&next(&rx));
+    put(&store, "k", "1");
+    let second = put(&store, "k", "2");
+    let prevs: Vec<Option<Bytes>> = (0..2)
+        .map(|_| next(&rx).events()[0].prev_kv().map(|kv| kv.value.clone()))
+        .collect();
+    assert_eq!(
+        prevs,
+        [None, Some("1".into())],
+        "known before the compaction"
+    );
+    assert!(ws.cancel(early_id));
+    assert!(matches!(next(&rx).kind, ResponseKind::Canceled));
+    store.compact(second, true).unwrap();
+    let mut late = WatchRequest::key("k").from_revision(second);
+    late.prev_kv = true;
+    ws.watch(late).unwrap();
+    created(&next(&rx));
+    let r = next(&rx);
+    assert_eq!(evs(&r), [(second, EventKind::Put, "k".into(), "2".into())]);
+    assert_eq!(
+        r.events()[0].prev_kv(),
+        None,
+        "revision {} is compacted",
+        second - 1
+    );
+}
+
 #[test]
 fn progress_requests() {
     let (store, hub) = setup(WatchConfig::default());

@@ -24,6 +24,7 @@ use hark_mvcc::{EventKind, Feed, PrevKvInterest, Store};
 
 use crate::command::{Command, StreamId};
 use crate::config::WatchConfig;
+use crate::event::WatchEvent;
 use crate::ids::IdMap;
 use crate::index::{FRAGMENT, KeyIndex, NIL, NO_DELETE, NO_PUT, PREV_KV, Slab, Slot, State};
 use crate::outbox::{EventCounts, Outbox};
@@ -224,6 +225,25 @@ impl Engine {
         if prev_kv {
             for e in &events {
                 e.load_prev_kv(&self.store);
+            }
+            // etcd reads the previous value as it sends: once the revision
+            // before an event is compacted, the event goes without it, even
+            // when it was known earlier (published with the event, or read
+            // for another watcher). The apiserver relies on this: a watch it
+            // resumes across a compaction fails instead of going on.
+            let compacted = self.store.compacted_revision();
+            let stale = |e: &Arc<WatchEvent>| e.revision() - 1 < compacted && e.prev_kv().is_some();
+            if events.iter().any(stale) {
+                events = events
+                    .iter()
+                    .map(|e| {
+                        if stale(e) {
+                            Arc::new(WatchEvent::with_prev_kv(e.kind, e.kv.clone(), None))
+                        } else {
+                            Arc::clone(e)
+                        }
+                    })
+                    .collect();
             }
         }
         Some(WatchResponse {
