@@ -106,9 +106,9 @@ fn build_kube(root: &Path) -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// `cargo xtask kube [--release] [--server hark|etcd] [--faults]`: the
-/// workload (or, with `--faults`, the fault run) on etcd ×3, then on Hark ×3
-/// (Hark's debug build unless `--release`).
+/// `cargo xtask kube [--release] [--server hark|etcd] [--faults | --bench]`:
+/// the workload (or the fault run, or the benchmark) on etcd ×3, then on
+/// Hark ×3 (Hark's debug build unless `--release`).
 pub fn kube(args: &[&str]) -> Result<ExitCode> {
     let root = crate::workspace_root();
     let mut release = false;
@@ -119,6 +119,7 @@ pub fn kube(args: &[&str]) -> Result<ExitCode> {
         match *arg {
             "--release" => release = true,
             "--faults" => mode = "faults",
+            "--bench" => mode = "bench",
             "--server" => {
                 servers = match args.next().copied() {
                     Some("hark") => vec!["hark"],
@@ -136,6 +137,7 @@ pub fn kube(args: &[&str]) -> Result<ExitCode> {
     };
     let dir = build_kube(&root)?;
     let mut failed = Vec::new();
+    let mut figures: Vec<(&str, Vec<(String, f64)>)> = Vec::new();
     for server in servers {
         let binary = match server {
             "hark" => hark.clone(),
@@ -149,11 +151,16 @@ pub fn kube(args: &[&str]) -> Result<ExitCode> {
             .arg(format!("-kube-bin={}", dir.display()))
             .arg(format!("-work={}", work.path().join("run").display()))
             .arg(format!("-mode={mode}"))
+            .arg(format!(
+                "-results={}",
+                work.path().join("results").display()
+            ))
             .status()
             .map_err(|e| format!("running kube-harness: {e}"))?;
-        // The fault run judges Hark; etcd's run is the reference it is
-        // read beside (etcd answers some writes after a kill with 500s).
-        let judged = mode != "faults" || server == "hark";
+        // The fault run and the benchmark judge Hark; etcd's run is the
+        // reference they are read beside (etcd answers some writes after a
+        // kill with 500s).
+        let judged = mode == "workload" || server == "hark";
         if !status.success() && !judged {
             eprintln!("== {server}: the reference's failed checks are reported above, not judged");
         } else if !status.success() {
@@ -165,12 +172,95 @@ pub fn kube(args: &[&str]) -> Result<ExitCode> {
             }
             failed.push(server);
         }
+        if mode == "bench" {
+            let text = fs::read_to_string(work.path().join("results")).unwrap_or_default();
+            figures.push((server, parse_figures(&text)));
+        }
+    }
+    if mode == "bench" {
+        print_bench(&figures);
     }
     if failed.is_empty() {
         Ok(ExitCode::SUCCESS)
     } else {
         eprintln!("kube: failed on {}", failed.join(", "));
         Ok(ExitCode::FAILURE)
+    }
+}
+
+/// `name value` lines, as the harness writes its figures.
+fn parse_figures(text: &str) -> Vec<(String, f64)> {
+    text.lines()
+        .filter_map(|line| {
+            let (name, value) = line.split_once(' ')?;
+            Some((name.to_string(), value.trim().parse().ok()?))
+        })
+        .collect()
+}
+
+/// The benchmark's table: each figure on etcd and on Hark and their ratio,
+/// then the targets (create throughput and p99 no worse than
+/// etcd's, watch delay p99 at most 0.8× etcd's, member RSS at most 0.5×).
+fn print_bench(figures: &[(&str, Vec<(String, f64)>)]) {
+    let get = |server: &str, name: &str| {
+        figures
+            .iter()
+            .find(|(s, _)| *s == server)
+            .and_then(|(_, f)| f.iter().find(|(n, _)| n == name))
+            .map(|(_, v)| *v)
+    };
+    let Some((_, first)) = figures.first() else {
+        return;
+    };
+    println!("\n| figure | etcd | Hark | Hark / etcd |\n|---|---|---|---|");
+    for (name, _) in first {
+        let (etcd, hark) = (get("etcd", name), get("hark", name));
+        let cell = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+        let ratio = match (etcd, hark) {
+            (Some(e), Some(h)) if e != 0.0 => format!("{:.2}", h / e),
+            _ => "-".to_string(),
+        };
+        println!("| {name} | {} | {} | {ratio} |", cell(etcd), cell(hark));
+    }
+    let ratio = |name: &str| Some(get("hark", name)? / get("etcd", name)?);
+    let peak_rss = |server: &str| {
+        (0..3)
+            .filter_map(|i| get(server, &format!("m{i}_peak_rss_mib")))
+            .fold(None, |max: Option<f64>, v| {
+                Some(max.map_or(v, |m| m.max(v)))
+            })
+    };
+    let rss = peak_rss("hark").zip(peak_rss("etcd")).map(|(h, e)| h / e);
+    println!();
+    for (target, value, met) in [
+        (
+            "create throughput ≥ 1.0× etcd's",
+            ratio("create_objects_per_s"),
+            ratio("create_objects_per_s").map(|r| r >= 1.0),
+        ),
+        (
+            "create p99 ≤ 1.0× etcd's",
+            ratio("create_p99_ms"),
+            ratio("create_p99_ms").map(|r| r <= 1.0),
+        ),
+        (
+            "watch delay p99 ≤ 0.8× etcd's",
+            ratio("watch_delay_p99_ms"),
+            ratio("watch_delay_p99_ms").map(|r| r <= 0.8),
+        ),
+        (
+            "largest member peak RSS ≤ 0.5× etcd's",
+            rss,
+            rss.map(|r| r <= 0.5),
+        ),
+    ] {
+        let verdict = match met {
+            Some(true) => "met",
+            Some(false) => "missed",
+            None => "not measured",
+        };
+        let value = value.map_or("-".to_string(), |v| format!("{v:.2}×"));
+        println!("{target}: {value} ({verdict})");
     }
 }
 

@@ -120,13 +120,14 @@ Commands:
                     test (Hark's debug build by default), each test in its own process; prints a
                     table and the totals; --release tests Hark's release build;
                     --short is CI's quick form (docs/etcd-e2e.md)
-  kube [--server hark|etcd] [--release] [--faults]
+  kube [--server hark|etcd] [--release] [--faults | --bench]
                     Build (once, into a cache outside the tree) kube-apiserver,
                     kube-controller-manager and kubectl at the version xtask/kube/go.mod pins; run
                     the control plane on etcd ×3, then Hark ×3 (kubeadm's etcd arguments, mutual
                     TLS) and the checked workload of xtask/kube/harness; --faults: kill the
-                    leader, pause a member and compact under load, an informer and a watch
-                    (docs/kubernetes.md)
+                    leader, pause a member and compact under load, an informer and a watch;
+                    --bench: creates, lists, 200 informers under updates, members' RSS and
+                    CPU, beside etcd with ratios (docs/kubernetes.md, docs/benchmarks.md)
   kube-storage [--server hark|etcd] [--release] [REGEX]
                     The Kubernetes API server's storage conformance tests (k8s.io/apiserver's
                     generic storage tests on its etcd3 layer) on etcd ×3, then Hark ×3 (debug

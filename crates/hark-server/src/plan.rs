@@ -154,6 +154,7 @@ impl Plan {
                 progress_notify_interval: (!interval.is_zero()).then_some(interval),
                 max_watchers_per_stream: usize::try_from(config.max_watchers_per_stream)
                     .unwrap_or(usize::MAX),
+                window_bytes: usize::try_from(config.watch_window_bytes).unwrap_or(usize::MAX),
                 ..WatchConfig::default()
             },
             lessor: LessorConfig {

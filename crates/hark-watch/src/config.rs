@@ -1,5 +1,8 @@
 use std::time::Duration;
 
+/// [`WatchConfig::window_bytes`]'s default.
+pub const DEFAULT_WINDOW_BYTES: usize = 128 << 20;
+
 /// Tuning of the watch engine. Defaults follow etcd where it has a number.
 #[derive(Debug, Clone)]
 pub struct WatchConfig {
@@ -41,7 +44,7 @@ impl Default for WatchConfig {
             stream_capacity: 128,
             stream_bytes: 16 << 20,
             window_revisions: 200_000,
-            window_bytes: 128 << 20,
+            window_bytes: DEFAULT_WINDOW_BYTES,
             max_response_bytes: 1 << 20,
             catch_up_revisions: 10_000,
             catch_up_bytes: 8 << 20,

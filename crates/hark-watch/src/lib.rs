@@ -82,7 +82,7 @@ mod request;
 mod response;
 mod stream;
 
-pub use config::WatchConfig;
+pub use config::{DEFAULT_WINDOW_BYTES, WatchConfig};
 pub use event::WatchEvent;
 pub use outbox::{MAX_UNANSWERED, Responses};
 pub use request::{WatchError, WatchRequest};

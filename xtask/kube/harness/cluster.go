@@ -111,6 +111,9 @@ func freePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
+// extraMemberFlags go to every member after kubeadm's (-member-flags).
+var extraMemberFlags []string
+
 // members is the storage cluster: three members of Hark or etcd started
 // with the arguments kubeadm writes into its etcd static pod manifest
 // (etcd 3.6's form), mutual TLS for clients and peers.
@@ -161,6 +164,7 @@ func startMembers(server, dir string, p *pki) (*members, error) {
 				"--log-level=warn",
 			},
 		}
+		proc.args = append(proc.args, extraMemberFlags...)
 		if err := proc.start(); err != nil {
 			return nil, err
 		}

@@ -3,13 +3,13 @@
 // kube-apiserver, kube-controller-manager and kubectl at the pinned
 // Kubernetes release, and runs it once per server.
 //
-//	kube-harness -server BIN -server-name hark|etcd -kube-bin DIR -work DIR [-mode workload|faults]
+//	kube-harness -server BIN -server-name hark|etcd -kube-bin DIR -work DIR [-mode workload|faults|bench] [-results FILE]
 //
 // It lays out kubeadm's certificates, starts the members with kubeadm's
 // etcd arguments, kube-apiserver on all three with client certificates and
 // a short compaction interval, and kube-controller-manager; then runs the
-// workload (workload.go), printing one line per checked step, or the fault
-// run (faults.go). It exits 1 if a step or a check failed.
+// workload (workload.go), printing one line per checked step, the fault
+// run (faults.go) or the benchmark (bench.go). It exits 1 if a step or a check failed.
 package main
 
 import (
@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -28,7 +29,9 @@ func main() {
 	serverName := flag.String("server-name", "hark", "what -server is, for the report")
 	kubeBin := flag.String("kube-bin", "", "the directory holding kube-apiserver, kube-controller-manager and kubectl")
 	work := flag.String("work", "", "a fresh directory for certificates, data and logs")
-	mode := flag.String("mode", "workload", "workload: the checked steps; faults: kills, a pause and a compaction under load")
+	mode := flag.String("mode", "workload", "workload: the checked steps; faults: kills, a pause and a compaction under load; bench: the measurements")
+	memberFlags := flag.String("member-flags", "", "more flags for every member, space-separated (say, to measure a setting)")
+	resultsPath := flag.String("results", "", "bench: write the figures here, one \"name value\" per line")
 	compaction := flag.Duration("compaction-interval", 30*time.Second, "kube-apiserver's --etcd-compaction-interval")
 	flag.Parse()
 	if *server == "" || *kubeBin == "" || *work == "" {
@@ -37,11 +40,12 @@ func main() {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer cancel()
-	if *mode != "workload" && *mode != "faults" {
-		fmt.Fprintf(os.Stderr, "kube-harness: -mode is workload or faults, not %q\n", *mode)
+	if *mode != "workload" && *mode != "faults" && *mode != "bench" {
+		fmt.Fprintf(os.Stderr, "kube-harness: -mode is workload, faults or bench, not %q\n", *mode)
 		os.Exit(2)
 	}
-	failures, err := run(ctx, *mode, *server, *serverName, *kubeBin, *work, *compaction)
+	extraMemberFlags = strings.Fields(*memberFlags)
+	failures, err := run(ctx, *mode, *resultsPath, *server, *serverName, *kubeBin, *work, *compaction)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "kube-harness: %v\n", err)
 		os.Exit(1)
@@ -53,7 +57,7 @@ func main() {
 	fmt.Printf("\n%s: every check passed\n", *serverName)
 }
 
-func run(ctx context.Context, mode, server, serverName, kubeBin, work string, compaction time.Duration) ([]string, error) {
+func run(ctx context.Context, mode, resultsPath, server, serverName, kubeBin, work string, compaction time.Duration) ([]string, error) {
 	if err := os.MkdirAll(work, 0o700); err != nil {
 		return nil, err
 	}
@@ -79,8 +83,11 @@ func run(ctx context.Context, mode, server, serverName, kubeBin, work string, co
 	if err != nil {
 		return nil, err
 	}
-	if mode == "faults" {
+	switch mode {
+	case "faults":
 		return w.faults(m, p), nil
+	case "bench":
+		return w.bench(m, cp, resultsPath), nil
 	}
 	return w.all(), nil
 }

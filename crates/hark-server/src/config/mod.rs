@@ -110,6 +110,14 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_watchers_per_stream: u64,
 
+    /// Bytes of the newest revisions the watch engine keeps in memory, so
+    /// watchers that fall behind catch up without reading the store (Hark's
+    /// own: etcd reads every catch-up from its store). Smaller spends less
+    /// memory; watchers further behind read history instead. At least 1 MiB.
+    #[arg(long, env = "HARK_WATCH_WINDOW_BYTES", default_value_t = hark_watch::DEFAULT_WINDOW_BYTES as u64,
+          value_parser = clap::value_parser!(u64).range(1 << 20..))]
+    pub watch_window_bytes: u64,
+
     /// Largest request a client may send, in bytes.
     #[arg(long, env = "HARK_MAX_REQUEST_BYTES", default_value_t = 1_572_864)]
     pub max_request_bytes: usize,
@@ -909,6 +917,23 @@ mod tests {
             assert!(err.starts_with("invalid --auto-defrag-ratio"), "{err}");
         }
         assert!(parse(&["--auto-defrag-ratio=0.4", "--auto-defrag-interval=0s"]).is_err());
+    }
+
+    #[test]
+    fn watch_window_bytes_defaults_to_the_engines_and_refuses_under_a_mebibyte() {
+        let parse = |args: &[&str]| {
+            let mut all = vec!["hark"];
+            all.extend(args);
+            Config::try_parse_from(all).map(|c| c.watch_window_bytes)
+        };
+        assert_eq!(parse(&[]).unwrap(), hark_watch::DEFAULT_WINDOW_BYTES as u64);
+        assert_eq!(parse(&["--watch-window-bytes=1048576"]).unwrap(), 1 << 20);
+        for bad in ["1048575", "0", "-1", "16MiB"] {
+            assert!(
+                parse(&[&format!("--watch-window-bytes={bad}")]).is_err(),
+                "{bad} accepted"
+            );
+        }
     }
 
     #[test]

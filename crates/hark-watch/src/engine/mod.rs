@@ -171,6 +171,8 @@ impl Engine {
 
     fn report(&self) {
         metrics::gauge!("hark_watch_feed_queued_bytes").set(self.feed.queued_bytes() as f64);
+        metrics::gauge!("hark_watch_window_bytes").set(self.window_bytes as f64);
+        metrics::gauge!("hark_watch_window_revisions").set(self.window.len() as f64);
         metrics::gauge!("etcd_debugging_mvcc_watch_stream_total").set(self.streams.len() as f64);
         metrics::gauge!("etcd_debugging_mvcc_watcher_total").set(self.watchers.len as f64);
         metrics::gauge!("etcd_debugging_mvcc_slow_watcher_total")
