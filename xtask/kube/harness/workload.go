@@ -460,7 +460,11 @@ func (w *workload) watchList() error {
 			}
 			switch e.Type {
 			case watch.Added:
-				added[e.Object.(*corev1.ConfigMap).Name] = true
+				name := e.Object.(*corev1.ConfigMap).Name
+				if added[name] {
+					return fmt.Errorf("%s came twice among the initial events", name)
+				}
+				added[name] = true
 			case watch.Bookmark:
 				cm := e.Object.(*corev1.ConfigMap)
 				if cm.Annotations[metav1.InitialEventsAnnotationKey] != "true" {
