@@ -113,36 +113,24 @@ pub fn kube(args: &[&str]) -> Result<ExitCode> {
     let root = crate::workspace_root();
     let mut release = false;
     let mut mode = "workload";
-    let mut servers = vec!["etcd", "hark"];
+    let mut servers: Vec<&'static str> = vec!["etcd", "hark"];
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match *arg {
             "--release" => release = true,
             "--faults" => mode = "faults",
             "--bench" => mode = "bench",
-            "--server" => {
-                servers = match args.next().copied() {
-                    Some("hark") => vec!["hark"],
-                    Some("etcd") => vec!["etcd"],
-                    other => return Err(format!("--server takes hark or etcd, not {other:?}")),
-                }
-            }
+            "--server" => servers = vec![parse_server(args.next().copied())?],
             a => return Err(format!("kube: unknown argument {a}")),
         }
     }
-    let etcd_dir = etcd::build_programs(&root)?;
-    let hark = hark_binary(&root, release, servers.contains(&"hark"))?;
-    let Some(hark) = hark else {
+    let Some(binaries) = server_binaries(&root, release, &servers)? else {
         return Ok(ExitCode::FAILURE);
     };
     let dir = build_kube(&root)?;
     let mut failed = Vec::new();
     let mut figures: Vec<(&str, Vec<(String, f64)>)> = Vec::new();
-    for server in servers {
-        let binary = match server {
-            "hark" => hark.clone(),
-            _ => etcd_dir.join("etcd"),
-        };
+    for (server, binary) in binaries {
         let work = crate::TempDir::new(&format!("kube-{server}"))?;
         eprintln!("== Kubernetes {KUBE_VERSION} on {server} ×3");
         let status = Command::new(dir.join("kube-harness"))
@@ -264,43 +252,58 @@ fn print_bench(figures: &[(&str, Vec<(String, f64)>)]) {
     }
 }
 
-/// Hark's binary: the release build or the debug one (built first);
-/// `Ok(Some(path))` without building when `wanted` is false (unused);
-/// `Ok(None)` when the build failed.
-fn hark_binary(root: &Path, release: bool, wanted: bool) -> Result<Option<PathBuf>> {
-    if !wanted {
-        return Ok(Some(PathBuf::new()));
+/// `--server`'s value: `hark` or `etcd`.
+fn parse_server(value: Option<&str>) -> Result<&'static str> {
+    match value {
+        Some("hark") => Ok("hark"),
+        Some("etcd") => Ok("etcd"),
+        other => Err(format!("--server takes hark or etcd, not {other:?}")),
     }
-    if release {
-        Ok(crate::build_release(root)?.map(|dir| dir.join("hark")))
-    } else {
-        crate::build_server(root)
+}
+
+/// Each of `servers` with the binary to run: etcd's from the pinned build,
+/// Hark's release or debug build (built first); `None` when Hark's build
+/// failed.
+fn server_binaries(
+    root: &Path,
+    release: bool,
+    servers: &[&'static str],
+) -> Result<Option<Vec<(&'static str, PathBuf)>>> {
+    let etcd_dir = etcd::build_programs(root)?;
+    let mut binaries = Vec::new();
+    for &server in servers {
+        let binary = match server {
+            "hark" if release => match crate::build_release(root)? {
+                Some(dir) => dir.join("hark"),
+                None => return Ok(None),
+            },
+            "hark" => match crate::build_server(root)? {
+                Some(hark) => hark,
+                None => return Ok(None),
+            },
+            _ => etcd_dir.join("etcd"),
+        };
+        binaries.push((server, binary));
     }
+    Ok(Some(binaries))
 }
 
 /// `cargo xtask kube-storage [--release] [--server hark|etcd] [REGEX]`.
 pub fn kube_storage(args: &[&str]) -> Result<ExitCode> {
     let root = crate::workspace_root();
     let mut release = false;
-    let mut servers = vec!["etcd", "hark"];
+    let mut servers: Vec<&'static str> = vec!["etcd", "hark"];
     let mut pattern = ".".to_string();
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match *arg {
             "--release" => release = true,
-            "--server" => {
-                servers = match args.next().copied() {
-                    Some("hark") => vec!["hark"],
-                    Some("etcd") => vec!["etcd"],
-                    other => return Err(format!("--server takes hark or etcd, not {other:?}")),
-                }
-            }
+            "--server" => servers = vec![parse_server(args.next().copied())?],
             a if a.starts_with('-') => return Err(format!("kube-storage: unknown flag {a}")),
             a => pattern = a.to_string(),
         }
     }
-    let etcd_dir = etcd::build_programs(&root)?;
-    let Some(hark) = hark_binary(&root, release, servers.contains(&"hark"))? else {
+    let Some(binaries) = server_binaries(&root, release, &servers)? else {
         return Ok(ExitCode::FAILURE);
     };
     let dir = cache_dir();
@@ -310,11 +313,7 @@ pub fn kube_storage(args: &[&str]) -> Result<ExitCode> {
     etcd::go_build_in(&storage_module(&root), &["test", "-c"], ".", &suite)?;
 
     let mut verdicts: Vec<(&str, Vec<TestResult>)> = Vec::new();
-    for server in servers {
-        let binary = match server {
-            "hark" => hark.clone(),
-            _ => etcd_dir.join("etcd"),
-        };
+    for (server, binary) in binaries {
         let log_path = dir.join(format!("kube-storage-{server}.log"));
         eprintln!(
             "== the apiserver's storage tests on {server} ×3 (a fresh cluster per store); full output in {}",
@@ -326,8 +325,8 @@ pub fn kube_storage(args: &[&str]) -> Result<ExitCode> {
     Ok(report(&verdicts))
 }
 
-/// Runs the compiled suite against `endpoints`, logging everything and
-/// collecting every verdict line.
+/// Runs the compiled suite with `server` as the binary its clusters run,
+/// logging everything and collecting every verdict line.
 fn run_suite(
     suite: &Path,
     pattern: &str,
@@ -409,7 +408,6 @@ fn report(verdicts: &[(&str, Vec<TestResult>)]) -> ExitCode {
             .collect();
         println!("| {name} | {} |", cells.join(" | "));
     }
-    let mut worse = Vec::new();
     for (server, results) in verdicts {
         let top = results.iter().filter(|r| !r.name.contains('/'));
         let count = |o: &str| top.clone().filter(|r| r.outcome == o).count();
@@ -422,6 +420,7 @@ fn report(verdicts: &[(&str, Vec<TestResult>)]) -> ExitCode {
         );
     }
     if header.len() == 2 {
+        let mut worse = Vec::new();
         for name in &names {
             if outcome("etcd", name) == Some("PASS") && outcome("hark", name) != Some("PASS") {
                 worse.push(*name);

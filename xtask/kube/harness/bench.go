@@ -67,8 +67,8 @@ func percentile(sorted []time.Duration, p float64) float64 {
 }
 
 // usage samples each process's resident memory (its peak) and CPU time.
+// Only the sampling goroutine touches peak until finish has returned.
 type usage struct {
-	mu    sync.Mutex
 	procs map[string]*process
 	peak  map[string]uint64
 	stop  chan struct{}
@@ -80,13 +80,11 @@ func sampleUsage(procs map[string]*process) *usage {
 	go func() {
 		defer close(u.done)
 		for {
-			u.mu.Lock()
 			for name, p := range u.procs {
 				if rss := rssBytes(p.pid()); rss > u.peak[name] {
 					u.peak[name] = rss
 				}
 			}
-			u.mu.Unlock()
 			select {
 			case <-u.stop:
 				return
@@ -131,15 +129,11 @@ func cpuSeconds(pid int) float64 {
 	return (utime + stime) / 100 // USER_HZ
 }
 
-func (w *workload) bench(m *members, cp *controlPlane, resultsPath string) []string {
+func (w *workload) bench(m *members, cp *controlPlane, resultsPath string) checkFailures {
 	ctx := w.ctx
 	results := &benchResults{}
-	var failures []string
-	fail := func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		fmt.Printf("FAIL  %s\n", msg)
-		failures = append(failures, msg)
-	}
+	var failures checkFailures
+	fail := failures.add
 	procs := map[string]*process{"apiserver": cp.apiserver}
 	for i, p := range m.procs {
 		procs[fmt.Sprintf("m%d", i)] = p
@@ -152,7 +146,7 @@ func (w *workload) bench(m *members, cp *controlPlane, resultsPath string) []str
 	use := sampleUsage(procs)
 	for _, ns := range []string{benchNamespace, hotNamespace} {
 		if _, err := w.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			return []string{fmt.Sprintf("namespace %s: %v", ns, err)}
+			return checkFailures{fmt.Sprintf("namespace %s: %v", ns, err)}
 		}
 	}
 
@@ -166,7 +160,7 @@ func (w *workload) bench(m *members, cp *controlPlane, resultsPath string) []str
 	close(jobs)
 	var mu sync.Mutex
 	var latencies []time.Duration
-	var errors atomic.Int64
+	var createFailures atomic.Int64
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range createWorkers {
@@ -182,7 +176,7 @@ func (w *workload) bench(m *members, cp *controlPlane, resultsPath string) []str
 				t := time.Now()
 				_, err := w.client.CoreV1().ConfigMaps(benchNamespace).Create(ctx, cm, metav1.CreateOptions{})
 				if err != nil {
-					errors.Add(1)
+					createFailures.Add(1)
 					continue
 				}
 				mine = append(mine, time.Since(t))
@@ -198,7 +192,7 @@ func (w *workload) bench(m *members, cp *controlPlane, resultsPath string) []str
 	results.set("create_objects_per_s", float64(len(latencies))/elapsed.Seconds())
 	results.set("create_p50_ms", percentile(latencies, 0.50))
 	results.set("create_p99_ms", percentile(latencies, 0.99))
-	if n := errors.Load(); n > 0 {
+	if n := createFailures.Load(); n > 0 {
 		fail("%d creates failed", n)
 	}
 
@@ -269,7 +263,7 @@ func (w *workload) bench(m *members, cp *controlPlane, resultsPath string) []str
 	results.set("informers_sync_s", time.Since(syncStart).Seconds())
 	measuring.Store(true)
 	updates := make(chan int, updateRate)
-	var sent, done, dropped atomic.Int64
+	var sent, done, dropped, patchFailures atomic.Int64
 	var updateWG sync.WaitGroup
 	for range updateWorkers {
 		updateWG.Add(1)
@@ -279,7 +273,7 @@ func (w *workload) bench(m *members, cp *controlPlane, resultsPath string) []str
 				patch := fmt.Sprintf(`{"data":{"t":"%d"}}`, time.Now().UnixNano())
 				_, err := w.client.CoreV1().ConfigMaps(hotNamespace).Patch(ctx, fmt.Sprintf("h-%04d", i%hotObjects), types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 				if err != nil {
-					errors.Add(1)
+					patchFailures.Add(1)
 					continue
 				}
 				done.Add(1)
@@ -315,8 +309,8 @@ func (w *workload) bench(m *members, cp *controlPlane, resultsPath string) []str
 	results.set("watch_delay_p99_ms", percentile(delays, 0.99))
 	results.set("watch_deliveries", float64(len(delays)))
 	delaysMu.Unlock()
-	if n := errors.Load(); n > 0 {
-		fail("%d requests failed", n)
+	if n := patchFailures.Load(); n > 0 {
+		fail("%d patches failed", n)
 	}
 
 	use.finish()

@@ -181,28 +181,24 @@ func (r *faultRun) leader(ctx context.Context, c *clientv3.Client) (int, error) 
 	return 0, fmt.Errorf("no member said it leads within 30 s")
 }
 
-func (w *workload) faults(m *members, p *pki) []string {
+func (w *workload) faults(m *members, p *pki) checkFailures {
 	r := &faultRun{w: w, m: m, p: p}
-	var failures []string
-	fail := func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		fmt.Printf("FAIL  %s\n", msg)
-		failures = append(failures, msg)
-	}
+	var failures checkFailures
+	fail := failures.add
 	ctx := w.ctx
 	if _, err := w.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: faultNamespace}}, metav1.CreateOptions{}); err != nil {
-		return []string{fmt.Sprintf("namespace: %v", err)}
+		return checkFailures{fmt.Sprintf("namespace: %v", err)}
 	}
 	etcd, err := r.etcdClient()
 	if err != nil {
-		return []string{fmt.Sprintf("etcd client: %v", err)}
+		return checkFailures{fmt.Sprintf("etcd client: %v", err)}
 	}
 	defer etcd.Close()
 
 	// The observers start before any object exists.
 	start, err := w.client.CoreV1().ConfigMaps(faultNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return []string{fmt.Sprintf("initial list: %v", err)}
+		return checkFailures{fmt.Sprintf("initial list: %v", err)}
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(w.client, 0, informers.WithNamespace(faultNamespace))
 	informer := factory.Core().V1().ConfigMaps().Informer()
@@ -215,7 +211,7 @@ func (w *workload) faults(m *members, p *pki) []string {
 		},
 	})
 	if err != nil {
-		return []string{fmt.Sprintf("watch: %v", err)}
+		return checkFailures{fmt.Sprintf("watch: %v", err)}
 	}
 	defer watcher.Stop()
 	watchDone := make(chan struct{})
@@ -308,9 +304,15 @@ func (w *workload) faults(m *members, p *pki) []string {
 	finalRV, _ := strconv.ParseUint(final.ResourceVersion, 10, 64)
 	if err := eventually(30*time.Second, func() error {
 		r.mu.Lock()
-		defer r.mu.Unlock()
+		seen := map[string]bool{}
+		for _, e := range r.watched {
+			if cm, ok := e.Object.(*corev1.ConfigMap); ok {
+				seen[cm.Name+"@"+cm.ResourceVersion] = true
+			}
+		}
+		r.mu.Unlock()
 		for _, cm := range final.Items {
-			if !seen(r.watched, cm.Name, cm.ResourceVersion) {
+			if !seen[cm.Name+"@"+cm.ResourceVersion] {
 				return fmt.Errorf("the watch has not delivered %s at %s (final list at %d)", cm.Name, cm.ResourceVersion, finalRV)
 			}
 		}
@@ -324,15 +326,6 @@ func (w *workload) faults(m *members, p *pki) []string {
 	r.checkErrors(fail)
 	fmt.Printf("      %d writes acknowledged, %d failed; %d watch events; kubectl failed %d times\n", len(r.acks), len(r.fails), len(r.watched), len(r.kubectl))
 	return failures
-}
-
-func seen(events []watch.Event, name, rv string) bool {
-	for _, e := range events {
-		if cm, ok := e.Object.(*corev1.ConfigMap); ok && cm.Name == name && cm.ResourceVersion == rv {
-			return true
-		}
-	}
-	return false
 }
 
 func firstDifference(a, b map[string]string) string {

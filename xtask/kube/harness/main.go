@@ -91,3 +91,12 @@ func run(ctx context.Context, mode, resultsPath, server, serverName, kubeBin, wo
 	}
 	return w.all(), nil
 }
+
+// checkFailures collects the checks that failed, printing each as found.
+type checkFailures []string
+
+func (f *checkFailures) add(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	fmt.Printf("FAIL  %s\n", msg)
+	*f = append(*f, msg)
+}
