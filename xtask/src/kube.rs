@@ -197,11 +197,21 @@ fn print_bench(figures: &[(&str, Vec<(String, f64)>)]) {
             .and_then(|(_, f)| f.iter().find(|(n, _)| n == name))
             .map(|(_, v)| *v)
     };
-    let Some((_, first)) = figures.first() else {
+    // Every figure either server reported, in the order reported (Hark's
+    // own, such as its watch window and RocksDB's memory, after etcd's).
+    let mut names: Vec<&str> = Vec::new();
+    for (_, reported) in figures {
+        for (name, _) in reported {
+            if !names.contains(&name.as_str()) {
+                names.push(name);
+            }
+        }
+    }
+    if names.is_empty() {
         return;
-    };
+    }
     println!("\n| figure | etcd | Hark | Hark / etcd |\n|---|---|---|---|");
-    for (name, _) in first {
+    for name in names {
         let (etcd, hark) = (get("etcd", name), get("hark", name));
         let cell = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
         let ratio = match (etcd, hark) {

@@ -101,7 +101,9 @@ impl ServerCpu {
             ));
             out.push(metric(
                 "machine cores busy",
-                100.0 * (busy - busy0) / (total - total0).max(0.01),
+                // Busy time is part of the total: at most 100% (the float
+                // differences of a saturated machine came out a hair over).
+                (100.0 * (busy - busy0) / (total - total0).max(0.01)).min(100.0),
                 "%",
             ));
         }

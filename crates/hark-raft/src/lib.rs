@@ -44,8 +44,8 @@ mod types;
 pub use admission::{CLUSTER_ID_HEADER, MEMBER_ID_HEADER};
 pub use network::{PeerHandshake, PeerStream, PeerTls};
 pub use replica::{
-    ForwardHandler, Join, LeadershipWatch, Member, MembershipChange, MembershipError, Replica,
-    ReplicaConfig, ReplicaDirs, ReplicaError, ReplicaStatus,
+    ForwardHandler, Join, LeadershipWatch, Member, MembershipChange, MembershipError,
+    PROPOSED_AGAIN, Replica, ReplicaConfig, ReplicaDirs, ReplicaError, ReplicaStatus,
 };
 pub use reverse::PEER_LINKS;
 pub use service::PeerService;

@@ -229,6 +229,13 @@ impl PurgeFloor {
     }
 }
 
+/// Most memory the log database's memtables hold together before the
+/// largest is flushed. Entries are read back soon after they are written
+/// (replication, apply) and purged after a snapshot: the memtable only
+/// needs to hold the recent ones (left unset, each column family may hold
+/// two of 64 MiB).
+const LOG_MEMTABLE_BYTES: usize = 16 << 20;
+
 impl LogStore {
     /// Opens (or creates) the log database in `path`; `fsync: false` gives up
     /// durability (etcd's `--unsafe-no-fsync`).
@@ -244,8 +251,10 @@ impl LogStore {
         opts.create_if_missing(true);
         opts.create_missing_column_families(true);
         opts.set_keep_log_file_num(4);
+        opts.set_db_write_buffer_size(LOG_MEMTABLE_BYTES);
         hark_mvcc::backend::simulate_power_loss(&mut opts);
-        let cfs = [CF_LOGS, CF_STATE].map(|n| ColumnFamilyDescriptor::new(n, Options::default()));
+        let cfs = [CF_LOGS, CF_STATE]
+            .map(|n| ColumnFamilyDescriptor::new(n, hark_mvcc::backend::column_family_options()));
         let db = DB::open_cf_descriptors(&opts, path, cfs)
             .map_err(|e| format!("opening the raft log in {}: {e}", path.display()))?;
         let inner = Arc::new(Inner {
@@ -348,6 +357,17 @@ impl LogStore {
     pub fn closed_probe(&self) -> impl Fn() -> bool + Send + Sync + 'static {
         let closed = self.inner.closed.0.clone();
         move || closed.load(Ordering::Acquire)
+    }
+
+    /// Sets the gauge of RocksDB's memory for the log's database while it
+    /// is open; holds no clone, so it does not keep the database open.
+    pub fn memory_probe(&self) -> impl Fn() + Send + Sync + 'static {
+        let inner = Arc::downgrade(&self.inner);
+        move || {
+            if let Some(inner) = inner.upgrade() {
+                hark_mvcc::backend::record_memory("log", &inner.db);
+            }
+        }
     }
 
     /// The `(member id, cluster id)` this log belongs to, once recorded.

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use hark_mvcc::{LoggedDone, Store, WriteRequest, WriteResponse};
 use openraft::storage::{RaftStateMachine, Snapshot};
@@ -22,21 +23,30 @@ use crate::types::{
 /// Writes this member proposed, waiting for their own apply: `seq` → answer.
 #[derive(Default)]
 pub(crate) struct Pending {
-    waiting: Mutex<HashMap<u64, oneshot::Sender<hark_mvcc::Result<WriteResponse>>>>,
+    waiting: Mutex<HashMap<u64, oneshot::Sender<OwnApply>>>,
     /// On the leader, followers' proposals (by origin and seq) whose apply
     /// goes back in the answer to their batch (see [`ProposeAnswer`]).
     ///
     /// [`ProposeAnswer`]: crate::types::ProposeAnswer
     forwarded: Mutex<HashMap<(u64, u64), oneshot::Sender<Applied>>>,
+    /// Snapshots this member began to install: their entries are never
+    /// applied here one by one, so a proposal among them gets no answer.
+    snapshots_installed: AtomicU64,
+}
+
+/// What became of a member's own proposal at its apply.
+#[derive(Debug)]
+pub(crate) enum OwnApply {
+    /// Applied, or refused by the store: the answer for its client.
+    Done(hark_mvcc::Result<WriteResponse>),
+    /// A [`Command::WriteInTerm`] that a leader of another term appended:
+    /// refused on every member, nothing changed.
+    OtherTerm,
 }
 
 impl Pending {
     /// Waits for `seq`'s apply; `None` when `limit` writes already wait.
-    pub(crate) fn register(
-        &self,
-        seq: u64,
-        limit: usize,
-    ) -> Option<oneshot::Receiver<hark_mvcc::Result<WriteResponse>>> {
+    pub(crate) fn register(&self, seq: u64, limit: usize) -> Option<oneshot::Receiver<OwnApply>> {
         let mut waiting = self.waiting.lock();
         if waiting.len() >= limit {
             return None;
@@ -50,7 +60,7 @@ impl Pending {
         self.waiting.lock().remove(&seq);
     }
 
-    fn answer(&self, seq: u64, result: hark_mvcc::Result<WriteResponse>) {
+    fn answer(&self, seq: u64, result: OwnApply) {
         if let Some(tx) = self.waiting.lock().remove(&seq) {
             let _ = tx.send(result);
         }
@@ -68,6 +78,22 @@ impl Pending {
         self.forwarded.lock().remove(&(origin, seq));
     }
 
+    /// A [`Command::WriteInTerm`] refused at apply (another term's leader
+    /// appended it). A follower's waits for its own apply, which says so:
+    /// the leader's answer (`GuardFailed`) could be a store's refusal.
+    fn refuse_other_term(&self, own: bool, origin: u64, seq: u64) {
+        if own {
+            self.answer(seq, OwnApply::OtherTerm);
+        } else {
+            self.forget_forwarded(origin, seq);
+        }
+    }
+
+    /// How many snapshots this member began to install since it started.
+    pub(crate) fn snapshots_installed(&self) -> u64 {
+        self.snapshots_installed.load(Ordering::SeqCst)
+    }
+
     /// The apply of a proposal this member made (`origin` is this member)
     /// or a follower's.
     fn answer_any(
@@ -79,7 +105,7 @@ impl Pending {
         result: hark_mvcc::Result<WriteResponse>,
     ) {
         if own {
-            self.answer(seq, result);
+            self.answer(seq, OwnApply::Done(result));
         } else if let Some(tx) = self.forwarded.lock().remove(&(origin, seq)) {
             let _ = tx.send((index, result));
         }
@@ -298,13 +324,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                                     parts.push((
                                         None,
                                         Box::new(move |_| {
-                                            pending.answer_any(
-                                                own,
-                                                origin,
-                                                seq,
-                                                log_id.index,
-                                                Err(hark_mvcc::Error::GuardFailed),
-                                            );
+                                            pending.refuse_other_term(own, origin, seq);
                                         }),
                                     ));
                                     continue;
@@ -393,6 +413,12 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                 &std::io::Error::other(e.to_string()),
             ))
         };
+        // Counted before anything changes (and so before raft reports the
+        // snapshot applied): a writer that sees it counted cannot tell
+        // whether its entry is among the snapshot's.
+        self.pending
+            .snapshots_installed
+            .fetch_add(1, Ordering::SeqCst);
         let syncing = std::time::Instant::now();
         snapshot.sync_all().await.map_err(|e| fail(&e))?;
         metrics::histogram!("etcd_snap_db_fsync_duration_seconds")
@@ -747,16 +773,13 @@ mod tests {
         let answer = pending.register(1, 10).unwrap();
         machine.apply(vec![entry(3, 5, 1, revoke())]).await.unwrap();
         let refused = answer.await.unwrap();
-        assert!(
-            matches!(refused, Err(hark_mvcc::Error::GuardFailed)),
-            "{refused:?}"
-        );
+        assert!(matches!(refused, OwnApply::OtherTerm), "{refused:?}");
         assert_eq!(store.lease_ttl(7), Some(10), "the lease stays");
         let answer = pending.register(2, 10).unwrap();
         machine.apply(vec![entry(2, 6, 2, revoke())]).await.unwrap();
         let revoked = answer.await.unwrap();
         assert!(
-            matches!(revoked, Ok(WriteResponse::LeaseRevoke(_))),
+            matches!(revoked, OwnApply::Done(Ok(WriteResponse::LeaseRevoke(_)))),
             "{revoked:?}"
         );
         assert_eq!(store.lease_ttl(7), None);
@@ -944,7 +967,7 @@ mod tests {
             pending.register(3, 3).is_none(),
             "a fourth write is refused"
         );
-        pending.answer(0, Err(hark_mvcc::Error::Closed));
+        pending.answer(0, OwnApply::Done(Err(hark_mvcc::Error::Closed)));
         assert!(
             pending.register(4, 3).is_some(),
             "an answered write frees its place"

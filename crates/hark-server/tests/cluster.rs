@@ -1736,3 +1736,124 @@ async fn members_talk_and_serve_over_unix_sockets() {
     );
     stop_cleanly(&mut m2, cwd.path());
 }
+
+/// A leader paused with writes in its hands: one a follower forwarded to
+/// it, one sent to it by a client. Each is answered, once the next leader
+/// is known, by proposing it again to that leader, not with a timeout after
+/// the request timeout (the Kubernetes API server answers 500 to that); and
+/// each is applied exactly once, also after the old leader resumes and
+/// finds its own copy of the client's write in its log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn writes_a_paused_leader_held_are_proposed_again_to_the_next_leader() {
+    let _one = ONE_CLUSTER_AT_A_TIME.lock().await;
+    let cwd = tempfile::tempdir().unwrap();
+    let members = start_cluster(cwd.path()).await;
+    let leader = leader_index(&members).await;
+    let follower = (leader + 1) % 3;
+    let connect = |i: usize| {
+        let options = etcd_client::ConnectOptions::new().with_timeout(Duration::from_secs(30));
+        Client::connect([members[i].client.clone()], Some(options))
+    };
+    let mut through_follower = connect(follower).await.unwrap();
+    let mut to_leader = connect(leader).await.unwrap();
+    // Both connections (and the follower's to the leader) are up.
+    through_follower.put("warm", "1", None).await.unwrap();
+    to_leader.put("warm", "2", None).await.unwrap();
+
+    let signal = |sig| {
+        // SAFETY: a plain kill(2) on a child this test started and still owns.
+        assert_eq!(
+            unsafe { libc::kill(members[leader].child.id() as libc::pid_t, sig) },
+            0
+        );
+    };
+    signal(libc::SIGSTOP);
+    let forwarded = tokio::spawn(async move { through_follower.put("forwarded", "f", None).await });
+    let held = tokio::spawn(async move { to_leader.put("held", "h", None).await });
+
+    // The other two elect a leader, and the forwarded write is answered
+    // while the old leader is still paused.
+    let forwarded = tokio::time::timeout(Duration::from_secs(20), forwarded)
+        .await
+        .expect("the forwarded write got no answer")
+        .unwrap();
+    assert!(
+        forwarded.is_ok(),
+        "the write a follower forwarded to the paused leader: {forwarded:?}\n{}",
+        logs(cwd.path())
+    );
+    assert!(!held.is_finished(), "a paused member answered a write");
+    signal(libc::SIGCONT);
+    let held = tokio::time::timeout(Duration::from_secs(20), held)
+        .await
+        .expect("the held write got no answer")
+        .unwrap();
+    assert!(
+        held.is_ok(),
+        "the write the paused leader held: {held:?}\n{}",
+        logs(cwd.path())
+    );
+
+    // Applied once each, on every member: one version, one event.
+    let mut reader = connect(follower).await.unwrap();
+    let final_revision = reader
+        .put("last", "l", None)
+        .await
+        .unwrap()
+        .header()
+        .unwrap()
+        .revision();
+    for (i, m) in members.iter().enumerate() {
+        let mut c = Client::connect([m.client.clone()], None).await.unwrap();
+        for key in ["forwarded", "held"] {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let kv = loop {
+                let got = c
+                    .get(key, Some(GetOptions::new().with_serializable()))
+                    .await
+                    .unwrap();
+                if got.header().unwrap().revision() >= final_revision {
+                    break got.kvs().first().cloned();
+                }
+                assert!(Instant::now() < deadline, "member {i} did not catch up");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            };
+            let kv = kv.unwrap_or_else(|| panic!("{key} is missing on member {i}"));
+            assert_eq!(
+                (kv.version(), kv.create_revision()),
+                (1, kv.mod_revision()),
+                "{key} on member {i} was applied more than once"
+            );
+        }
+    }
+    let history = reader
+        .get(
+            "",
+            Some(
+                GetOptions::new()
+                    .with_all_keys()
+                    .with_revision(final_revision),
+            ),
+        )
+        .await
+        .unwrap();
+    let puts: Vec<_> = history
+        .kvs()
+        .iter()
+        .map(|kv| (String::from_utf8_lossy(kv.key()).into_owned(), kv.version()))
+        .collect();
+    assert_eq!(
+        puts,
+        [
+            ("forwarded".to_string(), 1),
+            ("held".to_string(), 1),
+            ("last".to_string(), 1),
+            ("warm".to_string(), 2)
+        ],
+        "every write once, and nothing else"
+    );
+    assert_eq!(
+        final_revision, 6,
+        "revisions: 2 warm-ups, the two held writes, the last (from 1)"
+    );
+}

@@ -428,6 +428,20 @@ async fn exports_what_etcds_e2e_suite_expects(srv: &common::TestServer) {
         ("os_fd_used ", 1.0),
         ("os_fd_limit ", 1.0),
         ("promhttp_metric_handler_requests_total{code=\"200\"} ", 1.0),
+        // RocksDB's own memory: both databases' memtables, and the block
+        // cache their files' blocks went through (the hash read them all).
+        (
+            "hark_rocksdb_memory_bytes{db=\"store\",kind=\"memtables\"} ",
+            1.0,
+        ),
+        (
+            "hark_rocksdb_memory_bytes{db=\"log\",kind=\"memtables\"} ",
+            1.0,
+        ),
+        (
+            "hark_rocksdb_memory_bytes{db=\"shared\",kind=\"block_cache\"} ",
+            1.0,
+        ),
     ] {
         let seen = value_of(&body, series);
         assert!(

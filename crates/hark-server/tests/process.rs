@@ -547,7 +547,9 @@ fn nothing_a_member_writes_is_readable_by_another_user() {
 
 /// Runs `hark` in `cwd` with `args`, calls `once_serving`, then writes 64
 /// KiB values until the process exits by itself; its exit status and log.
-/// Puts that fail meanwhile are expected (the member is failing).
+/// Puts that fail meanwhile are expected (the member is failing). The
+/// values are pseudo-random: RocksDB compresses its tables (LZ4), and with
+/// memtables flushed early a repeated byte would never fill the disk.
 fn write_until_it_exits(
     cwd: &std::path::Path,
     args: &[String],
@@ -563,9 +565,18 @@ fn write_until_it_exits(
     let status = rt.block_on(async {
         let mut c = ready(&endpoint, &mut child).await;
         once_serving();
-        let value = vec![b'v'; 64 * 1024];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let mut i = 0u64;
         loop {
+            // xorshift64: incompressible enough, and cheap.
+            let value: Vec<u8> = (0..64 * 1024 / 8)
+                .flat_map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state.to_le_bytes()
+                })
+                .collect();
             if let Some(status) = child.try_wait().unwrap() {
                 return status;
             }
@@ -574,7 +585,7 @@ fn write_until_it_exits(
                 "the member did not exit after its fatal error\n{}",
                 logs(cwd)
             );
-            let put = c.put(format!("k{}", i % 1000), value.clone(), None);
+            let put = c.put(format!("k{}", i % 1000), value, None);
             let _ = tokio::time::timeout(Duration::from_millis(500), put).await;
             i += 1;
         }

@@ -47,6 +47,8 @@ pub(crate) enum Command {
     },
     /// Each stream's load, for [`crate::WatchHub::stream_loads`].
     Report(crossbeam_channel::Sender<Vec<crate::StreamLoad>>),
+    /// The window's size, for [`crate::WatchHub::window_usage`].
+    Window(crossbeam_channel::Sender<crate::WindowUsage>),
     /// No hub handle is left: stop once the last stream closes.
     HubDropped,
     /// Stop until the sender is dropped (see [`crate::WatchHub::pause`]).

@@ -17,7 +17,8 @@ pub struct WatchConfig {
     pub stream_bytes: usize,
     /// Most recent revisions kept in memory for catch-up...
     pub window_revisions: usize,
-    /// ...and most bytes of their keys and values.
+    /// ...and most bytes they hold: their keys and values, previous values,
+    /// and the encoded forms streams keep in them once sent.
     pub window_bytes: usize,
     /// A catch-up response is cut at a revision boundary past this many bytes
     /// (well under gRPC's 2 MiB default, even without `fragment`).

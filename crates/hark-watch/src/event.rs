@@ -1,11 +1,13 @@
 //! Events as the engine shares them: allocated once per change, referenced by
 //! every watcher that receives it, encoded at most once per form.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use hark_mvcc::{EventKind, KeyValue, RangeRequest, Store};
 use prost::Message;
+
+use crate::window_share::WindowShare;
 
 /// One change of one key, shared (`Arc`) by every receiver.
 #[derive(Debug)]
@@ -17,6 +19,10 @@ pub struct WatchEvent {
     prev_kv: OnceLock<Option<KeyValue>>,
     encoded: OnceLock<Bytes>,
     encoded_with_prev: OnceLock<Bytes>,
+    /// Its revision's share of the engine's window, for an event published
+    /// into it: what the event gains later (encoded forms, a previous value
+    /// read on demand) counts against the window's budget.
+    window: Option<Arc<WindowShare>>,
 }
 
 /// `mvccpb.Event`'s wire layout.
@@ -40,6 +46,19 @@ impl WatchEvent {
             prev_kv: OnceLock::new(),
             encoded: OnceLock::new(),
             encoded_with_prev: OnceLock::new(),
+            window: None,
+        }
+    }
+
+    /// The event, counted in the window by `share`.
+    pub(crate) fn in_window(mut self, share: Arc<WindowShare>) -> Self {
+        self.window = Some(share);
+        self
+    }
+
+    fn grew(&self, bytes: usize) {
+        if let Some(share) = &self.window {
+            share.grew(bytes);
         }
     }
 
@@ -83,7 +102,11 @@ impl WatchEvent {
             }
             let mut req = RangeRequest::key(self.kv.key.clone());
             req.revision = self.kv.mod_revision - 1;
-            store.range(&req).ok().and_then(|mut r| r.kvs.pop())
+            let prev = store.range(&req).ok().and_then(|mut r| r.kvs.pop());
+            if let Some(p) = &prev {
+                self.grew(p.key.len() + p.value.len());
+            }
+            prev
         });
     }
 
@@ -107,7 +130,9 @@ impl WatchEvent {
                     None
                 },
             };
-            Bytes::from(wire.encode_to_vec())
+            let encoded = Bytes::from(wire.encode_to_vec());
+            self.grew(encoded.len());
+            encoded
         })
     }
 

@@ -81,10 +81,11 @@ mod outbox;
 mod request;
 mod response;
 mod stream;
+mod window_share;
 
 pub use config::{DEFAULT_WINDOW_BYTES, WatchConfig};
 pub use event::WatchEvent;
 pub use outbox::{MAX_UNANSWERED, Responses};
 pub use request::{WatchError, WatchRequest};
 pub use response::{Events, NO_WATCH_ID, ResponseKind, WatchId, WatchResponse};
-pub use stream::{EnginePause, StreamLoad, WatchHub, WatchStream};
+pub use stream::{EnginePause, StreamLoad, WatchHub, WatchStream, WindowUsage};

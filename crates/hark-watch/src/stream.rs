@@ -136,6 +136,15 @@ impl WatchHub {
         answer.recv_timeout(timeout).ok()
     }
 
+    /// The engine's window of recent revisions: how many, and the bytes
+    /// they hold (`hark_watch_window_revisions` and `_bytes`); `None` if the
+    /// engine did not answer within `timeout`.
+    pub fn window_usage(&self, timeout: std::time::Duration) -> Option<WindowUsage> {
+        let (reply, answer) = crossbeam_channel::bounded(1);
+        self.inner.commands.send(Command::Window(reply)).ok()?;
+        answer.recv_timeout(timeout).ok()
+    }
+
     /// Events this hub's consumers have taken, and events queued for them
     /// and not yet taken (the figures behind `etcd_debugging_mvcc_events_total`
     /// and `etcd_debugging_mvcc_pending_events_total`).
@@ -228,6 +237,16 @@ pub struct StreamLoad {
     pub queued_events: usize,
     /// ...and their approximate bytes.
     pub queued_bytes: usize,
+}
+
+/// The engine's window, as [`WatchHub::window_usage`] reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowUsage {
+    /// Revisions in the window.
+    pub revisions: usize,
+    /// Bytes their events hold: as they entered the window, and what they
+    /// gained there since (encoded forms, previous values read later).
+    pub bytes: usize,
 }
 
 /// Holds the engine stopped (see [`WatchHub::pause`]); dropping it resumes.

@@ -685,3 +685,70 @@ fn a_stream_holds_at_most_its_watcher_bound() {
     drop((ws, rx, other, other_rx));
     hub.shutdown();
 }
+
+/// The window counts what its events hold once sent: the encoded form a
+/// stream keeps in each counts against its budget when it is made (once),
+/// and past the budget the oldest revisions leave with what they gained.
+/// Counting only what events held as they entered, 60 revisions of 1 KiB
+/// values fit a 64 KiB window; encoded, each holds about twice that.
+#[test]
+fn the_window_counts_the_encoded_forms_its_events_keep() {
+    let budget = 64 << 10;
+    let (store, hub) = setup(WatchConfig {
+        window_bytes: budget,
+        ..WatchConfig::default()
+    });
+    let (ws, rx) = hub.new_stream();
+    ws.watch(WatchRequest::prefix("k")).unwrap();
+    created(&next(&rx));
+    let value = "v".repeat(1000);
+    let receive = |n: usize| {
+        let mut events = Vec::new();
+        while events.len() < n {
+            events.extend(next(&rx).events().iter().cloned());
+        }
+        events
+    };
+    for i in 0..20 {
+        put(&store, &format!("k{i:02}"), &value);
+    }
+    let first = receive(20);
+    let before = hub.window_usage(WAIT).unwrap();
+    assert_eq!(before.revisions, 20);
+    let encoded: usize = first.iter().map(|e| e.encoded(false).len()).sum();
+    let after = hub.window_usage(WAIT).unwrap();
+    assert_eq!(
+        after.bytes,
+        before.bytes + encoded,
+        "each encoding counts when it is made"
+    );
+    let again: usize = first.iter().map(|e| e.encoded(false).len()).sum();
+    assert_eq!(again, encoded);
+    assert_eq!(
+        hub.window_usage(WAIT).unwrap(),
+        after,
+        "an encoding reused counts nothing more"
+    );
+
+    for i in 20..60 {
+        put(&store, &format!("k{i:02}"), &value);
+    }
+    for e in receive(40) {
+        e.encoded(false);
+    }
+    // One more revision: the window is trimmed to its budget as it enters.
+    put(&store, "k60", &value);
+    receive(1);
+    let trimmed = hub.window_usage(WAIT).unwrap();
+    assert!(
+        trimmed.bytes <= budget,
+        "{trimmed:?} past a budget of {budget}"
+    );
+    let per_revision = before.bytes / 20 + encoded / 20;
+    assert!(
+        trimmed.revisions <= budget / per_revision + 2,
+        "{trimmed:?}: more revisions than fit once encoded ({per_revision} bytes each)"
+    );
+    drop((ws, rx));
+    hub.shutdown();
+}

@@ -334,9 +334,21 @@ func (w *workload) bench(m *members, cp *controlPlane, resultsPath string) check
 	results.set("bench_wall_s", time.Since(wallStart).Seconds())
 	// Hark's watch engine keeps the newest revisions in memory for
 	// catch-up (etcd has no such window): how much of each member it is.
+	// RocksDB's own memory (outside the Rust heap), by database and kind.
+	rocksdb := []struct{ db, kind string }{
+		{"store", "memtables"}, {"store", "table_readers"},
+		{"log", "memtables"}, {"log", "table_readers"},
+		{"shared", "block_cache"},
+	}
 	for i, metrics := range m.metrics {
 		if v, ok := scrapeGauge(metrics+"/metrics", "hark_watch_window_bytes"); ok {
 			results.set(fmt.Sprintf("m%d_watch_window_mib", i), v/(1<<20))
+		}
+		for _, r := range rocksdb {
+			series := fmt.Sprintf("hark_rocksdb_memory_bytes{db=%q,kind=%q}", r.db, r.kind)
+			if v, ok := scrapeGauge(metrics+"/metrics", series); ok {
+				results.set(fmt.Sprintf("m%d_rocksdb_%s_%s_mib", i, r.db, r.kind), v/(1<<20))
+			}
 		}
 	}
 	if resultsPath != "" {

@@ -325,6 +325,17 @@ func (w *workload) faults(m *members, p *pki) checkFailures {
 	r.checkWatch(fail)
 	r.checkErrors(fail)
 	fmt.Printf("      %d writes acknowledged, %d failed; %d watch events; kubectl failed %d times\n", len(r.acks), len(r.fails), len(r.watched), len(r.kubectl))
+	// Hark proposes a write again to the next leader once it is certain
+	// the one a dead or paused leader held never applies: how often.
+	again, seen := 0.0, false
+	for _, metrics := range m.metrics {
+		if v, ok := scrapeGauge(metrics+"/metrics", "hark_raft_proposals_proposed_again_total"); ok {
+			again, seen = again+v, true
+		}
+	}
+	if seen {
+		fmt.Printf("      writes proposed again to a later leader (counted since each member's start): %.0f\n", again)
+	}
 	return failures
 }
 
@@ -388,10 +399,11 @@ func (r *faultRun) checkWatch(fail func(string, ...any)) {
 
 // checkErrors: no 5xx (nor unanswered request) later than a second after
 // a kill, or outside the faults; kubectl never failed. A write caught by
-// the pause may time out, on etcd as on Hark, up to the request timeout
-// (7 s) after the leader resumes: forwarded to the paused leader, or
-// queued in its socket and proposed at its old term once it resumes.
-// Those are counted and shown, not judged.
+// the pause may time out on etcd up to the request timeout (7 s) after the
+// leader resumes: forwarded to the paused leader, or queued in its socket
+// and proposed at its old term once it resumes (Hark proposes such a
+// write again to the next leader). Those are counted and shown, not
+// judged.
 func (r *faultRun) checkErrors(fail func(string, ...any)) {
 	within := func(at, from, to time.Time) bool { return !at.Before(from) && !at.After(to) }
 	duringKill, duringPause := 0, 0

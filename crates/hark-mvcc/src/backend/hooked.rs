@@ -81,4 +81,8 @@ impl<B: Backend, H: BackendHooks> Backend for Hooked<B, H> {
     fn reclaim_space(&self) -> Result<()> {
         self.inner.reclaim_space()
     }
+
+    fn record_memory(&self) {
+        self.inner.record_memory()
+    }
 }

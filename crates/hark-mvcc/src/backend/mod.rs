@@ -18,7 +18,9 @@ pub use fjall::FjallBackend;
 pub use hooked::{BackendHooks, Hooked};
 pub use memory::MemoryBackend;
 #[cfg(feature = "rocksdb")]
-pub use rocks::{RocksBackend, simulate_power_loss};
+pub use rocks::{
+    MEMORY_GAUGE, RocksBackend, column_family_options, record_memory, simulate_power_loss,
+};
 
 use std::path::Path;
 
@@ -263,6 +265,10 @@ pub trait Backend: Send + Sync + 'static {
     /// Rewrites storage so that deleted and overwritten entries stop taking
     /// space (etcd's defragmentation). Reads and writes go on meanwhile.
     fn reclaim_space(&self) -> Result<()>;
+
+    /// Sets the gauges of the memory the backend holds outside the Rust
+    /// heap (RocksDB's `hark_rocksdb_memory_bytes`), if it has any.
+    fn record_memory(&self);
 }
 
 /// A read-only, point-in-time view of a backend (see [`Backend::read_snapshot`]).
@@ -318,5 +324,9 @@ impl<B: Backend> Backend for std::sync::Arc<B> {
 
     fn reclaim_space(&self) -> Result<()> {
         (**self).reclaim_space()
+    }
+
+    fn record_memory(&self) {
+        (**self).record_memory()
     }
 }

@@ -267,6 +267,7 @@ impl Shared {
         if !now && at.is_some_and(|t| t.elapsed() < SIZE_REFRESH) {
             return;
         }
+        self.backend.record_memory();
         let total = self.backend.size_bytes();
         let in_use = self.backend.size_in_use_bytes().min(total);
         self.sizes.total.store(total, Ordering::Relaxed);

@@ -91,12 +91,19 @@ impl Replica {
         ))
     }
 
-    /// Waits until this member knows a leader.
-    pub(super) async fn wait_for_leader(&self, deadline: Instant) -> Result<u64, ReplicaError> {
+    /// Waits (up to `deadline`) until this member knows a leader: the
+    /// leader and its term, read together.
+    pub(super) async fn wait_for_leader_in_term(
+        &self,
+        deadline: Instant,
+    ) -> Result<(u64, u64), ReplicaError> {
         let mut metrics = self.raft.metrics();
         loop {
-            if let Some(leader) = metrics.borrow_and_update().current_leader {
-                return Ok(leader);
+            {
+                let m = metrics.borrow_and_update();
+                if let Some(leader) = m.current_leader {
+                    return Ok((leader, m.current_term));
+                }
             }
             match tokio::time::timeout_at(deadline, metrics.changed()).await {
                 Ok(Ok(())) => {}
@@ -104,5 +111,10 @@ impl Replica {
                 Err(_) => return Err(ReplicaError::Timeout),
             }
         }
+    }
+
+    /// Waits until this member knows a leader.
+    pub(super) async fn wait_for_leader(&self, deadline: Instant) -> Result<u64, ReplicaError> {
+        Ok(self.wait_for_leader_in_term(deadline).await?.0)
     }
 }

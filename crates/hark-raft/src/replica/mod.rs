@@ -37,13 +37,30 @@ mod start;
 mod transfer;
 
 pub use membership::MembershipChange;
+pub use propose::PROPOSED_AGAIN;
 
 /// What became of a proposal, with the leader's apply of it when the
 /// leader sent it (see [`crate::types::ProposeAnswer`]).
-type Outcome = (Proposed, Option<Applied>);
+#[derive(Debug)]
+struct Outcome {
+    proposed: Proposed,
+    leaders_apply: Option<Applied>,
+    /// The term the proposal was bound to (see [`Queued::bind_to_term`]).
+    term: u64,
+}
 
-/// A proposal, where its outcome goes, and when it was queued.
-type Queued = (Proposal, oneshot::Sender<Outcome>, std::time::Instant);
+/// A proposal on its way to the proposer.
+struct Queued {
+    proposal: Proposal,
+    /// Where its outcome goes.
+    outcome: oneshot::Sender<Outcome>,
+    queued: std::time::Instant,
+    /// A plain write that the proposer binds to the term of the leader it
+    /// proposes to (a [`crate::types::Command::WriteInTerm`]), so that it
+    /// applies in that term or never: once this member applies an entry of
+    /// a later term, its writer knows it never will and proposes it again.
+    bind_to_term: bool,
+}
 type ProposalQueue = mpsc::Sender<Queued>;
 
 /// What the leader does with requests forwarded to it by
@@ -217,6 +234,8 @@ pub struct Replica {
     health: PeerHealth,
     /// True once openraft's tasks have let go of the log (see `shutdown`).
     log_closed: Box<dyn Fn() -> bool + Send + Sync>,
+    /// Sets the gauge of the log database's RocksDB memory.
+    log_memory: Box<dyn Fn() + Send + Sync>,
     /// True once openraft's tasks have let go of the store (see `shutdown`).
     state_released: Box<dyn Fn() -> bool + Send + Sync>,
     /// Other members' word on callers this member does not know.
@@ -400,6 +419,12 @@ impl Replica {
                 .is_some_and(|ms| u128::from(ms) <= self.election_timeout.as_millis()),
             Some(_) => true,
         }
+    }
+
+    /// Sets the gauges of the raft log's RocksDB memory (called before a
+    /// metrics scrape).
+    pub fn record_log_memory(&self) {
+        (self.log_memory)();
     }
 
     /// Whether this member is the leader now.

@@ -14,8 +14,8 @@ use tokio::time::Instant;
 use super::{Outcome, Queued, Replica, ReplicaError};
 use crate::network::{Method, never_sent, refused};
 use crate::stages;
-use crate::state_machine::Pending;
-use crate::types::{APPLIED_BYTES, Batch, Command, Proposal, ProposeAnswer, Proposed};
+use crate::state_machine::{OwnApply, Pending};
+use crate::types::{APPLIED_BYTES, Applied, Batch, Command, Proposal, ProposeAnswer, Proposed};
 
 /// Drops the leader's waiters for a follower's proposals when their batch
 /// is answered (or its call dropped).
@@ -36,6 +36,51 @@ impl Drop for Forget<'_> {
     fn drop(&mut self) {
         self.0.forget(self.1);
         metrics::gauge!("etcd_server_proposals_pending").decrement(1.0);
+    }
+}
+
+/// The counter of writes proposed again because an earlier proposal of
+/// them was certain never to apply: bound to a term, and not applied by
+/// the time this member applied an entry of a later term.
+pub const PROPOSED_AGAIN: &str = "hark_raft_proposals_proposed_again_total";
+
+/// What one attempt at a proposal came to.
+enum Attempt {
+    Answered(Result<WriteResponse, ReplicaError>),
+    /// It was bound to a term and is certain never to apply.
+    NeverApplied,
+}
+
+/// The writer's answer from its own apply (`bound`: its proposal was bound
+/// to a term by the proposer, and may be made again).
+fn own_answer(own: Result<OwnApply, oneshot::error::RecvError>, bound: bool) -> Attempt {
+    match own {
+        Ok(OwnApply::Done(result)) => Attempt::Answered(result.map_err(ReplicaError::Store)),
+        Ok(OwnApply::OtherTerm) if bound => Attempt::NeverApplied,
+        // A change a leader decided in its term (a lease's revoke) is
+        // refused for good once another term's leader appended it.
+        Ok(OwnApply::OtherTerm) => {
+            Attempt::Answered(Err(ReplicaError::Store(hark_mvcc::Error::GuardFailed)))
+        }
+        Err(_) => Attempt::Answered(Err(ReplicaError::Stopped)),
+    }
+}
+
+/// `proposal` bound to `term` if it is a plain write.
+fn bind_to(proposal: Proposal, term: u64) -> Proposal {
+    let Proposal {
+        origin,
+        seq,
+        command,
+    } = proposal;
+    let command = match command {
+        Command::Write(request) => Command::WriteInTerm { term, request },
+        other => other,
+    };
+    Proposal {
+        origin,
+        seq,
+        command,
     }
 }
 
@@ -63,13 +108,13 @@ pub(super) async fn run_proposer(
     mut queue: mpsc::Receiver<Queued>,
 ) {
     while let Some(first) = queue.recv().await {
-        let mut weight = first.0.weight();
+        let mut weight = first.proposal.weight();
         let mut batch = vec![first];
         let mut yields = 0;
         while batch.len() < BATCH_PROPOSALS && weight < BATCH_BYTES {
             match queue.try_recv() {
                 Ok(next) => {
-                    weight += next.0.weight();
+                    weight += next.proposal.weight();
                     batch.push(next);
                 }
                 Err(_) if yields < 2 => {
@@ -83,18 +128,24 @@ pub(super) async fn run_proposer(
             return;
         };
         let mut proposals = Vec::with_capacity(batch.len());
+        let mut bound = Vec::with_capacity(batch.len());
         let mut answers = Vec::with_capacity(batch.len());
-        for (proposal, answer, queued) in batch {
-            stages::record("queue", queued);
-            proposals.push(proposal);
-            answers.push(answer);
+        for queued in batch {
+            stages::record("queue", queued.queued);
+            proposals.push(queued.proposal);
+            bound.push(queued.bind_to_term);
+            answers.push(queued.outcome);
         }
         let started = std::time::Instant::now();
-        let outcomes = replica.propose_batch(Batch { proposals }).await;
+        let (term, outcomes) = replica.propose_batch(proposals, &bound).await;
         stages::record("batch", started);
         drop(replica);
-        for (answer, outcome) in answers.into_iter().zip(outcomes) {
-            let _ = answer.send(outcome);
+        for (answer, (proposed, leaders_apply)) in answers.into_iter().zip(outcomes) {
+            let _ = answer.send(Outcome {
+                proposed,
+                leaders_apply,
+                term,
+            });
         }
     }
 }
@@ -138,72 +189,161 @@ impl Replica {
         result
     }
 
+    /// Proposes `command` until it is answered, or the request timeout.
+    /// An attempt that is certain never to apply is made again: a plain
+    /// write is bound to the term it is proposed in, so a write held up by
+    /// a leader that died or was paused is proposed to the next leader as
+    /// soon as this member has applied that leader's first entry, instead of
+    /// waiting out the timeout (a client such as the Kubernetes API server
+    /// does not retry a write that may have applied: it answers 500).
     async fn propose_and_wait(&self, command: Command) -> Result<WriteResponse, ReplicaError> {
+        let deadline = Instant::now() + self.request_timeout;
+        loop {
+            match self.attempt(&command, deadline).await {
+                Attempt::Answered(result) => return result,
+                Attempt::NeverApplied => {
+                    metrics::counter!(PROPOSED_AGAIN).increment(1);
+                }
+            }
+        }
+    }
+
+    /// One proposal of `command`, under its own sequence number (a later
+    /// attempt's apply is never taken for this one's, nor the reverse).
+    async fn attempt(&self, command: &Command, deadline: Instant) -> Attempt {
         let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
         // etcd refuses proposals once its apply is 5000 entries behind; this
         // member refuses past as many writes of its own waiting to apply.
         let Some(mut applied) = self.pending.register(seq, hark_mvcc::MAX_QUEUED_REQUESTS) else {
             metrics::counter!("etcd_server_proposals_failed_total").increment(1);
-            return Err(ReplicaError::Store(hark_mvcc::Error::TooManyRequests));
+            return Attempt::Answered(Err(ReplicaError::Store(hark_mvcc::Error::TooManyRequests)));
         };
         metrics::gauge!("etcd_server_proposals_pending").increment(1.0);
         // However this ends (an answer, an error, the caller gone), nobody
         // waits for `seq` any more.
         let _forget = Forget(&self.pending, seq);
+        let bind_to_term = matches!(command, Command::Write(_));
         let proposal = Proposal {
             origin: self.member_id,
             seq,
-            command,
+            command: command.clone(),
         };
-        let deadline = Instant::now() + self.request_timeout;
-        let timed_out = |_| ReplicaError::Timeout;
+        // Read before the proposal leaves: see `await_own_apply`.
+        let snapshots = self.pending.snapshots_installed();
         // The answer is this member's own apply, which may come before the
         // batch's outcome (openraft answers the batch after its whole apply).
-        loop {
+        let term = loop {
             let (tx, rx) = oneshot::channel();
-            match tokio::time::timeout_at(
-                deadline,
-                self.proposals
-                    .send((proposal.clone(), tx, std::time::Instant::now())),
-            )
-            .await
-            {
-                Err(_) => return Err(ReplicaError::Timeout),
-                Ok(Err(_)) => return Err(ReplicaError::Stopped),
+            let queued = Queued {
+                proposal: proposal.clone(),
+                outcome: tx,
+                queued: std::time::Instant::now(),
+                bind_to_term,
+            };
+            match tokio::time::timeout_at(deadline, self.proposals.send(queued)).await {
+                Err(_) => return Attempt::Answered(Err(ReplicaError::Timeout)),
+                Ok(Err(_)) => return Attempt::Answered(Err(ReplicaError::Stopped)),
                 Ok(Ok(())) => {}
             }
-            let (outcome, leaders_apply) = tokio::select! {
+            let outcome = tokio::select! {
                 biased;
                 // Applied here already: the batch's own answer comes later.
-                result = &mut applied => {
-                    return match result {
-                        Ok(result) => result.map_err(ReplicaError::Store),
-                        Err(_) => Err(ReplicaError::Stopped),
-                    };
-                }
-                outcome = tokio::time::timeout_at(deadline, rx) => {
-                    outcome.map_err(timed_out)?.unwrap_or((Proposed::Stopped, None))
-                }
+                own = &mut applied => return own_answer(own, bind_to_term),
+                outcome = tokio::time::timeout_at(deadline, rx) => match outcome {
+                    Err(_) => return Attempt::Answered(Err(ReplicaError::Timeout)),
+                    Ok(outcome) => outcome.unwrap_or(Outcome {
+                        proposed: Proposed::Stopped,
+                        leaders_apply: None,
+                        term: 0,
+                    }),
+                },
             };
-            if let (Proposed::Appended, Some((index, result))) = (outcome, leaders_apply) {
-                return self
-                    .answer_once_applied(applied, index, result, deadline)
-                    .await;
+            if let (Proposed::Appended, Some((index, result))) =
+                (outcome.proposed, outcome.leaders_apply)
+            {
+                // `GuardFailed` from the leader could be its refusal of a
+                // write bound to another term: this member's apply tells.
+                if !(bind_to_term && matches!(result, Err(hark_mvcc::Error::GuardFailed))) {
+                    return self
+                        .answer_once_applied(applied, bind_to_term, index, result, deadline)
+                        .await;
+                }
             }
-            match outcome {
-                Proposed::Appended | Proposed::Unknown => break,
+            match outcome.proposed {
+                Proposed::Appended | Proposed::Unknown => break outcome.term,
                 // Certainly not in any log: safe to propose again.
                 Proposed::NotAppended if Instant::now() < deadline => {
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
-                Proposed::NotAppended => return Err(ReplicaError::Timeout),
-                Proposed::Stopped => return Err(ReplicaError::Stopped),
+                Proposed::NotAppended => return Attempt::Answered(Err(ReplicaError::Timeout)),
+                Proposed::Stopped => return Attempt::Answered(Err(ReplicaError::Stopped)),
+            }
+        };
+        let bound_term = bind_to_term.then_some(term);
+        self.await_own_apply(applied, bound_term, snapshots, deadline)
+            .await
+    }
+
+    /// Waits for this member's own apply of a proposal that may be in the
+    /// log. One bound to `bound_term` that this member has not applied by
+    /// the time it applies an entry of a later term never applies: the
+    /// committed log's terms never decrease, so every entry of that term is
+    /// applied here by then, and the proposal in any later entry is refused.
+    /// Unless a snapshot was installed meanwhile (`snapshots` is the count
+    /// before the proposal left): its entries are not applied one by one,
+    /// and the proposal may be among them, so the writer waits it out.
+    async fn await_own_apply(
+        &self,
+        mut applied: oneshot::Receiver<OwnApply>,
+        bound_term: Option<u64>,
+        snapshots: u64,
+        deadline: Instant,
+    ) -> Attempt {
+        let bound = bound_term.is_some();
+        let mut metrics = self.raft.metrics();
+        let later_term_applied = async move {
+            let Some(term) = bound_term else {
+                return std::future::pending::<()>().await;
+            };
+            loop {
+                if metrics
+                    .borrow_and_update()
+                    .last_applied
+                    .is_some_and(|last| last.leader_id.term > term)
+                {
+                    return;
+                }
+                if metrics.changed().await.is_err() {
+                    return std::future::pending::<()>().await;
+                }
+            }
+        };
+        tokio::select! {
+            biased;
+            own = &mut applied => return own_answer(own, bound),
+            () = later_term_applied => {}
+            () = tokio::time::sleep_until(deadline) => {
+                return Attempt::Answered(Err(ReplicaError::Timeout));
             }
         }
-        match tokio::time::timeout_at(deadline, applied).await {
-            Ok(Ok(result)) => result.map_err(ReplicaError::Store),
-            Ok(Err(_)) => Err(ReplicaError::Stopped),
-            Err(_) => Err(ReplicaError::Timeout),
+        // The apply answers before raft reports it applied: an apply of this
+        // proposal is in the channel by now.
+        match applied.try_recv() {
+            Ok(own) => own_answer(Ok(own), bound),
+            Err(oneshot::error::TryRecvError::Closed) => {
+                Attempt::Answered(Err(ReplicaError::Stopped))
+            }
+            Err(oneshot::error::TryRecvError::Empty)
+                if self.pending.snapshots_installed() == snapshots =>
+            {
+                Attempt::NeverApplied
+            }
+            Err(oneshot::error::TryRecvError::Empty) => {
+                match tokio::time::timeout_at(deadline, applied).await {
+                    Ok(own) => own_answer(own, bound),
+                    Err(_) => Attempt::Answered(Err(ReplicaError::Timeout)),
+                }
+            }
         }
     }
 
@@ -216,11 +356,12 @@ impl Replica {
     /// [`ProposeAnswer`]: crate::types::ProposeAnswer
     async fn answer_once_applied(
         &self,
-        mut own_apply: oneshot::Receiver<hark_mvcc::Result<WriteResponse>>,
+        mut own_apply: oneshot::Receiver<OwnApply>,
+        bound: bool,
         index: u64,
         result: hark_mvcc::Result<WriteResponse>,
         deadline: Instant,
-    ) -> Result<WriteResponse, ReplicaError> {
+    ) -> Attempt {
         let mut metrics = self.raft.metrics();
         let applied_here = async move {
             loop {
@@ -238,40 +379,58 @@ impl Replica {
         };
         tokio::select! {
             biased;
-            own = &mut own_apply => match own {
-                Ok(own) => own.map_err(ReplicaError::Store),
-                Err(_) => Err(ReplicaError::Stopped),
-            },
-            caught_up = tokio::time::timeout_at(deadline, applied_here) => match caught_up {
+            own = &mut own_apply => own_answer(own, bound),
+            caught_up = tokio::time::timeout_at(deadline, applied_here) => Attempt::Answered(match caught_up {
                 Ok(true) => result.map_err(ReplicaError::Store),
                 Ok(false) => Err(ReplicaError::Stopped),
                 Err(_) => Err(ReplicaError::Timeout),
-            },
+            }),
         }
     }
 
     /// Gets one batch of proposals into the leader's log (this member's own
-    /// raft when it leads, else the leader's over the peer protocol).
-    pub(super) async fn propose_batch(&self, batch: Batch) -> Vec<Outcome> {
-        let n = batch.proposals.len();
+    /// raft when it leads, else the leader's over the peer protocol), the
+    /// `bound` ones bound to that leader's term. Answers with the term and
+    /// each proposal's outcome.
+    pub(super) async fn propose_batch(
+        &self,
+        proposals: Vec<Proposal>,
+        bound: &[bool],
+    ) -> (u64, Vec<(Proposed, Option<Applied>)>) {
+        let n = proposals.len();
         let all = |proposed: Proposed| vec![(proposed, None); n];
         let deadline = Instant::now() + self.request_timeout;
-        let leader = match self.wait_for_leader(deadline).await {
-            Ok(l) => l,
-            Err(ReplicaError::Stopped) => return all(Proposed::Stopped),
-            Err(_) => return all(Proposed::NotAppended),
+        let (leader, term) = match self.wait_for_leader_in_term(deadline).await {
+            Ok(known) => known,
+            Err(ReplicaError::Stopped) => return (0, all(Proposed::Stopped)),
+            Err(_) => return (0, all(Proposed::NotAppended)),
+        };
+        let batch = Batch {
+            proposals: proposals
+                .into_iter()
+                .zip(bound)
+                .map(|(p, &bind)| if bind { bind_to(p, term) } else { p })
+                .collect(),
         };
         if leader == self.member_id {
-            return all(self.append_here(batch, deadline).await);
+            return (term, all(self.append_here(batch, term, deadline).await));
         }
-        let sent = match self
-            .call_member::<_, ProposeAnswer, ()>(leader, Method::Propose, &batch, deadline)
-            .await
-        {
-            Ok(sent) => sent,
-            Err(_) => return all(Proposed::NotAppended),
+        let sent = tokio::select! {
+            sent = self.call_member::<_, ProposeAnswer, ()>(
+                leader,
+                Method::Propose,
+                &batch,
+                deadline,
+            ) => match sent {
+                Ok(sent) => sent,
+                Err(_) => return (term, all(Proposed::NotAppended)),
+            },
+            // The leader was replaced while it held the batch (it died, was
+            // paused or cut off): the proposer moves on, and the writers
+            // learn their proposals' fate from what this member applies.
+            () = self.leader_replaced(leader, term) => return (term, all(Proposed::Unknown)),
         };
-        match sent {
+        let outcomes = match sent {
             Some(Ok(Ok(answer))) if answer.outcomes.len() == n => {
                 let mut applied = answer.applied.into_iter();
                 answer
@@ -288,6 +447,24 @@ impl Replica {
             Some(Err(status)) if refused(&status) => all(Proposed::NotAppended),
             // Lost in transit: it may have been appended.
             Some(Ok(_)) | Some(Err(_)) => all(Proposed::Unknown),
+        };
+        (term, outcomes)
+    }
+
+    /// Returns once this member knows a leader other than `leader`, or a
+    /// term after `term`.
+    async fn leader_replaced(&self, leader: u64, term: u64) {
+        let mut metrics = self.raft.metrics();
+        loop {
+            {
+                let m = metrics.borrow_and_update();
+                if m.current_term > term || m.current_leader.is_some_and(|l| l != leader) {
+                    return;
+                }
+            }
+            if metrics.changed().await.is_err() {
+                return std::future::pending().await;
+            }
         }
     }
 
@@ -310,8 +487,14 @@ impl Replica {
         for proposal in batch.proposals {
             let apply = self.pending.expect_forwarded(proposal.origin, proposal.seq);
             let (tx, rx) = oneshot::channel();
-            let queued = std::time::Instant::now();
-            if self.proposals.send((proposal, tx, queued)).await.is_err() {
+            // As the follower made it (bound to a term or not).
+            let queued = Queued {
+                proposal,
+                outcome: tx,
+                queued: std::time::Instant::now(),
+                bind_to_term: false,
+            };
+            if self.proposals.send(queued).await.is_err() {
                 waiting.push((None, apply));
             } else {
                 waiting.push((Some(rx), apply));
@@ -321,7 +504,9 @@ impl Replica {
         let mut applied_bytes = 0;
         for (outcome, apply) in waiting {
             let outcome = match outcome {
-                Some(rx) => rx.await.map_or(Proposed::Stopped, |(outcome, _)| outcome),
+                Some(rx) => rx
+                    .await
+                    .map_or(Proposed::Stopped, |outcome| outcome.proposed),
                 None => Proposed::Stopped,
             };
             let mut applied = None;
@@ -349,11 +534,17 @@ impl Replica {
         answer
     }
 
-    /// The leader's half of proposing: one log entry for the whole batch.
-    pub(crate) async fn append_here(&self, batch: Batch, deadline: Instant) -> Proposed {
+    /// The leader's half of proposing: one log entry for the whole batch,
+    /// if this member still leads in `term` (the term its proposals were
+    /// bound to).
+    pub(crate) async fn append_here(&self, batch: Batch, term: u64, deadline: Instant) -> Proposed {
         let _no_transfer = self.until_no_transfer(deadline).await;
-        if !self.is_leader() {
-            return Proposed::NotAppended;
+        {
+            let m = self.raft.metrics();
+            let m = m.borrow();
+            if m.current_leader != Some(self.member_id) || m.current_term != term {
+                return Proposed::NotAppended;
+            }
         }
         match tokio::time::timeout_at(deadline, self.raft.client_write(batch)).await {
             Ok(Ok(_)) => Proposed::Appended,

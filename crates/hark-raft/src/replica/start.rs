@@ -134,6 +134,7 @@ impl Replica {
         }
         let restored_leadership = restored_leadership(&mut log, config.member_id).await?;
         let log_closed = Box::new(log.closed_probe());
+        let log_memory = Box::new(log.memory_probe());
         let state_released = Box::new(state_machine.released_probe());
         let health = PeerHealth::default();
         let refusals = PeerRefusals::default();
@@ -189,6 +190,7 @@ impl Replica {
             election_timeout: config.election_timeout,
             health,
             log_closed,
+            log_memory,
             state_released,
             forward_handler: parking_lot::RwLock::new(None),
             transfer: TransferState::default(),

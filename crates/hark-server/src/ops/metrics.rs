@@ -113,7 +113,7 @@ const GAUGES: [(&str, &str); 20] = [
     ),
 ];
 
-const COUNTERS: [(&str, &str); 11] = [
+const COUNTERS: [(&str, &str); 12] = [
     (
         crate::transport::traffic::RECEIVED,
         "The total number of bytes received from grpc clients.",
@@ -157,6 +157,10 @@ const COUNTERS: [(&str, &str); 11] = [
     (
         "etcd_debugging_mvcc_events_total",
         "Total number of events sent by this member.",
+    ),
+    (
+        hark_raft::PROPOSED_AGAIN,
+        "Writes proposed again, to a later leader, because an earlier proposal of them was certain never to apply.",
     ),
 ];
 
@@ -457,10 +461,14 @@ const MORE_GAUGES: [(&str, &str); 14] = [
 
 /// Labelled series described here and created by the layer that counts
 /// them (peer ids, client versions).
-const LABELLED: [(&str, &str); 4] = [
+const LABELLED: [(&str, &str); 5] = [
     (
         "etcd_network_active_peers",
         "The current number of active peer connections.",
+    ),
+    (
+        hark_mvcc::backend::MEMORY_GAUGE,
+        "Memory RocksDB holds outside the Rust heap, by database (store, log) and kind (memtables, table_readers, block_cache).",
     ),
     (
         "etcd_network_peer_sent_bytes_total",
@@ -588,6 +596,7 @@ pub fn refresh(node: &Node) {
         metrics::gauge!("etcd_debugging_auth_revision").set(auth.revision() as f64);
     }
     crate::ops::runtime_metrics::refresh();
+    node.replica.record_log_memory();
     // Reading the sizes re-measures them when stale, which sets their gauges.
     let _ = node.store.db_size();
     process_collector().collect();

@@ -285,7 +285,7 @@ impl Engine {
             .revisions
             .iter()
             .filter(|c| c.revision <= upto)
-            .map(|c| Arc::new(RevisionEvents::new(c)))
+            .map(|c| Arc::new(RevisionEvents::from_history(c)))
             .collect();
         Ok((chunk, (history.next - 1).min(upto)))
     }

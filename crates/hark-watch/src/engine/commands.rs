@@ -96,6 +96,12 @@ impl Engine {
             Command::Report(reply) => {
                 let _ = reply.send(self.stream_loads());
             }
+            Command::Window(reply) => {
+                let _ = reply.send(crate::WindowUsage {
+                    revisions: self.window.len(),
+                    bytes: self.window_held(),
+                });
+            }
             Command::HubDropped => self.hub_dropped = true,
             Command::Pause(resume) => {
                 let _ = resume.recv();

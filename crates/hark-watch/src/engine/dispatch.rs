@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hark_mvcc::CommittedRevision;
 
@@ -12,31 +13,65 @@ use crate::command::StreamId;
 use crate::event::WatchEvent;
 use crate::index::{SENT_SINCE_TICK, Slot, State};
 use crate::response::WatchResponse;
+use crate::window_share::WindowShare;
 
 /// The changes of one revision, shared by the window and every receiver.
 pub(super) struct RevisionEvents {
     pub(super) revision: i64,
     pub(super) events: Vec<Arc<WatchEvent>>,
+    /// What its events held when they were made; in the window, what they
+    /// gain there is counted by `share`.
     pub(super) bytes: usize,
+    pub(super) share: Option<Arc<WindowShare>>,
 }
 
 impl RevisionEvents {
-    pub(super) fn new(c: &CommittedRevision) -> Self {
+    /// A revision entering the window: `gained` is the window's total of
+    /// what its revisions' events gained there.
+    pub(super) fn entering_window(c: &CommittedRevision, gained: &Arc<AtomicUsize>) -> Self {
+        Self::new(c, Some(Arc::new(WindowShare::entering(gained.clone()))))
+    }
+
+    /// A revision read from the store's history (never in the window).
+    pub(super) fn from_history(c: &CommittedRevision) -> Self {
+        Self::new(c, None)
+    }
+
+    fn new(c: &CommittedRevision, share: Option<Arc<WindowShare>>) -> Self {
         let events: Vec<Arc<WatchEvent>> = c
             .events
             .iter()
-            .map(|e| Arc::new(WatchEvent::from_store(e, c.with_prev_kvs)))
+            .map(|e| {
+                let event = WatchEvent::from_store(e, c.with_prev_kvs);
+                Arc::new(match &share {
+                    Some(share) => event.in_window(share.clone()),
+                    None => event,
+                })
+            })
             .collect();
         let bytes = events.iter().map(|e| e.held_bytes()).sum();
         RevisionEvents {
             revision: c.revision,
             events,
             bytes,
+            share,
+        }
+    }
+
+    fn left_window(&self) {
+        if let Some(share) = &self.share {
+            share.left();
         }
     }
 }
 
 impl Engine {
+    /// Bytes the window holds: its events as they entered, and what they
+    /// gained since.
+    pub(super) fn window_held(&self) -> usize {
+        self.window_bytes + self.window_gained.load(Ordering::Relaxed)
+    }
+
     /// A newly committed revision: remember it, deliver it to synced watchers.
     pub(super) fn dispatch(&mut self, c: &CommittedRevision) {
         if c.revision <= self.rev {
@@ -48,7 +83,7 @@ impl Engine {
         if c.revision > self.rev + 1 || c.events.is_empty() {
             return self.resync(c.revision);
         }
-        let revision = Arc::new(RevisionEvents::new(c));
+        let revision = Arc::new(RevisionEvents::entering_window(c, &self.window_gained));
         self.rev = c.revision;
 
         // (watcher, event index) for every match; sorted, each watcher's events
@@ -96,10 +131,11 @@ impl Engine {
         self.window_bytes += revision.bytes;
         self.window.push_back(revision);
         while self.window.len() > self.config.window_revisions
-            || (self.window_bytes > self.config.window_bytes && self.window.len() > 1)
+            || (self.window_held() > self.config.window_bytes && self.window.len() > 1)
         {
             let old = self.window.pop_front().expect("non-empty");
             self.window_bytes -= old.bytes;
+            old.left_window();
         }
     }
 
@@ -119,7 +155,9 @@ impl Engine {
             }
         }
         // The window's revisions end before the jump; history covers the rest.
-        self.window.clear();
+        for old in self.window.drain(..) {
+            old.left_window();
+        }
         self.window_bytes = 0;
         self.rev = revision;
     }

@@ -16,7 +16,7 @@ mod victims;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, select};
@@ -62,7 +62,10 @@ pub(crate) struct Engine {
     counts: Arc<EventCounts>,
     /// Recent revisions, contiguous, ending at `rev`.
     window: VecDeque<Arc<RevisionEvents>>,
+    /// What the window's events held as they entered it...
     window_bytes: usize,
+    /// ...and what they gained since (see `window_share.rs`).
+    window_gained: Arc<AtomicUsize>,
     watchers: Slab,
     streams: HashMap<StreamId, StreamState>,
     synced: KeyIndex,
@@ -96,6 +99,7 @@ impl Engine {
             rev: start_rev,
             window: VecDeque::new(),
             window_bytes: 0,
+            window_gained: Arc::default(),
             watchers: Slab::default(),
             streams: HashMap::new(),
             synced: KeyIndex::default(),
@@ -171,7 +175,7 @@ impl Engine {
 
     fn report(&self) {
         metrics::gauge!("hark_watch_feed_queued_bytes").set(self.feed.queued_bytes() as f64);
-        metrics::gauge!("hark_watch_window_bytes").set(self.window_bytes as f64);
+        metrics::gauge!("hark_watch_window_bytes").set(self.window_held() as f64);
         metrics::gauge!("hark_watch_window_revisions").set(self.window.len() as f64);
         metrics::gauge!("etcd_debugging_mvcc_watch_stream_total").set(self.streams.len() as f64);
         metrics::gauge!("etcd_debugging_mvcc_watcher_total").set(self.watchers.len as f64);
