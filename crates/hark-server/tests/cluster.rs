@@ -1771,28 +1771,25 @@ async fn writes_a_paused_leader_held_are_proposed_again_to_the_next_leader() {
     let forwarded = tokio::spawn(async move { through_follower.put("forwarded", "f", None).await });
     let held = tokio::spawn(async move { to_leader.put("held", "h", None).await });
 
+    // Each write is answered, and answered with success.
+    let dir = cwd.path();
+    let succeeds = |put: tokio::task::JoinHandle<Result<_, etcd_client::Error>>, what| async move {
+        let answer = tokio::time::timeout(Duration::from_secs(20), put)
+            .await
+            .unwrap_or_else(|_| panic!("{what} got no answer"))
+            .unwrap();
+        assert!(answer.is_ok(), "{what}: {answer:?}\n{}", logs(dir));
+    };
     // The other two elect a leader, and the forwarded write is answered
     // while the old leader is still paused.
-    let forwarded = tokio::time::timeout(Duration::from_secs(20), forwarded)
-        .await
-        .expect("the forwarded write got no answer")
-        .unwrap();
-    assert!(
-        forwarded.is_ok(),
-        "the write a follower forwarded to the paused leader: {forwarded:?}\n{}",
-        logs(cwd.path())
-    );
+    succeeds(
+        forwarded,
+        "the write a follower forwarded to the paused leader",
+    )
+    .await;
     assert!(!held.is_finished(), "a paused member answered a write");
     signal(libc::SIGCONT);
-    let held = tokio::time::timeout(Duration::from_secs(20), held)
-        .await
-        .expect("the held write got no answer")
-        .unwrap();
-    assert!(
-        held.is_ok(),
-        "the write the paused leader held: {held:?}\n{}",
-        logs(cwd.path())
-    );
+    succeeds(held, "the write the paused leader held").await;
 
     // Applied once each, on every member: one version, one event.
     let mut reader = connect(follower).await.unwrap();

@@ -15,29 +15,38 @@ use parking_lot::Mutex;
 /// One revision's share: what its events gained while in the window.
 #[derive(Debug)]
 pub(crate) struct WindowShare {
-    /// Whether the revision is still in the window, and its events' gains
-    /// since it entered. Locked so that a gain and the revision's leaving
-    /// never interleave: `total` is exactly the sum over the revisions in
-    /// the window.
-    state: Mutex<(bool, usize)>,
+    /// Locked so that a gain and the revision's leaving never interleave:
+    /// `total` is exactly the sum over the revisions in the window.
+    gains: Mutex<Gains>,
     /// Every revision's gains in the window, together (the engine's).
     total: Arc<AtomicUsize>,
+}
+
+#[derive(Debug)]
+struct Gains {
+    /// The revision is still in the window.
+    in_window: bool,
+    /// What its events gained since it entered.
+    bytes: usize,
 }
 
 impl WindowShare {
     /// The share of a revision entering the window.
     pub(crate) fn entering(total: Arc<AtomicUsize>) -> Self {
         WindowShare {
-            state: Mutex::new((true, 0)),
+            gains: Mutex::new(Gains {
+                in_window: true,
+                bytes: 0,
+            }),
             total,
         }
     }
 
     /// An event of the revision now holds `bytes` more.
     pub(crate) fn grew(&self, bytes: usize) {
-        let mut state = self.state.lock();
-        if state.0 {
-            state.1 += bytes;
+        let mut gains = self.gains.lock();
+        if gains.in_window {
+            gains.bytes += bytes;
             self.total.fetch_add(bytes, Ordering::Relaxed);
         }
     }
@@ -45,10 +54,10 @@ impl WindowShare {
     /// The revision left the window: its gains no longer count (its events
     /// may live on in streams' queues, bounded there).
     pub(crate) fn left(&self) {
-        let mut state = self.state.lock();
-        if state.0 {
-            state.0 = false;
-            self.total.fetch_sub(state.1, Ordering::Relaxed);
+        let mut gains = self.gains.lock();
+        if gains.in_window {
+            gains.in_window = false;
+            self.total.fetch_sub(gains.bytes, Ordering::Relaxed);
         }
     }
 }

@@ -341,12 +341,13 @@ func (w *workload) bench(m *members, cp *controlPlane, resultsPath string) check
 		{"shared", "block_cache"},
 	}
 	for i, metrics := range m.metrics {
-		if v, ok := scrapeGauge(metrics+"/metrics", "hark_watch_window_bytes"); ok {
+		samples := scrape(metrics + "/metrics")
+		if v, ok := samples["hark_watch_window_bytes"]; ok {
 			results.set(fmt.Sprintf("m%d_watch_window_mib", i), v/(1<<20))
 		}
 		for _, r := range rocksdb {
 			series := fmt.Sprintf("hark_rocksdb_memory_bytes{db=%q,kind=%q}", r.db, r.kind)
-			if v, ok := scrapeGauge(metrics+"/metrics", series); ok {
+			if v, ok := samples[series]; ok {
 				results.set(fmt.Sprintf("m%d_rocksdb_%s_%s_mib", i, r.db, r.kind), v/(1<<20))
 			}
 		}
@@ -401,22 +402,27 @@ func rssSplit(pid int) (anon, file float64) {
 	return anon, file - anon
 }
 
-// scrapeGauge reads one unlabelled series from a Prometheus text page.
-func scrapeGauge(url, name string) (float64, bool) {
+// scrape reads a Prometheus text page into its samples, by series as
+// written (`name` or `name{labels}`); empty if the page cannot be read.
+func scrape(url string) map[string]float64 {
+	samples := map[string]float64{}
 	resp, err := http.Get(url)
 	if err != nil {
-		return 0, false
+		return samples
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, false
+		return samples
 	}
 	for _, line := range strings.Split(string(body), "\n") {
-		if rest, ok := strings.CutPrefix(line, name+" "); ok {
-			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-			return v, err == nil
+		cut := strings.LastIndexByte(line, ' ')
+		if strings.HasPrefix(line, "#") || cut < 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[cut+1:], 64); err == nil {
+			samples[line[:cut]] = v
 		}
 	}
-	return 0, false
+	return samples
 }

@@ -329,7 +329,7 @@ func (w *workload) faults(m *members, p *pki) checkFailures {
 	// the one a dead or paused leader held never applies: how often.
 	again, seen := 0.0, false
 	for _, metrics := range m.metrics {
-		if v, ok := scrapeGauge(metrics+"/metrics", "hark_raft_proposals_proposed_again_total"); ok {
+		if v, ok := scrape(metrics + "/metrics")["hark_raft_proposals_proposed_again_total"]; ok {
 			again, seen = again+v, true
 		}
 	}

@@ -98,18 +98,14 @@ impl Replica {
         deadline: Instant,
     ) -> Result<(u64, u64), ReplicaError> {
         let mut metrics = self.raft.metrics();
-        loop {
-            {
-                let m = metrics.borrow_and_update();
-                if let Some(leader) = m.current_leader {
-                    return Ok((leader, m.current_term));
-                }
-            }
-            match tokio::time::timeout_at(deadline, metrics.changed()).await {
-                Ok(Ok(())) => {}
-                Ok(Err(_)) => return Err(ReplicaError::Stopped),
-                Err(_) => return Err(ReplicaError::Timeout),
-            }
+        let known = metrics.wait_for(|m| m.current_leader.is_some());
+        match tokio::time::timeout_at(deadline, known).await {
+            Ok(Ok(m)) => m
+                .current_leader
+                .map(|leader| (leader, m.current_term))
+                .ok_or(ReplicaError::NoLeader),
+            Ok(Err(_)) => Err(ReplicaError::Stopped),
+            Err(_) => Err(ReplicaError::Timeout),
         }
     }
 

@@ -427,6 +427,15 @@ impl Replica {
         (self.log_memory)();
     }
 
+    /// Waits until raft's metrics satisfy `holds`; false if raft stopped
+    /// first.
+    pub(crate) async fn metrics_reach(
+        &self,
+        holds: impl FnMut(&openraft::RaftMetrics<u64, MemberInfo>) -> bool,
+    ) -> bool {
+        self.raft.metrics().wait_for(holds).await.is_ok()
+    }
+
     /// Whether this member is the leader now.
     pub fn is_leader(&self) -> bool {
         self.raft.metrics().borrow().current_leader == Some(self.member_id)

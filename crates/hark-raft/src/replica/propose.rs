@@ -67,21 +67,11 @@ fn own_answer(own: Result<OwnApply, oneshot::error::RecvError>, bound: bool) -> 
 }
 
 /// `proposal` bound to `term` if it is a plain write.
-fn bind_to(proposal: Proposal, term: u64) -> Proposal {
-    let Proposal {
-        origin,
-        seq,
-        command,
-    } = proposal;
-    let command = match command {
-        Command::Write(request) => Command::WriteInTerm { term, request },
-        other => other,
-    };
-    Proposal {
-        origin,
-        seq,
-        command,
+fn bind_to(mut proposal: Proposal, term: u64) -> Proposal {
+    if let Command::Write(request) = proposal.command {
+        proposal.command = Command::WriteInTerm { term, request };
     }
+    proposal
 }
 
 /// Most proposals in one log entry, and roughly most bytes.
@@ -223,11 +213,6 @@ impl Replica {
         // waits for `seq` any more.
         let _forget = Forget(&self.pending, seq);
         let bind_to_term = matches!(command, Command::Write(_));
-        let proposal = Proposal {
-            origin: self.member_id,
-            seq,
-            command: command.clone(),
-        };
         // Read before the proposal leaves: see `await_own_apply`.
         let snapshots = self.pending.snapshots_installed();
         // The answer is this member's own apply, which may come before the
@@ -235,7 +220,11 @@ impl Replica {
         let term = loop {
             let (tx, rx) = oneshot::channel();
             let queued = Queued {
-                proposal: proposal.clone(),
+                proposal: Proposal {
+                    origin: self.member_id,
+                    seq,
+                    command: command.clone(),
+                },
                 outcome: tx,
                 queued: std::time::Instant::now(),
                 bind_to_term,
@@ -300,22 +289,17 @@ impl Replica {
         deadline: Instant,
     ) -> Attempt {
         let bound = bound_term.is_some();
-        let mut metrics = self.raft.metrics();
-        let later_term_applied = async move {
+        let later_term_applied = async {
             let Some(term) = bound_term else {
-                return std::future::pending::<()>().await;
+                return std::future::pending().await;
             };
-            loop {
-                if metrics
-                    .borrow_and_update()
-                    .last_applied
+            let applied_past = self.metrics_reach(|m| {
+                m.last_applied
                     .is_some_and(|last| last.leader_id.term > term)
-                {
-                    return;
-                }
-                if metrics.changed().await.is_err() {
-                    return std::future::pending::<()>().await;
-                }
+            });
+            if !applied_past.await {
+                // Raft stopped: only the apply or the deadline ends the wait.
+                std::future::pending::<()>().await;
             }
         };
         tokio::select! {
@@ -362,21 +346,8 @@ impl Replica {
         result: hark_mvcc::Result<WriteResponse>,
         deadline: Instant,
     ) -> Attempt {
-        let mut metrics = self.raft.metrics();
-        let applied_here = async move {
-            loop {
-                if metrics
-                    .borrow_and_update()
-                    .last_applied
-                    .is_some_and(|applied| applied.index >= index)
-                {
-                    return true;
-                }
-                if metrics.changed().await.is_err() {
-                    return false;
-                }
-            }
-        };
+        let applied_here =
+            self.metrics_reach(|m| m.last_applied.is_some_and(|applied| applied.index >= index));
         tokio::select! {
             biased;
             own = &mut own_apply => own_answer(own, bound),
@@ -454,17 +425,12 @@ impl Replica {
     /// Returns once this member knows a leader other than `leader`, or a
     /// term after `term`.
     async fn leader_replaced(&self, leader: u64, term: u64) {
-        let mut metrics = self.raft.metrics();
-        loop {
-            {
-                let m = metrics.borrow_and_update();
-                if m.current_term > term || m.current_leader.is_some_and(|l| l != leader) {
-                    return;
-                }
-            }
-            if metrics.changed().await.is_err() {
-                return std::future::pending().await;
-            }
+        let replaced = self.metrics_reach(|m| {
+            m.current_term > term || m.current_leader.is_some_and(|l| l != leader)
+        });
+        if !replaced.await {
+            // Raft stopped: the call ends by itself.
+            std::future::pending().await
         }
     }
 
