@@ -1,18 +1,41 @@
-//! `cargo xtask upgrade`: the rolling-upgrade test against a real older
-//! build. It builds `hark` at [`UPGRADE_BASELINE`] in a git worktree (the
-//! same target dir, so only Hark's own crates compile again), keeps that
-//! binary, rebuilds the current tree like the tests do, and runs
-//! `crates/hark-server/tests/rolling_upgrade.rs` with `HARK_OLD_BIN`.
+//! `cargo xtask upgrade`: the rolling-upgrade test against real older
+//! builds. It builds `hark` at each of [`UPGRADE_BASELINES`] in a git
+//! worktree (the same target dir, so only Hark's own crates compile again),
+//! keeps those binaries, rebuilds the current tree like the tests do, and
+//! runs `crates/hark-server/tests/rolling_upgrade.rs` from each with
+//! `HARK_OLD_BIN` (and `HARK_OLD_LOG_FORMAT`).
 
 use std::path::Path;
 use std::process::{Command, ExitCode};
 
 use crate::{Result, build_server, target_dir, workspace_root};
 
-/// The last commit before log entries and peer messages carried a format
-/// version (format 0): the oldest build a rolling upgrade starts from.
-/// Moved forward when a release's format is the new baseline.
-pub const UPGRADE_BASELINE: &str = "9f7dbeba6386d04dbe86bd1658346099c664382e";
+/// A build a rolling upgrade starts from.
+pub struct Baseline {
+    pub commit: &'static str,
+    pub what: &'static str,
+    /// The format of the log it leaves (a format-0 log is rewritten once
+    /// by each new member).
+    pub log_format: u8,
+}
+
+/// The builds a rolling upgrade must start from: the last before log
+/// entries and peer messages carried a format version (format 0, the
+/// oldest), and the last on openraft 0.9 (reverse links, format 1; its
+/// members cannot decode the peer methods openraft 0.10 added). Moved
+/// forward when a release's format is the new baseline.
+pub const UPGRADE_BASELINES: &[Baseline] = &[
+    Baseline {
+        commit: "9f7dbeba6386d04dbe86bd1658346099c664382e",
+        what: "the last build before format versions",
+        log_format: 0,
+    },
+    Baseline {
+        commit: "ebc9528eb4d1e3cab1f441f56ffbffb72d0f4277",
+        what: "the last build on openraft 0.9",
+        log_format: 1,
+    },
+];
 
 pub fn upgrade(args: &[&str]) -> Result<ExitCode> {
     if !args.is_empty() {
@@ -22,9 +45,13 @@ pub fn upgrade(args: &[&str]) -> Result<ExitCode> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let target = target_dir(&cargo, &root)?;
     let dir = target.join("upgrade");
-    let old_bin = dir.join(format!("hark-{}", &UPGRADE_BASELINE[..12]));
-    if !old_bin.exists() {
-        build_baseline(&root, &cargo, &target, &dir, &old_bin)?;
+    let mut old_bins = Vec::new();
+    for baseline in UPGRADE_BASELINES {
+        let old_bin = dir.join(format!("hark-{}", &baseline.commit[..12]));
+        if !old_bin.exists() {
+            build_baseline(&root, &cargo, &target, &dir, &old_bin, baseline.commit)?;
+        }
+        old_bins.push((baseline, old_bin));
     }
     // The baseline's build replaced target/debug/hark: build the current
     // tree again (only the final links, its artifacts are fresh).
@@ -46,17 +73,24 @@ pub fn upgrade(args: &[&str]) -> Result<ExitCode> {
     }
     let test = test_executable(&String::from_utf8_lossy(&built.stdout), "rolling_upgrade")
         .ok_or("cargo built no rolling_upgrade test")?;
-    let status = Command::new(&test)
-        .env("HARK_OLD_BIN", &old_bin)
-        .env("HARK_REQUIRE_UPGRADE", "1")
-        .current_dir(root.join("crates/hark-server"))
-        .status()
-        .map_err(|e| format!("running {}: {e}", test.display()))?;
-    Ok(if status.success() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    for (baseline, old_bin) in old_bins {
+        eprintln!(
+            "== rolling upgrade from {} ({})",
+            baseline.what,
+            &baseline.commit[..12]
+        );
+        let status = Command::new(&test)
+            .env("HARK_OLD_BIN", &old_bin)
+            .env("HARK_OLD_LOG_FORMAT", baseline.log_format.to_string())
+            .env("HARK_REQUIRE_UPGRADE", "1")
+            .current_dir(root.join("crates/hark-server"))
+            .status()
+            .map_err(|e| format!("running {}: {e}", test.display()))?;
+        if !status.success() {
+            return Ok(ExitCode::FAILURE);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn build_baseline(
@@ -65,6 +99,7 @@ fn build_baseline(
     target: &Path,
     dir: &Path,
     old_bin: &Path,
+    commit: &str,
 ) -> Result<()> {
     let tree = dir.join("tree");
     let git = |args: &[&str]| -> Result<()> {
@@ -87,7 +122,7 @@ fn build_baseline(
     let _ = git(&["worktree", "remove", "--force", tree_arg]);
     let _ = std::fs::remove_dir_all(&tree);
     git(&["worktree", "prune"])?;
-    git(&["worktree", "add", "--detach", tree_arg, UPGRADE_BASELINE])?;
+    git(&["worktree", "add", "--detach", tree_arg, commit])?;
     // The tests' own selection (`--all-targets`): any other resolves the
     // build-time crates differently and, on a machine without that variant,
     // compiles RocksDB's C++ once more. The baseline's test executables are

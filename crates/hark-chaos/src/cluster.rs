@@ -271,6 +271,26 @@ impl Cluster {
         self.members[i].paused = false;
     }
 
+    /// SIGTERM, as an operator stops a member: waits up to `within` for it
+    /// to exit, then kills it.
+    pub fn terminate(&mut self, i: usize, within: Duration) {
+        if let Some(mut child) = self.members[i].child.take() {
+            // SAFETY: signals the child this struct owns and has not reaped.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+            let deadline = Instant::now() + within;
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    self.members[i].paused = false;
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.members[i].paused = false;
+    }
+
     pub fn restart(&mut self, i: usize) {
         if self.members[i].child.is_none() {
             self.spawn(i);

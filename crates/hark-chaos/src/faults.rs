@@ -37,6 +37,10 @@ pub enum Fault {
     /// it must run out on the others' side all the same, and its holder
     /// must have been told it lost it.
     IsolateLeaderLong,
+    /// A follower cut off from the others, both ways, for ten to fifteen
+    /// election timeouts, then healed (pre-vote's case: its elections while
+    /// cut off must not depose the leader once it is back).
+    IsolateFollowerLong,
     /// One member's connections to another refused (one way only).
     OneWay,
     /// SIGKILL a follower, keep it down while writes go on (long enough,
@@ -169,16 +173,23 @@ pub async fn run(
                 note(None, format!("resume m{i}"));
                 cluster.pause(i, false);
             }
-            Fault::Partition | Fault::IsolateLeader | Fault::IsolateLeaderLong => {
-                let i = if fault == Fault::Partition {
-                    random
-                } else {
-                    leader
+            Fault::Partition
+            | Fault::IsolateLeader
+            | Fault::IsolateLeaderLong
+            | Fault::IsolateFollowerLong => {
+                let i = match fault {
+                    Fault::Partition => random,
+                    Fault::IsolateFollowerLong => (leader + 1 + random % (n - 1).max(1)) % n,
+                    _ => leader,
                 };
-                let hold = if fault == Fault::IsolateLeaderLong {
-                    Duration::from_millis(LEASE_TTL as u64 * 1000 + rng.random_range(1000..3000))
-                } else {
-                    hold
+                let hold = match fault {
+                    Fault::IsolateLeaderLong => Duration::from_millis(
+                        LEASE_TTL as u64 * 1000 + rng.random_range(1000..3000),
+                    ),
+                    Fault::IsolateFollowerLong => Duration::from_millis(
+                        crate::cluster::ELECTION_MS * rng.random_range(10..=15),
+                    ),
+                    _ => hold,
                 };
                 note(
                     Some(fault),

@@ -9,8 +9,11 @@
 //! restored and checked), `limits.rs` (members with
 //! different limits, and requests near them), `history.rs` (what was
 //! recorded), `check.rs`, `safety.rs` and `linearizable.rs` (the checkers), `report.rs` (what they found).
+//! `behaviours.rs` (`--behaviours`) is not a fault run: it measures pre-vote,
+//! check-quorum and the leader's hand-over on SIGTERM against their targets.
 
 mod backup;
+mod behaviours;
 mod check;
 mod cluster;
 mod faults;
@@ -56,7 +59,7 @@ struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "kill,kill-leader,kill-catching-up,power-loss,pause,partition,isolate-leader,isolate-leader-long,one-way,member-replace"
+        default_value = "kill,kill-leader,kill-catching-up,power-loss,pause,partition,isolate-leader,isolate-leader-long,isolate-follower-long,one-way,member-replace"
     )]
     faults: Vec<Fault>,
     /// Members of the cluster: 3, or 1 (a single member: its kills and power
@@ -122,6 +125,12 @@ struct Args {
     /// Where runs keep their data dirs, logs and histories.
     #[arg(long, default_value = "target/chaos")]
     out: PathBuf,
+    /// Instead of a fault run: the consensus behaviours etcd users rely on
+    /// (pre-vote, check-quorum, leader hand-over on SIGTERM; see
+    /// `behaviours.rs`), each member in its own network namespace (needs
+    /// root). Fails when Hark misses a target; etcd's figures beside.
+    #[arg(long)]
+    behaviours: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -186,6 +195,9 @@ fn main() -> ExitCode {
         return ExitCode::from(EXIT_RUN_FAILED);
     }
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    if args.behaviours {
+        return runtime.block_on(behaviours(&args, flavors));
+    }
     let (mut anomalies, mut run_failed) = (false, false);
     for flavor in flavors {
         let name = flavor.name();
@@ -224,6 +236,45 @@ fn main() -> ExitCode {
     if run_failed {
         ExitCode::from(EXIT_RUN_FAILED)
     } else if anomalies {
+        ExitCode::from(EXIT_ANOMALY)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `--behaviours`: each server's findings, then whether Hark met every
+/// target (etcd's are printed, not judged).
+async fn behaviours(args: &Args, flavors: Vec<Flavor>) -> ExitCode {
+    let mut missed = false;
+    for flavor in flavors {
+        let name = flavor.name();
+        let dir = args.out.join(format!("behaviours-{name}"));
+        eprintln!("== {name}: consensus behaviours");
+        match behaviours::run_all(&flavor, &dir).await {
+            Ok(findings) => {
+                for f in &findings {
+                    let verdict = match (&flavor, f.met) {
+                        (_, true) => "met",
+                        (Flavor::Hark(_), false) => "MISSED",
+                        (Flavor::Etcd(_), false) => "not met",
+                    };
+                    eprintln!(
+                        "{name}: {}: {} (target {}): {verdict}",
+                        f.behaviour, f.measured, f.target
+                    );
+                    missed |= matches!(flavor, Flavor::Hark(_)) && !f.met;
+                }
+            }
+            Err(e) => {
+                eprintln!(
+                    "{name}: the behaviours run failed: {e} (logs in {})",
+                    dir.display()
+                );
+                return ExitCode::from(EXIT_RUN_FAILED);
+            }
+        }
+    }
+    if missed {
         ExitCode::from(EXIT_ANOMALY)
     } else {
         ExitCode::SUCCESS

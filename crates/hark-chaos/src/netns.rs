@@ -42,8 +42,14 @@ impl Namespaces {
     /// A namespace per member, each with one veth into the bridge.
     pub fn create(members: usize) -> Result<Namespaces, String> {
         let pid = std::process::id();
+        // Unique to each set a process makes too: the kernel tears a deleted
+        // namespace's veth pair down only after the call returns, so the
+        // next set (`--behaviours` starts one cluster per behaviour) must
+        // not reuse the names.
+        static MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let nth = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let made = Namespaces {
-            tag: format!("{:x}", pid & 0xf_ffff),
+            tag: format!("{:x}{:x}", pid & 0xffff, nth & 0xf),
             subnet: claim_subnet(pid)?,
             members,
             cuts: Mutex::new(Vec::new()),

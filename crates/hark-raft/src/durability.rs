@@ -238,15 +238,11 @@ impl LogDurability {
     #[cfg(test)]
     pub(crate) fn all_durable() -> LogDurability {
         let d = LogDurability::default();
-        d.synced_through(Some(LogId::new(
-            openraft::CommittedLeaderId::new(u64::MAX, 0),
-            u64::MAX,
-        )));
+        d.synced_through(Some(crate::types::log_id(u64::MAX, 0, u64::MAX)));
         d
     }
 
     /// The last entry on disk here.
-    #[cfg(test)]
     pub(crate) fn durable_index(&self) -> u64 {
         self.shared.durable.borrow().index()
     }
@@ -255,10 +251,9 @@ impl LogDurability {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use openraft::CommittedLeaderId;
 
     fn id(term: u64, index: u64) -> LogId {
-        LogId::new(CommittedLeaderId::new(term, 1), index)
+        crate::types::log_id(term, 1, index)
     }
 
     #[tokio::test]

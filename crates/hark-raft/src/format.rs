@@ -89,6 +89,21 @@ pub fn check_peer_format(format: u32) -> Result<(), FormatError> {
     Ok(())
 }
 
+/// A vote request, as a member of this build or of the openraft 0.9 build
+/// sends it: openraft 0.10 added a last field (`leadership_transfer`) that
+/// 0.9's requests lack, so theirs is read as a request without it. Still
+/// peer format 1: a 0.9 member reads today's requests and stops before the
+/// new field.
+pub(crate) fn decode_vote_request(
+    bytes: &[u8],
+) -> Result<openraft::raft::VoteRequest<crate::types::TypeConfig>, postcard::Error> {
+    use crate::types::{LogId, Vote, decode};
+    decode(bytes).or_else(|_| {
+        decode::<(Vote, Option<LogId>)>(bytes)
+            .map(|(vote, last_log_id)| openraft::raft::VoteRequest::new(vote, last_log_id))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,6 +32,7 @@ pub mod format;
 mod format_golden;
 pub mod ids;
 mod log_store;
+mod metrics_watch;
 mod network;
 mod replica;
 mod reverse;

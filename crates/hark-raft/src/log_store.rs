@@ -1,19 +1,17 @@
 //! The raft log and vote in their own RocksDB, beside the store's.
 //!
 //! A leader's append of its own proposals (a batch of many writes) is
-//! written without sync and reported flushed at once, so openraft sends it
-//! to the followers while the member's sync thread makes it durable: the
-//! leader's fsync overlaps the followers'. [`crate::durability`] states why
-//! that keeps every commit on a majority's disks. Every other append (a
+//! written without sync, and the member's sync thread reports it flushed
+//! to openraft once it has synced it: openraft replicates an entry as soon
+//! as the append returns and counts the leader toward a commit only once it
+//! is flushed, so the leader's fsync overlaps the followers' and a commit
+//! is still on a majority's disks. Every other append (a
 //! follower's, or a member alone, where there is nothing to overlap) is
 //! written and fsynced in one RocksDB write before openraft is told
-//! (openraft's `LogFlushed` contract), on the calling task: a hand-off to a
+//! (openraft's `IOFlushed` contract), on the calling task: a hand-off to a
 //! sync thread and back only added latency there. The store applies
 //! committed entries without syncing; a restart re-applies from its
 //! recorded log position.
-
-// openraft's traits return its `StorageError` (large); helpers return it too.
-#![allow(clippy::result_large_err)]
 
 use std::fmt::Debug;
 use std::ops::{Bound, RangeBounds};
@@ -22,15 +20,21 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
-use openraft::storage::{LogFlushed, LogState, RaftLogReader, RaftLogStorage};
-use openraft::{StorageIOError, Vote};
+use openraft::storage::{IOFlushed, LogState, RaftLogReader, RaftLogStorage};
 use rocksdb::{
     ColumnFamilyDescriptor, DB, Direction, IteratorMode, Options, WriteBatch, WriteOptions,
 };
 
 use crate::durability::LogDurability;
 use crate::format::{LOG_FORMAT, decode_entry, encode_entry, upgrade_format_0_entry};
-use crate::types::{Entry, LogId, StorageError, TypeConfig, decode, encode};
+use crate::types::{Entry, LogId, TypeConfig, Vote, decode, encode};
+
+type IoResult<T> = Result<T, std::io::Error>;
+
+/// An error of RocksDB or of decoding, as openraft's storage traits take it.
+fn io_err(e: impl std::fmt::Display) -> std::io::Error {
+    std::io::Error::other(e.to_string())
+}
 
 const CF_LOGS: &str = "logs";
 const CF_STATE: &str = "state";
@@ -59,7 +63,10 @@ struct Inner {
     /// The vote last saved, and this member's id once known: an append is
     /// the leader's own (synced in the background) when its entries carry
     /// the committed vote of this member.
-    vote: parking_lot::Mutex<Option<Vote<u64>>>,
+    vote: parking_lot::Mutex<Option<Vote>>,
+    /// openraft's flush callbacks for the leader's own appends, with the
+    /// last index each covers: the sync thread calls them once it is synced.
+    flush_waiters: parking_lot::Mutex<Vec<(u64, IOFlushed<TypeConfig>)>>,
     member_id: AtomicU64,
     recent: parking_lot::Mutex<RecentEntries>,
     /// The newest committed id openraft reported, not yet written: it rides
@@ -264,6 +271,7 @@ impl LogStore {
             alone,
             durability: LogDurability::default(),
             vote: Default::default(),
+            flush_waiters: Default::default(),
             member_id: AtomicU64::new(0),
             recent: Default::default(),
             unsaved_committed: Default::default(),
@@ -305,9 +313,7 @@ impl LogStore {
     fn leads(&self, first: &LogId) -> bool {
         let member_id = self.inner.member_id.load(Ordering::Relaxed);
         self.inner.vote.lock().is_some_and(|v| {
-            v.is_committed()
-                && v.leader_id().node_id == member_id
-                && *v.leader_id() == first.leader_id
+            v.committed && v.leader_id.node_id == member_id && v.leader_id == first.leader_id
         })
     }
 
@@ -397,7 +403,7 @@ impl LogStore {
     }
 
     /// How many entries the log holds in `from..=to`.
-    fn count_entries(&self, from: u64, to: u64) -> Result<u64, StorageError> {
+    fn count_entries(&self, from: u64, to: u64) -> IoResult<u64> {
         let start = index_key(from);
         let it = self.db().iterator_cf(
             self.cf(CF_LOGS),
@@ -405,7 +411,7 @@ impl LogStore {
         );
         let mut n = 0;
         for item in it {
-            let (k, _) = item.map_err(|e| StorageIOError::read_logs(&e))?;
+            let (k, _) = item.map_err(io_err)?;
             if k.as_ref() > index_key(to).as_slice() {
                 break;
             }
@@ -429,7 +435,7 @@ impl LogStore {
 
     /// Deletes the entries up to `upto` and records it as the last purged
     /// (nothing when an equal or later purge is recorded).
-    fn purge_upto(&self, upto: LogId) -> Result<(), StorageError> {
+    fn purge_upto(&self, upto: LogId) -> IoResult<()> {
         let recorded: Option<LogId> = self.get_state(KEY_PURGED)?;
         if recorded.is_some_and(|r| r.index >= upto.index) {
             return Ok(());
@@ -438,16 +444,12 @@ impl LogStore {
         let mut batch = WriteBatch::default();
         batch.put_cf(self.cf(CF_STATE), KEY_PURGED, encode(&upto));
         batch.delete_range_cf(self.cf(CF_LOGS), index_key(0), index_key(upto.index + 1));
-        self.write(batch, false)
-            .map_err(|e| StorageIOError::write_logs(&e).into())
+        self.write(batch, false).map_err(io_err)
     }
 
     /// Writes `entries` at the end of the log (see the module doc for when
     /// that syncs).
-    fn write_entries(
-        &self,
-        entries: impl IntoIterator<Item = Entry>,
-    ) -> Result<Appended, StorageError> {
+    fn write_entries(&self, entries: impl IntoIterator<Item = Entry>) -> IoResult<Appended> {
         let mut batch = WriteBatch::default();
         let cf = self.cf(CF_LOGS);
         let mut appended = Vec::new();
@@ -491,7 +493,7 @@ impl LogStore {
         let bytes: usize = appended.iter().map(|(_, len)| len).sum();
         metrics::gauge!("etcd_disk_wal_write_bytes_total").increment(bytes as f64);
         crate::stages::record("log_write", started);
-        written.map_err(|e| StorageIOError::write_logs(&e))?;
+        written.map_err(io_err)?;
         {
             let mut recent = self.inner.recent.lock();
             for (entry, bytes) in appended {
@@ -500,7 +502,7 @@ impl LogStore {
         }
         Ok(if in_background {
             self.inner.durability.written_unsynced(last);
-            Appended::SyncingInBackground
+            Appended::SyncingInBackground(last.index)
         } else {
             self.inner.durability.synced_through(Some(last));
             Appended::Synced
@@ -517,16 +519,9 @@ impl LogStore {
             .expect("column families are created on open")
     }
 
-    fn get_state<T: serde::de::DeserializeOwned>(
-        &self,
-        key: &[u8],
-    ) -> Result<Option<T>, StorageError> {
-        let raw = self
-            .db()
-            .get_cf(self.cf(CF_STATE), key)
-            .map_err(|e| StorageIOError::read(&e))?;
-        raw.map(|v| decode(&v).map_err(|e| StorageIOError::read(&e).into()))
-            .transpose()
+    fn get_state<T: serde::de::DeserializeOwned>(&self, key: &[u8]) -> IoResult<Option<T>> {
+        let raw = self.db().get_cf(self.cf(CF_STATE), key).map_err(io_err)?;
+        raw.map(|v| decode(&v).map_err(io_err)).transpose()
     }
 
     fn write(&self, batch: WriteBatch, sync: bool) -> Result<(), rocksdb::Error> {
@@ -535,13 +530,13 @@ impl LogStore {
         self.db().write_opt(batch, &opts)
     }
 
-    fn last_entry_id(&self) -> Result<Option<LogId>, StorageError> {
+    fn last_entry_id(&self) -> IoResult<Option<LogId>> {
         let mut it = self.db().iterator_cf(self.cf(CF_LOGS), IteratorMode::End);
         match it.next() {
             None => Ok(None),
-            Some(Err(e)) => Err(StorageIOError::read_logs(&e).into()),
+            Some(Err(e)) => Err(io_err(e)),
             Some(Ok((_, v))) => {
-                let entry = decode_entry(&v).map_err(|e| StorageIOError::read_logs(&e))?;
+                let entry = decode_entry(&v).map_err(io_err)?;
                 Ok(Some(entry.log_id))
             }
         }
@@ -571,11 +566,34 @@ fn spawn_sync_thread(log: Weak<Inner>, durability: LogDurability) -> std::io::Re
                 if let Err(e) = &synced {
                     tracing::error!(error = %e, "syncing the raft log failed");
                 }
+                durability.job_done(job, synced.clone());
+                call_flush_waiters(&inner, synced);
                 drop(inner);
-                durability.job_done(job, synced);
             }
         })
         .map(drop)
+}
+
+/// Tells openraft the leader's appends are flushed once they are synced:
+/// those the last sync covered, or all of them when a sync failed (the
+/// member then stops).
+fn call_flush_waiters(inner: &Inner, synced: Result<(), String>) {
+    let durable = inner.durability.durable_index();
+    let ready: Vec<_> = {
+        let mut waiters = inner.flush_waiters.lock();
+        if synced.is_err() {
+            std::mem::take(&mut *waiters)
+        } else {
+            let (ready, waiting) = std::mem::take(&mut *waiters)
+                .into_iter()
+                .partition(|(last, _)| *last <= durable);
+            *waiters = waiting;
+            ready
+        }
+    };
+    for (_, callback) in ready {
+        callback.io_completed(synced.clone().map_err(io_err));
+    }
 }
 
 /// How an append reached the disk.
@@ -583,8 +601,9 @@ fn spawn_sync_thread(log: Weak<Inner>, durability: LogDurability) -> std::io::Re
 enum Appended {
     /// Synced before the append returned (or fsync is off).
     Synced,
-    /// Written; the sync thread syncs it (a leader's own entries).
-    SyncingInBackground,
+    /// Written up to this index; the sync thread syncs it (a leader's own
+    /// entries) and then reports it flushed.
+    SyncingInBackground(u64),
 }
 
 fn index_key(index: u64) -> [u8; 8] {
@@ -595,7 +614,7 @@ impl RaftLogReader<TypeConfig> for LogStore {
     async fn try_get_log_entries<RB: RangeBounds<u64> + Clone + Debug + Send>(
         &mut self,
         range: RB,
-    ) -> Result<Vec<Entry>, StorageError> {
+    ) -> IoResult<Vec<Entry>> {
         let start = match range.start_bound() {
             Bound::Included(&i) => i,
             Bound::Excluded(&i) => i + 1,
@@ -618,23 +637,29 @@ impl RaftLogReader<TypeConfig> for LogStore {
             IteratorMode::From(&from, Direction::Forward),
         );
         for item in it {
-            let (k, v) = item.map_err(|e| StorageIOError::read_logs(&e))?;
-            let index = u64::from_be_bytes(k.as_ref().try_into().map_err(|_| {
-                StorageIOError::read_logs(&std::io::Error::other("malformed log key"))
-            })?);
+            let (k, v) = item.map_err(io_err)?;
+            let index = u64::from_be_bytes(
+                k.as_ref()
+                    .try_into()
+                    .map_err(|_| io_err("malformed log key"))?,
+            );
             if !range.contains(&index) {
                 break;
             }
-            entries.push(decode_entry(&v).map_err(|e| StorageIOError::read_logs(&e))?);
+            entries.push(decode_entry(&v).map_err(io_err)?);
         }
         Ok(entries)
+    }
+
+    async fn read_vote(&mut self) -> IoResult<Option<Vote>> {
+        self.get_state(KEY_VOTE)
     }
 }
 
 impl RaftLogStorage<TypeConfig> for LogStore {
     type LogReader = LogStore;
 
-    async fn get_log_state(&mut self) -> Result<LogState<TypeConfig>, StorageError> {
+    async fn get_log_state(&mut self) -> IoResult<LogState<TypeConfig>> {
         // A gap below the floor (left by a snapshot install and a purge cut
         // short by a crash) would stop openraft reading the log: purge it.
         if let Some(floor) = self.inner.floor.get() {
@@ -658,21 +683,16 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         self.clone()
     }
 
-    async fn save_vote(&mut self, vote: &Vote<u64>) -> Result<(), StorageError> {
+    async fn save_vote(&mut self, vote: &Vote) -> IoResult<()> {
         let mut batch = WriteBatch::default();
         batch.put_cf(self.cf(CF_STATE), KEY_VOTE, encode(vote));
         // A vote must survive a crash before it is sent: synced here.
-        self.write(batch, true)
-            .map_err(|e| StorageIOError::write_vote(&e))?;
+        self.write(batch, true).map_err(io_err)?;
         *self.inner.vote.lock() = Some(*vote);
         Ok(())
     }
 
-    async fn read_vote(&mut self) -> Result<Option<Vote<u64>>, StorageError> {
-        self.get_state(KEY_VOTE)
-    }
-
-    async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), StorageError> {
+    async fn save_committed(&mut self, committed: Option<LogId>) -> IoResult<()> {
         // A hint for restarts (apply up to it at once); losing it is harmless.
         *self.inner.unsaved_committed.lock() = Some(committed);
         if let Some(id) = committed {
@@ -681,44 +701,42 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         Ok(())
     }
 
-    async fn read_committed(&mut self) -> Result<Option<LogId>, StorageError> {
+    async fn read_committed(&mut self) -> IoResult<Option<LogId>> {
         if let Some(committed) = *self.inner.unsaved_committed.lock() {
             return Ok(committed);
         }
         Ok(self.get_state::<Option<LogId>>(KEY_COMMITTED)?.flatten())
     }
 
-    async fn append<I>(
-        &mut self,
-        entries: I,
-        callback: LogFlushed<TypeConfig>,
-    ) -> Result<(), StorageError>
+    async fn append<I>(&mut self, entries: I, callback: IOFlushed<TypeConfig>) -> IoResult<()>
     where
         I: IntoIterator<Item = Entry> + Send,
         I::IntoIter: Send,
     {
-        self.write_entries(entries)?;
-        callback.log_io_completed(Ok(()));
+        match self.write_entries(entries)? {
+            Appended::Synced => callback.io_completed(Ok(())),
+            Appended::SyncingInBackground(last) => {
+                self.inner.flush_waiters.lock().push((last, callback));
+                // The sync thread may have synced past it meanwhile.
+                call_flush_waiters(&self.inner, Ok(()));
+            }
+        }
         Ok(())
     }
 
-    async fn truncate(&mut self, log_id: LogId) -> Result<(), StorageError> {
-        self.inner.recent.lock().truncate(log_id.index);
+    async fn truncate_after(&mut self, last: Option<LogId>) -> IoResult<()> {
+        let from = last.map_or(0, |l| l.index + 1);
+        self.inner.recent.lock().truncate(from);
         let mut batch = WriteBatch::default();
-        batch.delete_range_cf(
-            self.cf(CF_LOGS),
-            index_key(log_id.index),
-            index_key(u64::MAX),
-        );
+        batch.delete_range_cf(self.cf(CF_LOGS), index_key(from), index_key(u64::MAX));
         // Entries a new leader overwrote must not come back after a crash.
-        self.write(batch, true)
-            .map_err(|e| StorageIOError::write_logs(&e))?;
+        self.write(batch, true).map_err(io_err)?;
         let last = self.last_entry_id()?;
         self.inner.durability.truncated(last);
         Ok(())
     }
 
-    async fn purge(&mut self, log_id: LogId) -> Result<(), StorageError> {
+    async fn purge(&mut self, log_id: LogId) -> IoResult<()> {
         let upto = match self.inner.floor.get() {
             Some(floor) if floor.index < log_id.index => floor,
             Some(_) => log_id,
@@ -732,21 +750,21 @@ impl RaftLogStorage<TypeConfig> for LogStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use openraft::{CommittedLeaderId, EntryPayload};
+    use openraft::EntryPayload;
 
     fn log_id(index: u64) -> LogId {
-        LogId::new(CommittedLeaderId::new(2, 1), index)
+        crate::types::log_id(2, 1, index)
     }
 
     fn blank_of(leader: (u64, u64), index: u64) -> Entry {
         Entry {
-            log_id: LogId::new(CommittedLeaderId::new(leader.0, leader.1), index),
+            log_id: crate::types::log_id(leader.0, leader.1, index),
             payload: EntryPayload::Blank,
         }
     }
 
     /// Member 1's synced log (fsync on), in a cluster, with `vote` saved.
-    async fn member_1_log(dir: &std::path::Path, vote: Vote<u64>) -> LogStore {
+    async fn member_1_log(dir: &std::path::Path, vote: Vote) -> LogStore {
         let mut log = LogStore::open(dir, true, PurgeFloor::default(), Alone::default()).unwrap();
         log.save_identity((1, 7)).unwrap();
         log.save_vote(&vote).await.unwrap();
@@ -761,7 +779,7 @@ mod tests {
         let appended = log
             .write_entries([blank_of((3, 1), 1), blank_of((3, 1), 2)])
             .unwrap();
-        assert_eq!(appended, Appended::SyncingInBackground);
+        assert_eq!(appended, Appended::SyncingInBackground(2));
         // The sync thread makes them durable without another append.
         tokio::time::timeout(std::time::Duration::from_secs(10), durability.wait(2))
             .await
@@ -817,7 +835,7 @@ mod tests {
         assert_eq!(log.durability().durable_index(), 2);
         assert_eq!(
             log.write_entries([blank_of((3, 1), 3)]).unwrap(),
-            Appended::SyncingInBackground
+            Appended::SyncingInBackground(3)
         );
     }
 
@@ -993,7 +1011,7 @@ mod tests {
                 )
                 .unwrap();
         }
-        log.truncate(log_id(3)).await.unwrap();
+        log.truncate_after(Some(log_id(2))).await.unwrap();
         let left = log.try_get_log_entries(1..=5).await.unwrap();
         assert_eq!(indexes(&left), vec![1, 2]);
         log.purge_upto(log_id(1)).unwrap();

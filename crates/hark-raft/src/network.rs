@@ -14,14 +14,17 @@ use std::time::{Duration, Instant};
 
 use hark_proto::harkpeerpb::Envelope;
 use hark_proto::harkpeerpb::peer_client::PeerClient;
+use openraft::error::decompose::DecomposeResult;
 use openraft::error::{
-    InstallSnapshotError, NetworkError, PayloadTooLarge, RPCError, RaftError, RemoteError,
-    Unreachable,
+    NetworkError, RPCError, RaftError, RemoteError, ReplicationClosed, StreamingError, Unreachable,
 };
-use openraft::network::{Backoff, RPCOption, RaftNetwork, RaftNetworkFactory};
+use openraft::network::{Backoff, RPCOption, RaftNetworkFactory, RaftNetworkV2};
 use openraft::raft::{
-    AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse,
-    VoteRequest, VoteResponse,
+    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, TransferLeaderRequest,
+    TransferLeaderResponse, VoteRequest, VoteResponse,
+};
+use openraft_legacy::network_v1::{
+    InstallSnapshotError, InstallSnapshotRequest, InstallSnapshotResponse, RaftNetwork,
 };
 use parking_lot::Mutex;
 use serde::Serialize;
@@ -32,7 +35,7 @@ use tonic::transport::{Channel, Endpoint};
 
 use crate::admission::Caller;
 use crate::durability::LogDurability;
-use crate::types::{MemberInfo, TypeConfig, decode, encode};
+use crate::types::{MemberInfo, Snapshot, TypeConfig, Vote, decode, encode};
 
 /// How long a peer has to accept a connection (and, with TLS, finish its
 /// handshake).
@@ -280,6 +283,8 @@ where
         Method::Forward => client.forward(req).await,
         Method::TransferLeader => client.transfer_leader(req).await,
         Method::HashKv => client.hash_kv(req).await,
+        Method::PreVote => client.pre_vote(req).await,
+        Method::RaftTransferLeader => client.raft_transfer_leader(req).await,
     }?;
     decode_answer(resp.into_inner())
 }
@@ -310,6 +315,10 @@ pub(crate) enum Method {
     Forward,
     TransferLeader,
     HashKv,
+    /// Added with openraft 0.10 (after every method above, whose encodings
+    /// stay): pre-vote, and openraft's own leader transfer.
+    PreVote,
+    RaftTransferLeader,
 }
 
 /// Most bytes in one AppendEntries of several entries: openraft gives each
@@ -451,6 +460,7 @@ impl RaftNetworkFactory<TypeConfig> for Network {
 }
 
 /// openraft's connection to one member.
+#[derive(Clone)]
 pub struct Connection {
     target: u64,
     node: MemberInfo,
@@ -468,7 +478,29 @@ impl Connection {
         method: Method,
         request: Vec<u8>,
         option: &RPCOption,
-    ) -> Result<R, RPCError<u64, MemberInfo, RaftError<u64, E>>>
+    ) -> Result<R, RPCError<TypeConfig, RaftError<TypeConfig, E>>>
+    where
+        R: DeserializeOwned,
+        E: DeserializeOwned + std::error::Error,
+    {
+        match self.call::<R, E>(method, request, option).await {
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(remote)) => Err(RPCError::RemoteError(RemoteError::new(self.target, remote))),
+            Err(status) if peer_unreachable(&status) => {
+                Err(RPCError::Unreachable(Unreachable::new(&status)))
+            }
+            Err(status) => Err(RPCError::Network(NetworkError::new(&status))),
+        }
+    }
+
+    /// One call, its answer or the status it failed with, recorded in the
+    /// peer's health.
+    async fn call<R, E>(
+        &mut self,
+        method: Method,
+        request: Vec<u8>,
+        option: &RPCOption,
+    ) -> Result<Result<R, RaftError<TypeConfig, E>>, tonic::Status>
     where
         R: DeserializeOwned,
         E: DeserializeOwned + std::error::Error,
@@ -476,7 +508,7 @@ impl Connection {
         let started = Instant::now();
         metrics::counter!("etcd_network_peer_sent_bytes_total", "To" => format!("{:x}", self.target))
             .increment(request.len() as u64);
-        let answer = call_peer::<R, RaftError<u64, E>>(
+        let answer = call_peer::<R, RaftError<TypeConfig, E>>(
             &self.channels,
             self.target,
             &self.node,
@@ -493,14 +525,7 @@ impl Connection {
         };
         self.health.record(self.target, ended);
         self.refusals.record(self.target, &answer);
-        match answer {
-            Ok(Ok(r)) => Ok(r),
-            Ok(Err(remote)) => Err(RPCError::RemoteError(RemoteError::new(self.target, remote))),
-            Err(status) if peer_unreachable(&status) => {
-                Err(RPCError::Unreachable(Unreachable::new(&status)))
-            }
-            Err(status) => Err(RPCError::Network(NetworkError::new(&status))),
-        }
+        answer
     }
 }
 
@@ -522,21 +547,27 @@ fn peer_unreachable(status: &tonic::Status) -> bool {
     )
 }
 
-impl RaftNetwork<TypeConfig> for Connection {
-    async fn append_entries(
+impl Connection {
+    async fn append(
         &mut self,
         mut rpc: AppendEntriesRequest<TypeConfig>,
         option: RPCOption,
-    ) -> Result<AppendEntriesResponse<u64>, RPCError<u64, MemberInfo, RaftError<u64>>> {
+    ) -> Result<AppendEntriesResponse<TypeConfig>, RPCError<TypeConfig, RaftError<TypeConfig>>>
+    {
         rpc.leader_commit = self.durability.clamp_commit(rpc.leader_commit);
-        let entries = rpc.entries.len();
-        let request = encode(&rpc);
-        if entries > 1 && request.len() > APPEND_BYTES {
-            let hint = (entries * APPEND_BYTES / request.len()).max(1) as u64;
-            return Err(RPCError::PayloadTooLarge(
-                PayloadTooLarge::new_entries_hint(hint),
-            ));
+        // A follower far behind gets its entries in pieces it can take in
+        // time: only the first ones are sent, and a success reports how far
+        // the follower now matches.
+        let mut request = encode(&rpc);
+        let mut cut_at = None;
+        while rpc.entries.len() > 1 && request.len() > APPEND_BYTES {
+            let keep =
+                (rpc.entries.len() * APPEND_BYTES / request.len()).clamp(1, rpc.entries.len() - 1);
+            rpc.entries.truncate(keep);
+            cut_at = rpc.entries.last().map(|e| e.log_id);
+            request = encode(&rpc);
         }
+        let entries = rpc.entries.len();
         let started = std::time::Instant::now();
         let answer = self.send(Method::AppendEntries, request, &option).await;
         if entries > 0 {
@@ -544,16 +575,125 @@ impl RaftNetwork<TypeConfig> for Connection {
         } else if answer.is_err() {
             metrics::counter!("etcd_server_heartbeat_send_failures_total").increment(1);
         }
-        answer
+        match (answer, cut_at) {
+            (Ok(AppendEntriesResponse::Success), Some(last)) => {
+                Ok(AppendEntriesResponse::PartialSuccess(Some(last)))
+            }
+            (answer, _) => answer,
+        }
+    }
+
+    async fn request_vote(
+        &mut self,
+        method: Method,
+        rpc: VoteRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig, RaftError<TypeConfig>>> {
+        self.send(method, encode(&rpc), &option).await
     }
 
     /// After an unreachable peer: retry soon (a peer back from a restart is
     /// caught up at once), then less often.
-    fn backoff(&self) -> Backoff {
+    fn retry_backoff(&self) -> Backoff {
         let first = self.heartbeat;
         Backoff::new((0..).map(move |n: u32| {
             (first * 2u32.saturating_pow(n.min(4))).min(Duration::from_millis(500))
         }))
+    }
+}
+
+impl RaftNetworkV2<TypeConfig> for Connection {
+    type SnapshotData = tokio::fs::File;
+
+    async fn append_entries(
+        &mut self,
+        rpc: AppendEntriesRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<AppendEntriesResponse<TypeConfig>, RPCError<TypeConfig>> {
+        self.append(rpc, option).await.decompose_infallible()
+    }
+
+    async fn vote(
+        &mut self,
+        rpc: VoteRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
+        self.request_vote(Method::Vote, rpc, option)
+            .await
+            .decompose_infallible()
+    }
+
+    /// A member of the openraft 0.9 build has no pre-vote (its peer
+    /// service answers `Unimplemented`): it counts as granting, as openraft
+    /// counts a network without pre-vote, so a cluster mid-upgrade elects.
+    async fn pre_vote(
+        &mut self,
+        rpc: VoteRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
+        let vote = rpc.vote;
+        match self
+            .call::<VoteResponse<TypeConfig>, openraft::error::Infallible>(
+                Method::PreVote,
+                encode(&rpc),
+                &option,
+            )
+            .await
+        {
+            Err(status) if status.code() == tonic::Code::Unimplemented => {
+                Ok(VoteResponse::new(vote, None, true))
+            }
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(remote)) => Err(RPCError::RemoteError(RemoteError::new(self.target, remote)))
+                .decompose_infallible(),
+            Err(status) if peer_unreachable(&status) => {
+                Err(RPCError::Unreachable(Unreachable::new(&status)))
+            }
+            Err(status) => Err(RPCError::Network(NetworkError::new(&status))),
+        }
+    }
+
+    /// openraft 0.9's chunked transfer, which a peer of either build takes.
+    async fn full_snapshot(
+        &mut self,
+        vote: Vote,
+        snapshot: Snapshot,
+        cancel: impl Future<Output = ReplicationClosed> + Send + 'static,
+        option: RPCOption,
+    ) -> Result<SnapshotResponse<TypeConfig>, StreamingError<TypeConfig>> {
+        openraft_legacy::network_v1::Adapter::<TypeConfig, _, tokio::fs::File>::new(self.clone())
+            .full_snapshot(vote, snapshot, cancel, option)
+            .await
+    }
+
+    async fn transfer_leader(
+        &mut self,
+        rpc: TransferLeaderRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<TransferLeaderResponse<TypeConfig>, RPCError<TypeConfig>> {
+        self.send::<_, openraft::error::Infallible>(
+            Method::RaftTransferLeader,
+            encode(&rpc),
+            &option,
+        )
+        .await
+        .decompose_infallible()
+    }
+
+    fn backoff(&self) -> Option<Backoff> {
+        Some(self.retry_backoff())
+    }
+}
+
+/// The chunked snapshot transfer's side of the connection (`openraft-legacy`).
+impl RaftNetwork<TypeConfig> for Connection {
+    async fn append_entries(
+        &mut self,
+        rpc: AppendEntriesRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<AppendEntriesResponse<TypeConfig>, RPCError<TypeConfig, RaftError<TypeConfig>>>
+    {
+        self.append(rpc, option).await
     }
 
     async fn install_snapshot(
@@ -561,8 +701,8 @@ impl RaftNetwork<TypeConfig> for Connection {
         rpc: InstallSnapshotRequest<TypeConfig>,
         option: RPCOption,
     ) -> Result<
-        InstallSnapshotResponse<u64>,
-        RPCError<u64, MemberInfo, RaftError<u64, InstallSnapshotError>>,
+        InstallSnapshotResponse<TypeConfig>,
+        RPCError<TypeConfig, RaftError<TypeConfig, InstallSnapshotError>>,
     > {
         self.send(Method::InstallSnapshot, encode(&rpc), &option)
             .await
@@ -570,10 +710,14 @@ impl RaftNetwork<TypeConfig> for Connection {
 
     async fn vote(
         &mut self,
-        rpc: VoteRequest<u64>,
+        rpc: VoteRequest<TypeConfig>,
         option: RPCOption,
-    ) -> Result<VoteResponse<u64>, RPCError<u64, MemberInfo, RaftError<u64>>> {
-        self.send(Method::Vote, encode(&rpc), &option).await
+    ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig, RaftError<TypeConfig>>> {
+        self.request_vote(Method::Vote, rpc, option).await
+    }
+
+    fn backoff(&self) -> Backoff {
+        self.retry_backoff()
     }
 }
 

@@ -190,7 +190,13 @@ fn frame(envelope: &Envelope) -> Result<Frame, Status> {
 
 /// Whether `method` may go over a link (see the module docs).
 pub(crate) fn over_links(method: Method) -> bool {
-    !matches!(method, Method::InstallSnapshot | Method::Members)
+    // The two methods added with openraft 0.10 are dialled: a member of the
+    // build before them cannot decode them in a link's frame and would end
+    // the link (and every call on it); dialled, it answers `Unimplemented`.
+    !matches!(
+        method,
+        Method::InstallSnapshot | Method::Members | Method::PreVote | Method::RaftTransferLeader
+    )
 }
 
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Envelope, Status>>>>>;

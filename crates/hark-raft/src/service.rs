@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use hark_proto::harkpeerpb::Envelope;
 use hark_proto::harkpeerpb::peer_server::{Peer, PeerServer};
-use openraft::raft::{AppendEntriesRequest, InstallSnapshotRequest, VoteRequest};
+use openraft::raft::{AppendEntriesRequest, TransferLeaderRequest, VoteRequest};
+use openraft_legacy::network_v1::{ChunkedSnapshotReceiver, InstallSnapshotRequest};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tonic::{Request, Response, Status};
@@ -43,6 +44,8 @@ impl PeerService {
             Method::Forward => self.forward(req).await,
             Method::TransferLeader => self.transfer_leader(req).await,
             Method::HashKv => self.hash_kv(req).await,
+            Method::PreVote => self.pre_vote(req).await,
+            Method::RaftTransferLeader => self.raft_transfer_leader(req).await,
         }
     }
 
@@ -66,6 +69,16 @@ fn unpack<T: DeserializeOwned>(req: Request<Envelope>) -> Result<T, Status> {
     crate::format::check_peer_format(envelope.format)
         .map_err(|e| Status::failed_precondition(format!("peer message of {e}")))?;
     decode(&envelope.data)
+        .map_err(|e| Status::invalid_argument(format!("undecodable peer message: {e}")))
+}
+
+/// A vote request from a member of either build (see
+/// [`crate::format::decode_vote_request`]).
+fn unpack_vote(req: Request<Envelope>) -> Result<VoteRequest<TypeConfig>, Status> {
+    let envelope = req.into_inner();
+    crate::format::check_peer_format(envelope.format)
+        .map_err(|e| Status::failed_precondition(format!("peer message of {e}")))?;
+    crate::format::decode_vote_request(&envelope.data)
         .map_err(|e| Status::invalid_argument(format!("undecodable peer message: {e}")))
 }
 
@@ -103,13 +116,35 @@ impl Peer for PeerService {
     async fn append_entries(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
         self.admit(&req, Asks::Raft).await?;
         let rpc: AppendEntriesRequest<TypeConfig> = unpack(req)?;
-        pack(&self.replica.raft.append_entries(rpc).await)
+        let answer = self.replica.raft.append_entries(rpc).await;
+        // Taken from the leader this member follows (or now follows): any
+        // answer but a higher vote of its own.
+        if matches!(&answer, Ok(r) if !matches!(r, openraft::raft::AppendEntriesResponse::HigherVote(_)))
+        {
+            self.replica.heard_from_leader();
+        }
+        pack(&answer)
     }
 
     async fn vote(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
         self.admit(&req, Asks::Raft).await?;
-        let rpc: VoteRequest<u64> = unpack(req)?;
+        let rpc = unpack_vote(req)?;
         pack(&self.replica.raft.vote(rpc).await)
+    }
+
+    async fn pre_vote(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
+        self.admit(&req, Asks::Raft).await?;
+        let rpc = unpack_vote(req)?;
+        pack(&self.replica.raft.pre_vote(rpc).await)
+    }
+
+    async fn raft_transfer_leader(
+        &self,
+        req: Request<Envelope>,
+    ) -> Result<Response<Envelope>, Status> {
+        self.admit(&req, Asks::Raft).await?;
+        let rpc: TransferLeaderRequest<TypeConfig> = unpack(req)?;
+        pack(&self.replica.raft.handle_transfer_leader(rpc).await)
     }
 
     async fn install_snapshot(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {

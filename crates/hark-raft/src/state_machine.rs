@@ -7,18 +7,64 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use futures_util::TryStreamExt;
 use hark_mvcc::{LoggedDone, Store, WriteRequest, WriteResponse};
-use openraft::storage::{RaftStateMachine, Snapshot};
-use openraft::{EntryPayload, RaftSnapshotBuilder, StorageIOError};
+use openraft::storage::{EntryResponder, RaftStateMachine};
+use openraft::{EntryPayload, RaftSnapshotBuilder};
+use openraft_legacy::network_v1::SnapshotReceiverFactory;
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
 use crate::durability::LogDurability;
 use crate::log_store::PurgeFloor;
 use crate::types::{
-    Applied, Command, LogId, MemberInfo, SnapshotMeta, StorageError, StoredMembership, TypeConfig,
+    Applied, Command, LogId, Membership, Snapshot, SnapshotMeta, StoredMembership, TypeConfig,
     decode, encode,
 };
+
+type IoResult<T> = Result<T, std::io::Error>;
+
+fn io_err(e: impl std::fmt::Display) -> std::io::Error {
+    std::io::Error::other(e.to_string())
+}
+
+/// A snapshot's meta as Hark records it beside the file (`current.meta`,
+/// `installing.meta`): openraft 0.9's layout, whose third field names the
+/// file. openraft 0.10 dropped the id from its own meta (a snapshot is
+/// known by its last log id) but writes the same layout with an empty id,
+/// so a record written before the upgrade still names its file.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct SnapshotRecord {
+    last_log_id: Option<LogId>,
+    last_membership: StoredMembership,
+    file_id: String,
+}
+
+impl SnapshotRecord {
+    /// The record of `meta`, its file named after its last log id (and the
+    /// store revision it holds, when built here).
+    fn new(meta: &SnapshotMeta, revision: Option<i64>) -> SnapshotRecord {
+        let last = meta.last_log_id;
+        let position = last.map_or("0-0".to_string(), |l| {
+            format!("{}-{}", l.leader_id.term, l.index)
+        });
+        SnapshotRecord {
+            last_log_id: last,
+            last_membership: meta.last_membership.clone(),
+            file_id: match revision {
+                Some(rev) => format!("{position}-{rev}"),
+                None => position,
+            },
+        }
+    }
+
+    fn meta(&self) -> SnapshotMeta {
+        SnapshotMeta {
+            last_log_id: self.last_log_id,
+            last_membership: self.last_membership.clone(),
+        }
+    }
+}
 
 /// Writes this member proposed, waiting for their own apply: `seq` → answer.
 #[derive(Default)]
@@ -136,7 +182,7 @@ pub struct StateMachine {
 }
 
 /// Whether `membership` names members, none of them this one.
-fn leaves_out(membership: &openraft::Membership<u64, MemberInfo>, member_id: u64) -> bool {
+fn leaves_out(membership: &Membership, member_id: u64) -> bool {
     membership.nodes().next().is_some() && membership.get_node(&member_id).is_none()
 }
 
@@ -211,7 +257,7 @@ impl StateMachine {
         hark_mvcc::ensure_private_dir(&snapshots)
             .map_err(|e| format!("creating {}: {e}", snapshots.display()))?;
         if let Ok(bytes) = std::fs::read(snapshots.join(META_FILE)) {
-            let meta: SnapshotMeta = decode(&bytes)
+            let meta: SnapshotRecord = decode(&bytes)
                 .map_err(|e| format!("the current snapshot's meta is unreadable: {e}"))?;
             if let Some(last) = meta.last_log_id {
                 purge_floor.raise(last);
@@ -251,18 +297,15 @@ impl StateMachine {
 }
 
 impl RaftStateMachine<TypeConfig> for StateMachine {
+    type SnapshotData = tokio::fs::File;
     type SnapshotBuilder = SnapshotBuilder;
 
-    async fn applied_state(&mut self) -> Result<(Option<LogId>, StoredMembership), StorageError> {
-        let position = self
-            .store
-            .log_position()
-            .map_err(|e| StorageIOError::read_state_machine(&e))?;
+    async fn applied_state(&mut self) -> IoResult<(Option<LogId>, StoredMembership)> {
+        let position = self.store.log_position().map_err(io_err)?;
         match position {
             None => Ok((None, StoredMembership::default())),
             Some(p) => {
-                let (mut log_id, membership) =
-                    decode_position(&p).map_err(|e| StorageIOError::read_state_machine(&e))?;
+                let (mut log_id, membership) = decode_position(&p).map_err(io_err)?;
                 if hark_mvcc::chaos::mutation("reapply-after-restart") && log_id.index > 1 {
                     log_id.index -= 1;
                 }
@@ -271,12 +314,16 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         }
     }
 
-    async fn apply<I>(&mut self, entries: I) -> Result<Vec<()>, StorageError>
+    async fn apply<S>(&mut self, mut stream: S) -> IoResult<()>
     where
-        I: IntoIterator<Item = openraft::Entry<TypeConfig>> + Send,
-        I::IntoIter: Send,
+        S: futures_util::Stream<Item = IoResult<EntryResponder<TypeConfig>>> + Unpin + Send,
     {
-        let entries: Vec<_> = entries.into_iter().collect();
+        let mut entries = Vec::new();
+        let mut responders = Vec::new();
+        while let Some((entry, responder)) = stream.try_next().await? {
+            entries.push(entry);
+            responders.extend(responder);
+        }
         if let Some(last) = entries.last()
             && !hark_mvcc::chaos::mutation("apply-before-leader-durable")
         {
@@ -284,11 +331,10 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             self.durability
                 .wait(last.log_id.index)
                 .await
-                .map_err(|e| StorageIOError::write_logs(&std::io::Error::other(e)))?;
+                .map_err(io_err)?;
             crate::stages::record("durable_wait", waiting);
         }
         let applying = std::time::Instant::now();
-        let mut applied = Vec::new();
         let mut last_index = None;
         let failed: Arc<Mutex<Option<(LogId, hark_mvcc::Error)>>> = Arc::default();
         for entry in entries {
@@ -300,9 +346,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                 EntryPayload::Membership(m) => {
                     log_member_changes(self.member_id, self.membership.membership(), &m);
                     if !leaves_out(&m, self.member_id) {
-                        record_admission(&self.snapshots).map_err(|e| {
-                            StorageIOError::write_state_machine(&std::io::Error::other(e))
-                        })?;
+                        record_admission(&self.snapshots).map_err(io_err)?;
                     } else if admitted(&self.snapshots) {
                         self.removed.send_replace(true);
                     }
@@ -352,7 +396,6 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             }
             let position = encode_position(&log_id, &self.membership_bytes);
             self.store.apply_logged(parts, position);
-            applied.push(());
         }
         // Everything above is applied and visible to readers once the
         // barrier passes: openraft may then answer reads at this index.
@@ -361,16 +404,19 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             let _ = tx.send(());
         });
         if rx.await.is_err() {
-            return Err(StorageIOError::write_state_machine(&hark_mvcc::Error::Closed).into());
+            return Err(io_err(hark_mvcc::Error::Closed));
         }
         crate::stages::record("apply", applying);
         if let Some((log_id, e)) = failed.lock().take() {
-            return Err(StorageIOError::apply(log_id, &e).into());
+            return Err(io_err(format!("applying entry {log_id}: {e}")));
         }
         if let Some(index) = last_index {
             metrics::gauge!("etcd_server_proposals_applied_total").set(index as f64);
         }
-        Ok(applied)
+        for responder in responders {
+            responder.send(());
+        }
+        Ok(())
     }
 
     async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
@@ -383,35 +429,16 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         }
     }
 
-    async fn begin_receiving_snapshot(&mut self) -> Result<Box<tokio::fs::File>, StorageError> {
-        let path = self.snapshots.join("incoming.part");
-        // Private, as every file of the data dir (etcd's snapshots are 0600).
-        let file = tokio::fs::OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .read(true)
-            .write(true)
-            .mode(0o600)
-            .open(&path)
-            .await
-            .map_err(|e| StorageIOError::write_snapshot(None, &e))?;
-        self.receiving = Some((path, std::time::Instant::now()));
-        Ok(Box::new(file))
-    }
-
     /// Replaces the store's contents with the snapshot's: restored into a
     /// scratch store first (checksum checked), then copied in place, so the
     /// store, the watch engine and every client stream stay up.
     async fn install_snapshot(
         &mut self,
         meta: &SnapshotMeta,
-        snapshot: Box<tokio::fs::File>,
-    ) -> Result<(), StorageError> {
+        snapshot: tokio::fs::File,
+    ) -> IoResult<()> {
         let fail = |e: &dyn std::fmt::Display| {
-            StorageError::from(StorageIOError::write_snapshot(
-                Some(meta.signature()),
-                &std::io::Error::other(e.to_string()),
-            ))
+            io_err(format!("installing snapshot {:?}: {e}", meta.signature()))
         };
         // Counted before anything changes (and so before raft reports the
         // snapshot applied): a writer that sees it counted cannot tell
@@ -436,8 +463,9 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         // Kept under its final name and marked as being installed before the
         // store is touched: the copy into the store is not atomic, so a
         // member killed during it finishes the install when it starts again.
-        let kept = self.snapshots.join(snapshot_file(&meta.snapshot_id));
-        let (store, dir, marked) = (self.store.clone(), self.snapshots.clone(), meta.clone());
+        let marked = SnapshotRecord::new(meta, None);
+        let kept = self.snapshots.join(snapshot_file(&marked.file_id));
+        let (store, dir) = (self.store.clone(), self.snapshots.clone());
         let files = self.snapshot_files.clone();
         metrics::gauge!("etcd_server_snapshot_apply_in_progress_total").set(1.0);
         let installed = tokio::task::spawn_blocking(move || -> Result<(), String> {
@@ -459,21 +487,39 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         if !leaves_out(self.membership.membership(), self.member_id)
             && self.membership.membership().nodes().next().is_some()
         {
-            record_admission(&self.snapshots)
-                .map_err(|e| StorageIOError::write_snapshot(None, &std::io::Error::other(e)))?;
+            record_admission(&self.snapshots).map_err(io_err)?;
         }
-        tracing::info!(snapshot = %meta.snapshot_id, "installed a snapshot from the leader");
+        tracing::info!(snapshot = ?meta.signature(), "installed a snapshot from the leader");
         if let Some(last) = meta.last_log_id {
             metrics::gauge!("etcd_server_proposals_applied_total").set(last.index as f64);
         }
         Ok(())
     }
 
-    async fn get_current_snapshot(&mut self) -> Result<Option<Snapshot<TypeConfig>>, StorageError> {
+    async fn get_current_snapshot(&mut self) -> IoResult<Option<Snapshot>> {
         let _files = self.snapshot_files.lock().await;
-        current_snapshot(&self.snapshots)
-            .await
-            .map_err(|e| StorageIOError::read_snapshot(None, &e).into())
+        current_snapshot(&self.snapshots).await
+    }
+}
+
+/// openraft 0.9's chunked snapshot transfer (through `openraft-legacy`),
+/// which peers of the 0.9 build still speak: chunks are written to a file.
+impl SnapshotReceiverFactory<TypeConfig> for StateMachine {
+    type SnapshotReceiver = tokio::fs::File;
+
+    async fn begin_receiving_snapshot(&mut self) -> IoResult<tokio::fs::File> {
+        let path = self.snapshots.join("incoming.part");
+        // Private, as every file of the data dir (etcd's snapshots are 0600).
+        let file = tokio::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .await?;
+        self.receiving = Some((path, std::time::Instant::now()));
+        Ok(file)
     }
 }
 
@@ -488,11 +534,11 @@ const META_FILE: &str = "current.meta";
 const INSTALLING_FILE: &str = "installing.meta";
 
 /// Records which snapshot is current (its meta), atomically.
-fn write_meta(dir: &std::path::Path, meta: &SnapshotMeta) -> std::io::Result<()> {
+fn write_meta(dir: &std::path::Path, meta: &SnapshotRecord) -> std::io::Result<()> {
     write_meta_as(dir, META_FILE, meta)
 }
 
-fn write_meta_as(dir: &std::path::Path, name: &str, meta: &SnapshotMeta) -> std::io::Result<()> {
+fn write_meta_as(dir: &std::path::Path, name: &str, meta: &SnapshotRecord) -> std::io::Result<()> {
     let tmp = dir.join(format!("{name}.tmp"));
     std::fs::write(&tmp, encode(meta))?;
     std::fs::File::open(&tmp)?.sync_all()?;
@@ -525,7 +571,7 @@ fn copy_into_store(
     store: &Store,
     source: Store,
     dir: &std::path::Path,
-    meta: &SnapshotMeta,
+    meta: &SnapshotRecord,
 ) -> Result<(), String> {
     let last = meta.last_log_id.ok_or("a snapshot without a last log id")?;
     let position = encode_position(&last, &encode(&meta.last_membership));
@@ -544,12 +590,12 @@ fn copy_into_store(
     std::fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| e.to_string())?;
-    remove_older(dir, &meta.snapshot_id);
+    remove_older(dir, &meta.file_id);
     Ok(())
 }
 
 /// The meta of the current snapshot, if there is one.
-fn read_meta(dir: &std::path::Path) -> Result<Option<SnapshotMeta>, String> {
+fn read_meta(dir: &std::path::Path) -> Result<Option<SnapshotRecord>, String> {
     match std::fs::read(dir.join(META_FILE)) {
         Ok(bytes) => decode(&bytes)
             .map(Some)
@@ -568,17 +614,12 @@ pub(crate) fn finish_interrupted_install(
     let Ok(bytes) = std::fs::read(dir.join(INSTALLING_FILE)) else {
         return Ok(());
     };
-    let meta: SnapshotMeta = decode(&bytes)
+    let meta: SnapshotRecord = decode(&bytes)
         .map_err(|e| format!("the meta of the snapshot being installed is unreadable: {e}"))?;
-    tracing::warn!(snapshot = %meta.snapshot_id, "finishing a snapshot install cut short");
-    restore_to_scratch(&dir.join(snapshot_file(&meta.snapshot_id)), dir)
+    tracing::warn!(snapshot = %meta.file_id, "finishing a snapshot install cut short");
+    restore_to_scratch(&dir.join(snapshot_file(&meta.file_id)), dir)
         .and_then(|source| copy_into_store(store, source, dir, &meta))
-        .map_err(|e| {
-            format!(
-                "finishing the install of snapshot {}: {e}",
-                meta.snapshot_id
-            )
-        })
+        .map_err(|e| format!("finishing the install of snapshot {}: {e}", meta.file_id))
 }
 
 /// Deletes every snapshot file but `keep`'s.
@@ -594,15 +635,15 @@ fn remove_older(dir: &std::path::Path, keep: &str) {
     }
 }
 
-async fn current_snapshot(dir: &std::path::Path) -> std::io::Result<Option<Snapshot<TypeConfig>>> {
+async fn current_snapshot(dir: &std::path::Path) -> std::io::Result<Option<Snapshot>> {
     let Ok(bytes) = tokio::fs::read(dir.join(META_FILE)).await else {
         return Ok(None);
     };
-    let meta: SnapshotMeta = decode(&bytes).map_err(std::io::Error::other)?;
-    let file = tokio::fs::File::open(dir.join(snapshot_file(&meta.snapshot_id))).await?;
+    let record: SnapshotRecord = decode(&bytes).map_err(std::io::Error::other)?;
+    let file = tokio::fs::File::open(dir.join(snapshot_file(&record.file_id))).await?;
     Ok(Some(Snapshot {
-        meta,
-        snapshot: Box::new(file),
+        meta: record.meta(),
+        snapshot: file,
     }))
 }
 
@@ -618,13 +659,10 @@ pub struct SnapshotBuilder {
 }
 
 impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
-    async fn build_snapshot(&mut self) -> Result<Snapshot<TypeConfig>, StorageError> {
-        let fail = |e: &dyn std::fmt::Display| {
-            StorageError::from(StorageIOError::write_snapshot(
-                None,
-                &std::io::Error::other(e.to_string()),
-            ))
-        };
+    type SnapshotData = tokio::fs::File;
+
+    async fn build_snapshot(&mut self) -> IoResult<Snapshot> {
+        let fail = |e: &dyn std::fmt::Display| io_err(format!("building a snapshot: {e}"));
         let (store, dir, member_id) = (self.store.clone(), self.dir.clone(), self.member_id);
         let (purge_floor, files) = (self.purge_floor.clone(), self.files.clone());
         // The file is opened under the lock: a snapshot installed right
@@ -650,14 +688,16 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
                 .record(syncing.elapsed().as_secs_f64());
             let position = written.log_position.ok_or("the store has applied no log entry yet")?;
             let (last, membership) = decode_position(&position).map_err(|e| e.to_string())?;
-            let meta = SnapshotMeta {
-                last_log_id: Some(last),
-                last_membership: membership,
-                snapshot_id: format!("{}-{}-{}", last.leader_id.term, last.index, written.revision),
-            };
+            let meta = SnapshotRecord::new(
+                &SnapshotMeta {
+                    last_log_id: Some(last),
+                    last_membership: membership,
+                },
+                Some(written.revision),
+            );
             let _files = files.blocking_lock();
-            let open = |meta: SnapshotMeta| {
-                std::fs::File::open(dir.join(snapshot_file(&meta.snapshot_id)))
+            let open = |meta: SnapshotRecord| {
+                std::fs::File::open(dir.join(snapshot_file(&meta.file_id)))
                     .map(|file| (meta, file))
                     .map_err(|e| e.to_string())
             };
@@ -669,11 +709,11 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
                 let _ = std::fs::remove_file(&building);
                 return open(current);
             }
-            std::fs::rename(&building, dir.join(snapshot_file(&meta.snapshot_id))).map_err(|e| e.to_string())?;
+            std::fs::rename(&building, dir.join(snapshot_file(&meta.file_id))).map_err(|e| e.to_string())?;
             write_meta(&dir, &meta).map_err(|e| e.to_string())?;
             purge_floor.raise(last);
-            remove_older(&dir, &meta.snapshot_id);
-            tracing::info!(snapshot = %meta.snapshot_id, revision = written.revision, "built a snapshot");
+            remove_older(&dir, &meta.file_id);
+            tracing::info!(snapshot = %meta.file_id, revision = written.revision, "built a snapshot");
             // etcd's line for the same moment.
             tracing::info!("snapshot-index" = last.index, "saved snapshot to disk");
             metrics::histogram!("etcd_debugging_snap_save_total_duration_seconds")
@@ -684,19 +724,15 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         .map_err(|e| fail(&e))?
         .map_err(|e| fail(&e))?;
         Ok(Snapshot {
-            meta,
-            snapshot: Box::new(tokio::fs::File::from_std(file)),
+            meta: meta.meta(),
+            snapshot: tokio::fs::File::from_std(file),
         })
     }
 }
 
 /// etcd's `added member` / `removed member` lines, with etcd's keys, for
 /// the members a membership entry adds or removes.
-fn log_member_changes(
-    local: u64,
-    before: &openraft::Membership<u64, MemberInfo>,
-    after: &openraft::Membership<u64, MemberInfo>,
-) {
+fn log_member_changes(local: u64, before: &Membership, after: &Membership) {
     let voters_after: std::collections::BTreeSet<u64> = after.voter_ids().collect();
     let voters_before: std::collections::BTreeSet<u64> = before.voter_ids().collect();
     for (id, info) in after.nodes() {
@@ -731,7 +767,7 @@ mod tests {
 
     fn entry(term: u64, index: u64, seq: u64, command: Command) -> Entry {
         Entry {
-            log_id: LogId::new(openraft::CommittedLeaderId::new(term, 1), index),
+            log_id: crate::types::log_id(term, 1, index),
             payload: EntryPayload::Normal(Batch {
                 proposals: vec![Proposal {
                     origin: 1,
@@ -771,12 +807,18 @@ mod tests {
             request: WriteRequest::LeaseRevoke(LeaseRevokeRequest { id: 7 }),
         };
         let answer = pending.register(1, 10).unwrap();
-        machine.apply(vec![entry(3, 5, 1, revoke())]).await.unwrap();
+        machine
+            .apply(stream_of(vec![entry(3, 5, 1, revoke())]))
+            .await
+            .unwrap();
         let refused = answer.await.unwrap();
         assert!(matches!(refused, OwnApply::OtherTerm), "{refused:?}");
         assert_eq!(store.lease_ttl(7), Some(10), "the lease stays");
         let answer = pending.register(2, 10).unwrap();
-        machine.apply(vec![entry(2, 6, 2, revoke())]).await.unwrap();
+        machine
+            .apply(stream_of(vec![entry(2, 6, 2, revoke())]))
+            .await
+            .unwrap();
         let revoked = answer.await.unwrap();
         assert!(
             matches!(revoked, OwnApply::Done(Ok(WriteResponse::LeaseRevoke(_)))),
@@ -785,18 +827,28 @@ mod tests {
         assert_eq!(store.lease_ttl(7), None);
     }
 
+    /// `entries` as openraft hands them to the state machine: a stream,
+    /// with no client waiting on any.
+    fn stream_of(
+        entries: Vec<Entry>,
+    ) -> impl futures_util::Stream<Item = IoResult<EntryResponder<TypeConfig>>> + Unpin + Send {
+        futures_util::stream::iter(entries.into_iter().map(|e| Ok((e, None))))
+    }
+
     /// A membership of voters `ids`.
-    fn membership(ids: &[u64]) -> openraft::Membership<u64, MemberInfo> {
-        let nodes: std::collections::BTreeMap<u64, MemberInfo> =
-            ids.iter().map(|&id| (id, MemberInfo::default())).collect();
+    fn membership(ids: &[u64]) -> Membership {
+        let nodes: std::collections::BTreeMap<u64, crate::types::MemberInfo> = ids
+            .iter()
+            .map(|&id| (id, crate::types::MemberInfo::default()))
+            .collect();
         let voters: std::collections::BTreeSet<u64> = ids.iter().copied().collect();
-        openraft::Membership::new(vec![voters], nodes)
+        Membership::new(vec![voters], nodes).unwrap()
     }
 
     /// `m` as the log entry at `index`.
-    fn membership_at(index: u64, m: openraft::Membership<u64, MemberInfo>) -> Entry {
+    fn membership_at(index: u64, m: Membership) -> Entry {
         Entry {
-            log_id: LogId::new(openraft::CommittedLeaderId::new(1, 1), index),
+            log_id: crate::types::log_id(1, 1, index),
             payload: EntryPayload::Membership(m),
         }
     }
@@ -833,16 +885,16 @@ mod tests {
         let (mut machine, watch) = open(store.clone());
         assert!(!*watch.borrow(), "no membership yet: a member being added");
         machine
-            .apply(vec![membership_at(1, membership(&[1, 2, 3]))])
+            .apply(stream_of(vec![membership_at(1, membership(&[1, 2, 3]))]))
             .await
             .unwrap();
         machine
-            .apply(vec![membership_at(2, membership(&[1, 3]))])
+            .apply(stream_of(vec![membership_at(2, membership(&[1, 3]))]))
             .await
             .unwrap();
         assert!(!*watch.borrow(), "another member removed");
         machine
-            .apply(vec![membership_at(3, membership(&[2, 3]))])
+            .apply(stream_of(vec![membership_at(3, membership(&[2, 3]))]))
             .await
             .unwrap();
         assert!(*watch.borrow(), "this member removed");
@@ -861,11 +913,11 @@ mod tests {
         let open = |store: Store| open_as(9, store, dir.path());
         let (mut machine, watch) = open(store.clone());
         machine
-            .apply(vec![membership_at(1, membership(&[1]))])
+            .apply(stream_of(vec![membership_at(1, membership(&[1]))]))
             .await
             .unwrap();
         machine
-            .apply(vec![membership_at(2, membership(&[1, 2]))])
+            .apply(stream_of(vec![membership_at(2, membership(&[1, 2]))]))
             .await
             .unwrap();
         assert!(!*watch.borrow(), "removed before it was ever added");
@@ -873,11 +925,11 @@ mod tests {
         let (mut machine, watch) = open(store.clone());
         assert!(!*watch.borrow(), "removed at a restart before it was added");
         machine
-            .apply(vec![membership_at(3, membership(&[1, 2, 9]))])
+            .apply(stream_of(vec![membership_at(3, membership(&[1, 2, 9]))]))
             .await
             .unwrap();
         machine
-            .apply(vec![membership_at(4, membership(&[1, 2]))])
+            .apply(stream_of(vec![membership_at(4, membership(&[1, 2]))]))
             .await
             .unwrap();
         assert!(*watch.borrow(), "removed once it had been added");
@@ -904,12 +956,12 @@ mod tests {
         for i in 0..entries {
             let put = hark_mvcc::PutRequest::new(format!("k{i}"), vec![b'v'; value_bytes]);
             machine
-                .apply(vec![entry(
+                .apply(stream_of(vec![entry(
                     1,
                     first + i,
                     i,
                     Command::Write(WriteRequest::Put(put)),
-                )])
+                )]))
                 .await
                 .unwrap();
         }
@@ -931,16 +983,17 @@ mod tests {
             .build_snapshot()
             .await
             .unwrap();
-        let sent_path = leader_dir
-            .path()
-            .join("snapshots")
-            .join(snapshot_file(&sent.meta.snapshot_id));
+        let sent_path = std::fs::read_dir(leader_dir.path().join("snapshots"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "snap"))
+            .expect("the built snapshot's file");
 
         let dir = tempfile::tempdir().unwrap();
         let mut follower = machine_with(dir.path(), 1, 40, 100_000).await;
         let mut receiving = follower.begin_receiving_snapshot().await.unwrap();
         let mut from = tokio::fs::File::open(&sent_path).await.unwrap();
-        tokio::io::copy(&mut from, &mut *receiving).await.unwrap();
+        tokio::io::copy(&mut from, &mut receiving).await.unwrap();
         let mut builder = follower.get_snapshot_builder().await;
         let (built, installed) = tokio::join!(
             builder.build_snapshot(),
@@ -955,7 +1008,8 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .filter(|n| n.ends_with(".snap"))
             .collect();
-        assert_eq!(snaps, [snapshot_file(&sent.meta.snapshot_id)]);
+        let installed_file = snapshot_file(&SnapshotRecord::new(&sent.meta, None).file_id);
+        assert_eq!(snaps, [installed_file]);
     }
 
     #[test]

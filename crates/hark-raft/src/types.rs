@@ -8,23 +8,37 @@ use serde::{Deserialize, Serialize};
 
 openraft::declare_raft_types!(
     /// Hark's openraft configuration: entries carry [`Proposal`]s, nodes are
-    /// [`MemberInfo`]s, snapshots are files.
+    /// [`MemberInfo`]s, snapshots are files (the state machine's and the
+    /// network's `SnapshotData`).
     pub TypeConfig:
         D = Batch,
         R = (),
         NodeId = u64,
         Node = MemberInfo,
-        Entry = openraft::Entry<TypeConfig>,
-        SnapshotData = tokio::fs::File,
         AsyncRuntime = openraft::TokioRuntime,
 );
 
-pub type Raft = openraft::Raft<TypeConfig>;
-pub type LogId = openraft::LogId<u64>;
-pub type Entry = openraft::Entry<TypeConfig>;
-pub type StoredMembership = openraft::StoredMembership<u64, MemberInfo>;
-pub type SnapshotMeta = openraft::SnapshotMeta<u64, MemberInfo>;
-pub type StorageError = openraft::StorageError<u64>;
+pub type Raft = openraft::Raft<TypeConfig, crate::state_machine::StateMachine>;
+pub type LogId = openraft::alias::LogIdOf<TypeConfig>;
+pub type Vote = openraft::alias::VoteOf<TypeConfig>;
+pub type Entry = openraft::alias::EntryOf<TypeConfig>;
+pub type Membership = openraft::Membership<u64, MemberInfo>;
+pub type StoredMembership = openraft::alias::StoredMembershipOf<TypeConfig>;
+pub type SnapshotMeta = openraft::alias::SnapshotMetaOf<TypeConfig>;
+pub type Snapshot = openraft::alias::SnapshotOf<TypeConfig, tokio::fs::File>;
+pub type RaftMetrics = openraft::RaftMetrics<TypeConfig>;
+
+/// A log id from its term, the leader that appended it and its index.
+#[cfg(test)]
+pub fn log_id(term: u64, leader: u64, index: u64) -> LogId {
+    openraft::LogId::new(
+        openraft::alias::CommittedLeaderIdOf::<TypeConfig> {
+            term,
+            node_id: leader,
+        },
+        index,
+    )
+}
 
 /// What the cluster knows of a member (etcd's `Member` minus its id, which is
 /// the raft node id). A member added by `MemberAdd` has only peer URLs until it

@@ -352,10 +352,12 @@ async fn a_member_behind_the_purged_log_gets_a_snapshot_and_continues_from_it() 
     for i in 0..10 {
         put_via(cluster.member(leader), &format!("early{i}"), "v").await;
     }
+    let behind = cluster.member(lagging).replica.status().last_log_index;
     cluster.stop(lagging).await;
     // Sequential writes: one log entry each, far past the snapshot count, so
     // the entries the stopped member lacks are purged from the others' logs.
     let acked = put_keys(cluster.member(leader), 120).await;
+    cluster.purged_past(leader, behind).await;
     let compact_at = acked[50].1;
     let compacted = cluster.member(leader).store.compact(compact_at, true);
     assert!(compacted.is_ok(), "{compacted:?}");
@@ -414,8 +416,10 @@ async fn writes_through_a_follower_catching_up_by_snapshots_are_all_answered() {
     let follower = cluster.follower(leader);
     for round in 0..3 {
         // Behind the purged log: it restarts into a snapshot.
+        let behind = cluster.member(follower).replica.status().last_log_index;
         cluster.stop(follower).await;
         put_keys(cluster.member(leader), 20).await;
+        cluster.purged_past(leader, behind).await;
         cluster.restart(follower).await;
         let (_, published) = cluster.member(follower).store.subscribe();
         let through = |id: u64, writer: usize| {

@@ -313,6 +313,7 @@ fn replica_config(config: &Config, plan: &ClusterPlan) -> ReplicaConfig {
         initial_corruption_check: false,
         force_new_cluster: config.force_new_cluster,
         strict_reconfig_check: config.strict_reconfig_check,
+        pre_vote: config.pre_vote,
         // etcd's request timeout: 5 s plus two election timeouts.
         request_timeout: Duration::from_secs(5) + 2 * election,
     }

@@ -31,6 +31,10 @@ fn on_the_wire(routes: Routes, handle: &NodeHandle) -> axum::Router {
             handle.clone(),
             crate::grpc::access::catch_up_for_token,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            handle.clone(),
+            crate::grpc::access::refuse_without_leader,
+        ))
         .layer(crate::transport::wire_edits::WireEditsLayer)
         // Outermost, to count what goes over the wire (after the rewrite of
         // oversized-message statuses above).

@@ -484,6 +484,16 @@ impl RunningServer {
             self.node.data_dir.display().to_string(),
         );
         tracing::info!(name, "data-dir" = data_dir, "closing etcd server");
+        // A leader hands its leadership over first, as etcd's does on a
+        // graceful stop: the others elect no one meanwhile, so writes stop
+        // for the hand-over alone, not for an election timeout.
+        // Bounded: a follower of an older build (mid-upgrade) cannot take
+        // the leadership, and the member must still stop.
+        let replica = &self.node.replica;
+        let within = replica
+            .request_timeout()
+            .min(replica.election_timeout() * 5);
+        replica.hand_over_leadership(within).await;
         // Peer links are calls that never end by themselves: closed first,
         // so the peer listener drains like the others.
         self.node.replica.close_links();

@@ -128,6 +128,7 @@ async fn a_member_configured_by_etcd_variables_alone_serves_as_configured() {
         ("ETCD_INITIAL_CLUSTER", format!("debian-host={peer}")),
         ("ETCD_INITIAL_CLUSTER_TOKEN", "debian-cluster".to_string()),
         ("ETCD_PRE_VOTE", "true".to_string()),
+        ("ETCD_MEMORY_MLOCK", "true".to_string()),
         ("ETCD_UNSUPPORTED_ARCH", "arm64".to_string()),
         ("DAEMON_ARGS", String::new()),
     ];
@@ -141,11 +142,13 @@ async fn a_member_configured_by_etcd_variables_alone_serves_as_configured() {
     assert!(data_dir.is_dir(), "the data dir ETCD_DATA_DIR names");
     let log = logs(cwd.path());
     let warnings = zap_lines(&log, "warn");
-    let pre_vote = warnings
+    let mlock = warnings
         .iter()
-        .filter(|w| w["flag"] == "--pre-vote")
+        .filter(|w| w["flag"] == "--memory-mlock")
         .count();
-    assert_eq!(pre_vote, 1, "{log}");
+    assert_eq!(mlock, 1, "{log}");
+    // `--pre-vote` is one Hark acts on: no warning.
+    assert!(!warnings.iter().any(|w| w["flag"] == "--pre-vote"), "{log}");
     assert!(
         warnings
             .iter()

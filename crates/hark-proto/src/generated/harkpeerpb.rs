@@ -276,6 +276,37 @@ pub mod peer_client {
                 .insert(GrpcMethod::new("harkpeerpb.Peer", "Reverse"));
             self.inner.streaming(req, path, codec).await
         }
+        /// openraft's pre-vote: whether the member would vote for the caller at
+        /// its next term, asked before the caller raises its term.
+        pub async fn pre_vote(
+            &mut self,
+            request: impl tonic::IntoRequest<super::Envelope>,
+        ) -> std::result::Result<tonic::Response<super::Envelope>, tonic::Status> {
+            self.inner.ready().await.map_err(|e| {
+                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
+            })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static("/harkpeerpb.Peer/PreVote");
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("harkpeerpb.Peer", "PreVote"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// openraft's leader transfer: the leader tells the target to stand now.
+        pub async fn raft_transfer_leader(
+            &mut self,
+            request: impl tonic::IntoRequest<super::Envelope>,
+        ) -> std::result::Result<tonic::Response<super::Envelope>, tonic::Status> {
+            self.inner.ready().await.map_err(|e| {
+                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
+            })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static("/harkpeerpb.Peer/RaftTransferLeader");
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("harkpeerpb.Peer", "RaftTransferLeader"));
+            self.inner.unary(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -360,6 +391,17 @@ pub mod peer_server {
             &self,
             request: tonic::Request<tonic::Streaming<super::Envelope>>,
         ) -> std::result::Result<tonic::Response<Self::ReverseStream>, tonic::Status>;
+        /// openraft's pre-vote: whether the member would vote for the caller at
+        /// its next term, asked before the caller raises its term.
+        async fn pre_vote(
+            &self,
+            request: tonic::Request<super::Envelope>,
+        ) -> std::result::Result<tonic::Response<super::Envelope>, tonic::Status>;
+        /// openraft's leader transfer: the leader tells the target to stand now.
+        async fn raft_transfer_leader(
+            &self,
+            request: tonic::Request<super::Envelope>,
+        ) -> std::result::Result<tonic::Response<super::Envelope>, tonic::Status>;
     }
     #[derive(Debug)]
     pub struct PeerServer<T> {
@@ -844,6 +886,82 @@ pub mod peer_server {
                                 max_encoding_message_size,
                             );
                         let res = grpc.streaming(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/harkpeerpb.Peer/PreVote" => {
+                    #[allow(non_camel_case_types)]
+                    struct PreVoteSvc<T: Peer>(pub Arc<T>);
+                    impl<T: Peer> tonic::server::UnaryService<super::Envelope> for PreVoteSvc<T> {
+                        type Response = super::Envelope;
+                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::Envelope>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move { <T as Peer>::pre_vote(&inner, request).await };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = PreVoteSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/harkpeerpb.Peer/RaftTransferLeader" => {
+                    #[allow(non_camel_case_types)]
+                    struct RaftTransferLeaderSvc<T: Peer>(pub Arc<T>);
+                    impl<T: Peer> tonic::server::UnaryService<super::Envelope> for RaftTransferLeaderSvc<T> {
+                        type Response = super::Envelope;
+                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::Envelope>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Peer>::raft_transfer_leader(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = RaftTransferLeaderSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
                         Ok(res)
                     };
                     Box::pin(fut)

@@ -11,6 +11,7 @@ use crate::admission::{
     Asks, CHECK_INTERVAL, CHECK_TIMEOUT, CLUSTER_ID_HEADER, Caller, MEMBER_ID_HEADER, NOT_A_MEMBER,
     header_id,
 };
+use crate::metrics_watch::MetricsWatch;
 use crate::network::{Method, call};
 use crate::types::MemberInfo;
 

@@ -9,12 +9,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use openraft::EntryPayload;
 use openraft::storage::{RaftLogReader, RaftLogStorage, RaftStateMachine};
-use openraft::{EntryPayload, Membership};
 
 use crate::log_store::LogStore;
 use crate::state_machine::StateMachine;
-use crate::types::{Entry, LogId};
+use crate::types::{Entry, LogId, Membership};
 
 /// Rewrites the end of `log` so that `member_id` alone is the cluster.
 /// Nothing to do on a log that holds no entry yet.
@@ -72,7 +72,7 @@ pub(super) async fn force_new_cluster(
             discarded_to = last.index,
             "--force-new-cluster: discarding log entries not known to be committed"
         );
-        log.truncate(LogId::new(last.leader_id, keep.index + 1))
+        log.truncate_after(Some(keep))
             .await
             .map_err(|e| failed("discarding uncommitted entries", &e))?;
     }
@@ -93,7 +93,8 @@ pub(super) async fn force_new_cluster(
     let alone = Membership::new(
         vec![BTreeSet::from([member_id])],
         BTreeMap::from([(member_id, me)]),
-    );
+    )
+    .map_err(|e| failed("building its membership", &e))?;
     log.append_before_start(Entry {
         log_id: LogId::new(keep.leader_id, keep.index + 1),
         payload: EntryPayload::Membership(alone),
@@ -112,7 +113,7 @@ async fn newest_membership(
     log: &mut LogStore,
     from: u64,
     upto: u64,
-) -> Result<Option<Membership<u64, crate::MemberInfo>>, openraft::StorageError<u64>> {
+) -> Result<Option<Membership>, std::io::Error> {
     if from > upto {
         return Ok(None);
     }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use tokio::time::Instant;
 
 use super::{ForwardHandler, Replica, ReplicaError};
+use crate::metrics_watch::MetricsWatch;
 use crate::network::{Method, call_peer};
 
 impl Replica {

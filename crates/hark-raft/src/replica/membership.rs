@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use super::{Member, MembershipError, Replica, ReplicaError};
+use crate::metrics_watch::MetricsWatch;
 use crate::network::Method;
 use crate::types::MemberInfo;
 
@@ -62,7 +63,7 @@ impl MembershipChange {
 }
 
 /// The members in a raft metrics snapshot's membership.
-fn members_of(metrics: &openraft::RaftMetrics<u64, MemberInfo>) -> Vec<Member> {
+fn members_of(metrics: &crate::types::RaftMetrics) -> Vec<Member> {
     let membership = metrics.membership_config.membership();
     let voters: BTreeSet<u64> = membership.voter_ids().collect();
     membership
@@ -359,6 +360,7 @@ impl Replica {
             Ok(Err(RaftError::APIError(ClientWriteError::ChangeMembershipError(e)))) => {
                 Err(MembershipError::Failed(e.to_string()))
             }
+            Ok(Err(RaftError::APIError(e))) => Err(MembershipError::Failed(e.to_string())),
             Ok(Err(RaftError::Fatal(e))) => Err(MembershipError::Failed(e.to_string())),
         }
     }

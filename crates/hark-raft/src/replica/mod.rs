@@ -22,10 +22,11 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use crate::admission::Vouches;
+use crate::metrics_watch::MetricsWatch;
 use crate::network::{PeerChannels, PeerHealth};
 use crate::state_machine::Pending;
 use crate::transfer::TransferState;
-use crate::types::{Applied, MemberInfo, Proposal, Proposed, Raft};
+use crate::types::{Applied, MemberInfo, Proposal, Proposed, Raft, TypeConfig};
 
 mod admit;
 mod force;
@@ -136,6 +137,10 @@ pub struct ReplicaConfig {
     /// etcd's `--strict-reconfig-check`: refuse a membership change that
     /// would leave fewer started, connected voters than a quorum.
     pub strict_reconfig_check: bool,
+    /// etcd's `--pre-vote` (default true): a member whose election timer
+    /// fires first asks whether it would win, and raises its term only if a
+    /// quorum says yes.
+    pub pre_vote: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -214,6 +219,8 @@ pub struct ReplicaStatus {
     /// Newest entry in this member's log.
     pub last_log_index: u64,
     pub applied_index: u64,
+    /// The last entry purged from this member's log (after a snapshot).
+    pub purged_index: u64,
     pub is_learner: bool,
 }
 
@@ -244,6 +251,12 @@ pub struct Replica {
     /// metrics: every response header reads it, and reading openraft's
     /// metrics would take their lock once per reply.
     term: Arc<AtomicU64>,
+    /// When this member last accepted an append (a heartbeat included) from
+    /// the leader it follows: with pre-vote, a follower cut off from its
+    /// leader keeps that leader in openraft's metrics (it never raises its
+    /// term), so this is how it knows it has none (etcd's follower drops
+    /// its leader as its election timer fires).
+    leader_heard: parking_lot::Mutex<Option<std::time::Instant>>,
     /// `(term, last log index)` when openraft restored this member as
     /// leader at start (see [`Replica::read_index_here`]).
     restored_leadership: Option<(u64, u64)>,
@@ -268,7 +281,10 @@ pub struct Replica {
 /// metrics, which change with leadership and membership only, not with
 /// every entry).
 pub struct LeadershipWatch {
-    metrics: tokio::sync::watch::Receiver<openraft::metrics::RaftServerMetrics<u64, MemberInfo>>,
+    metrics: openraft::alias::WatchReceiverOf<
+        TypeConfig,
+        openraft::metrics::RaftServerMetrics<TypeConfig>,
+    >,
     member_id: u64,
 }
 
@@ -407,18 +423,39 @@ impl Replica {
             .any(|m| m.id == self.member_id && m.is_learner)
     }
 
-    /// Whether this member has a working leader: another member it follows,
-    /// or itself with a quorum heard from within an election timeout (an
-    /// openraft 0.9 leader cut off from the others does not step down).
+    /// Whether this member has a working leader, as etcd's check-quorum
+    /// and pre-vote make it see one: itself with a quorum heard from within
+    /// an election timeout (openraft 0.10's leader past its quorum lease
+    /// keeps its role but takes no writes), or another member it has heard
+    /// from within two.
     pub fn has_leader(&self) -> bool {
-        let m = self.raft.metrics().borrow().clone();
-        match m.current_leader {
+        let (leader, quorum_acked, sole_voter) = {
+            let m = self.raft.metrics();
+            let m = m.borrow();
+            let mut voters = m.membership_config.membership().voter_ids();
+            let sole_voter = voters.next().is_some() && voters.next().is_none();
+            (m.current_leader, m.last_quorum_acked, sole_voter)
+        };
+        match leader {
             None => false,
-            Some(l) if l == self.member_id => m
-                .millis_since_quorum_ack
-                .is_some_and(|ms| u128::from(ms) <= self.election_timeout.as_millis()),
-            Some(_) => true,
+            // A leader alone is its own quorum (openraft records no
+            // acknowledgement for it).
+            Some(l) if l == self.member_id && sole_voter => true,
+            Some(l) if l == self.member_id => quorum_acked
+                .is_some_and(|at| openraft::Instant::elapsed(&*at) <= self.election_timeout),
+            // Up to two election timeouts: when etcd's follower, whose
+            // randomized election timer fires between one and two, drops
+            // its leader at the latest.
+            Some(_) => self
+                .leader_heard
+                .lock()
+                .is_some_and(|at| at.elapsed() <= 2 * self.election_timeout),
         }
+    }
+
+    /// Records an append from the leader, accepted (see `leader_heard`).
+    pub(crate) fn heard_from_leader(&self) {
+        *self.leader_heard.lock() = Some(std::time::Instant::now());
     }
 
     /// Sets the gauges of the raft log's RocksDB memory (called before a
@@ -431,9 +468,14 @@ impl Replica {
     /// first.
     pub(crate) async fn metrics_reach(
         &self,
-        holds: impl FnMut(&openraft::RaftMetrics<u64, MemberInfo>) -> bool,
+        holds: impl FnMut(&crate::types::RaftMetrics) -> bool,
     ) -> bool {
         self.raft.metrics().wait_for(holds).await.is_ok()
+    }
+
+    /// How long a request may wait on the log (etcd's request timeout).
+    pub fn request_timeout(&self) -> Duration {
+        self.request_timeout
     }
 
     /// Whether this member is the leader now.
@@ -458,6 +500,7 @@ impl Replica {
             term: m.current_term,
             last_log_index: m.last_log_index.unwrap_or(0),
             applied_index: m.last_applied.map_or(0, |l| l.index),
+            purged_index: m.purged.map_or(0, |l| l.index),
             is_learner,
         }
     }

@@ -7,11 +7,12 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use hark_mvcc::{WriteRequest, WriteResponse};
-use openraft::error::RaftError;
+use openraft::error::{ClientWriteError, RaftError};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::{Outcome, Queued, Replica, ReplicaError};
+use crate::metrics_watch::MetricsWatch;
 use crate::network::{Method, never_sent, refused};
 use crate::stages;
 use crate::state_machine::{OwnApply, Pending};
@@ -514,6 +515,13 @@ impl Replica {
         }
         match tokio::time::timeout_at(deadline, self.raft.client_write(batch)).await {
             Ok(Ok(_)) => Proposed::Appended,
+            // Refused before its entry was appended: not the leader, or a
+            // leader whose quorum lease has lapsed (one just elected or
+            // restored has none until a quorum answers it; one cut off from
+            // its quorum has lost it).
+            Ok(Err(RaftError::APIError(ClientWriteError::ForwardToLeader(_)))) => {
+                Proposed::NotAppended
+            }
             // Raft stopped, or it was appended and then lost leadership: the
             // entry may still commit under the next leader.
             Ok(Err(RaftError::APIError(_))) | Ok(Err(RaftError::Fatal(_))) | Err(_) => {

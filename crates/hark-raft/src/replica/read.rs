@@ -3,18 +3,18 @@
 
 use std::time::Duration;
 
-use openraft::error::{CheckIsLeaderError, RaftError};
+use openraft::error::{LinearizableReadError, RaftError};
 use tokio::time::Instant;
 
 use super::{Replica, ReplicaError};
 use crate::network::Method;
-use crate::types::MemberInfo;
+use crate::types::TypeConfig;
 
 impl Replica {
     /// The leader's read index, once a quorum confirmed its leadership (for
     /// its own reads and those its followers ask for).
     ///
-    /// openraft 0.9 restarts a member whose saved vote is a committed one
+    /// openraft (0.9 and 0.10) restarts a member whose saved vote is a committed one
     /// for itself as leader of the same term, without a new blank entry; its
     /// read index is then the larger of that term's first entry and the
     /// commit index it saved, which is saved lazily and can be older than
@@ -26,10 +26,13 @@ impl Replica {
     pub(crate) async fn read_index_here(
         &self,
         deadline: Instant,
-    ) -> Result<u64, RaftError<u64, CheckIsLeaderError<u64, MemberInfo>>> {
+    ) -> Result<u64, RaftError<TypeConfig, LinearizableReadError<TypeConfig>>> {
         let _no_transfer = self.until_no_transfer(deadline).await;
-        let (read, _applied) = self.raft.get_read_log_id().await?;
-        let index = read.map_or(0, |l| l.index);
+        let (read, _applied) = self
+            .raft
+            .get_read_log_id(openraft::ReadPolicy::ReadIndex)
+            .await?;
+        let index = read.index();
         Ok(match self.restored_leadership {
             Some((term, last))
                 if self.term() == term
@@ -86,7 +89,7 @@ impl Replica {
                 }
             } else {
                 let asked = self
-                    .call_member::<_, u64, RaftError<u64, CheckIsLeaderError<u64, MemberInfo>>>(
+                    .call_member::<_, u64, RaftError<TypeConfig, LinearizableReadError<TypeConfig>>>(
                         leader,
                         Method::ReadIndex,
                         &(),

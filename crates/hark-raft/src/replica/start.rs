@@ -18,10 +18,11 @@ use super::{Join, Replica, ReplicaConfig, ReplicaDirs};
 use crate::admission::{Caller, Vouches};
 use crate::durability::LogDurability;
 use crate::log_store::{Alone, LogStore, PurgeFloor};
+use crate::metrics_watch::MetricsWatch;
 use crate::network::{Method, Network, PeerChannels, PeerHealth, PeerRefusals, call};
 use crate::state_machine::{Pending, StateMachine, decode_position, finish_interrupted_install};
 use crate::transfer::TransferState;
-use crate::types::{MemberInfo, Raft, millis};
+use crate::types::{MemberInfo, Raft, TypeConfig, millis};
 
 /// The least time a snapshot chunk may take; the last chunk's includes
 /// copying the snapshot into the store.
@@ -60,6 +61,10 @@ impl Replica {
                 SNAPSHOT_CHUNK_TIMEOUT.max(config.election_timeout * 20),
             ),
             snapshot_max_chunk_size: SNAPSHOT_CHUNK_BYTES,
+            // etcd's --pre-vote (its default since 3.5): a member that cannot
+            // win does not raise its term, so one cut off and healed does not
+            // depose a working leader.
+            enable_pre_vote: Some(config.pre_vote),
             ..Default::default()
         }
         .validate()
@@ -196,6 +201,7 @@ impl Replica {
             transfer: TransferState::default(),
             vouches: Vouches::default(),
             term: Arc::new(AtomicU64::new(raft_term(&raft_server_metrics.borrow()))),
+            leader_heard: Default::default(),
             restored_leadership,
             store: hashed,
             hashes_held: config.initial_corruption_check.into(),
@@ -223,7 +229,7 @@ impl Replica {
         ));
         if replica.voters() == [config.member_id] {
             // Alone: no one to wait for, elect at once instead of after a timeout.
-            let _ = replica.raft.trigger().elect().await;
+            let _ = replica.raft.trigger().elect(false).await;
         }
         Ok(replica)
     }
@@ -249,14 +255,12 @@ async fn restored_leadership(
     log: &mut crate::log_store::LogStore,
     member_id: u64,
 ) -> Result<Option<(u64, u64)>, String> {
-    use openraft::storage::RaftLogStorage;
+    use openraft::storage::{RaftLogReader, RaftLogStorage};
     let vote = log
         .read_vote()
         .await
         .map_err(|e| format!("reading the saved vote: {e}"))?;
-    let Some(vote) =
-        vote.filter(|v| v.is_committed() && v.leader_id().voted_for() == Some(member_id))
-    else {
+    let Some(vote) = vote.filter(|v| v.committed && v.leader_id.node_id == member_id) else {
         return Ok(None);
     };
     let last = log
@@ -265,13 +269,13 @@ async fn restored_leadership(
         .map_err(|e| format!("reading the log state: {e}"))?
         .last_log_id
         .map_or(0, |l| l.index);
-    Ok(Some((vote.leader_id().get_term(), last)))
+    Ok(Some((vote.leader_id.term, last)))
 }
 
 /// The term a server-metrics snapshot holds (its vote's, as openraft's own
 /// `current_term`).
-fn raft_term(metrics: &openraft::metrics::RaftServerMetrics<u64, MemberInfo>) -> u64 {
-    metrics.vote.leader_id().get_term()
+fn raft_term(metrics: &openraft::metrics::RaftServerMetrics<TypeConfig>) -> u64 {
+    metrics.vote.leader_id.term
 }
 
 /// Keeps `alone` true exactly while this member is the cluster's only member
@@ -280,8 +284,9 @@ fn raft_term(metrics: &openraft::metrics::RaftServerMetrics<u64, MemberInfo>) ->
 async fn follow_server_metrics(
     // The server metrics change with votes, leadership and membership only,
     // not with every entry.
-    mut metrics: tokio::sync::watch::Receiver<
-        openraft::metrics::RaftServerMetrics<u64, MemberInfo>,
+    mut metrics: openraft::alias::WatchReceiverOf<
+        TypeConfig,
+        openraft::metrics::RaftServerMetrics<TypeConfig>,
     >,
     member_id: u64,
     alone: Alone,
@@ -359,32 +364,35 @@ mod tests {
     pub(super) async fn alone_follows_the_membership() {
         use std::collections::{BTreeMap, BTreeSet};
 
+        use openraft::async_runtime::{Watch, WatchSender};
         use openraft::metrics::RaftServerMetrics;
-        use openraft::{Membership, ServerState, StoredMembership, Vote};
+        use openraft::{ServerState, StoredMembership};
 
         use crate::log_store::Alone;
-        use crate::types::MemberInfo;
+        use crate::types::{MemberInfo, Membership, TypeConfig, Vote};
 
-        fn metrics(voters: &[u64], learners: &[u64]) -> RaftServerMetrics<u64, MemberInfo> {
+        fn metrics(voters: &[u64], learners: &[u64]) -> RaftServerMetrics<TypeConfig> {
             let nodes: BTreeMap<u64, MemberInfo> = voters
                 .iter()
                 .chain(learners)
                 .map(|id| (*id, MemberInfo::default()))
                 .collect();
             let config = vec![voters.iter().copied().collect::<BTreeSet<u64>>()];
+            let membership = std::sync::Arc::new(StoredMembership::new(
+                None,
+                Membership::new(config, nodes).unwrap(),
+            ));
             RaftServerMetrics {
                 id: 1,
-                vote: Vote::default(),
+                vote: Vote::new_committed(1, 1),
                 state: ServerState::Leader,
                 current_leader: Some(1),
-                membership_config: std::sync::Arc::new(StoredMembership::new(
-                    None,
-                    Membership::new(config, nodes),
-                )),
+                membership_config: membership.clone(),
+                committed_membership_config: membership,
             }
         }
 
-        let (tx, rx) = tokio::sync::watch::channel(metrics(&[1], &[]));
+        let (tx, rx) = <openraft::alias::WatchOf<TypeConfig> as Watch>::channel(metrics(&[1], &[]));
         let alone = Alone::default();
         let term = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         let task = tokio::spawn(super::follow_server_metrics(rx, 1, alone.clone(), term));

@@ -8,6 +8,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::{Replica, ReplicaError};
+use crate::metrics_watch::MetricsWatch;
 use crate::network::Method;
 use crate::transfer::TransferStep;
 use crate::types::millis;
@@ -205,7 +206,7 @@ impl Replica {
                             || (r.status().leader.is_some() && r.term() > term)
                     };
                     while Instant::now() < give_up && !over(&self) {
-                        if self.raft.trigger().elect().await.is_err() {
+                        if self.raft.trigger().elect(false).await.is_err() {
                             return;
                         }
                         let _ = self
@@ -217,6 +218,52 @@ impl Replica {
                 });
             }
         }
+    }
+
+    /// etcd's graceful stop: a leader hands its leadership to the voter
+    /// whose log matches the most of its own before it stops, so that the
+    /// cluster does not wait out an election timeout without a leader.
+    /// Returns whether another member leads within `within` (at once when
+    /// this member does not lead, or leads alone).
+    pub async fn hand_over_leadership(&self, within: Duration) -> bool {
+        let target = {
+            let m = self.raft.metrics();
+            let m = m.borrow();
+            if m.current_leader != Some(self.member_id()) {
+                return true;
+            }
+            let voters: Vec<u64> = m.membership_config.membership().voter_ids().collect();
+            m.replication.as_ref().and_then(|matched| {
+                voters
+                    .iter()
+                    .filter(|v| **v != self.member_id())
+                    .max_by_key(|v| matched.get(v).copied().flatten().map(|l| l.index))
+                    .copied()
+            })
+        };
+        let Some(target) = target else {
+            return true;
+        };
+        if self.raft.trigger().transfer_leader(target).await.is_err() {
+            return false;
+        }
+        let me = self.member_id();
+        let moved = self.metrics_reach(|m| m.current_leader.is_some_and(|l| l != me));
+        let moved = matches!(tokio::time::timeout(within, moved).await, Ok(true));
+        if moved {
+            tracing::info!(
+                "local-member-id" = %format!("{me:x}"),
+                transferee = %format!("{target:x}"),
+                "leadership transferred before stopping"
+            );
+        } else {
+            tracing::warn!(
+                "local-member-id" = %format!("{me:x}"),
+                transferee = %format!("{target:x}"),
+                "the leadership transfer before stopping did not finish"
+            );
+        }
+        moved
     }
 
     /// Waits while this member (as the leader) transfers its leadership:

@@ -58,6 +58,7 @@ impl Settings {
             initial_corruption_check: false,
             force_new_cluster: false,
             strict_reconfig_check: self.strict_reconfig_check,
+            pre_vote: true,
         }
     }
 }
@@ -300,6 +301,21 @@ impl Cluster {
     pub async fn caught_up(&self, id: u64, rev: i64) {
         self.caught_up_within(id, rev, Duration::from_secs(20))
             .await;
+    }
+
+    /// Waits until member `id` has purged its log past `index`, failing
+    /// after 20 s. openraft purges only while no append to a stopped
+    /// follower is in flight (it retries after a back-off), so a test that
+    /// needs a follower behind the purged log waits for the purge.
+    pub async fn purged_past(&self, id: u64, index: u64) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        while self.member(id).replica.status().purged_index <= index {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "member {id:x} never purged its log past {index}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Waits until member `id` has applied revision `rev`, failing after

@@ -140,11 +140,6 @@ pub const WITHOUT_EFFECT: &[WithoutEffect] = &[
     warn("discovery-fallback", Value, DISCOVERY),
     warn("discovery-proxy", Value, DISCOVERY),
     warn("discovery-srv-name", Value, DISCOVERY),
-    warn(
-        "pre-vote",
-        Switch,
-        "openraft 0.9 has no pre-vote phase; a member coming back may start an election",
-    ),
     warn("enable-v2", Switch, V2),
     warn("v2-deprecation", Value, V2),
     warn("experimental-enable-v2v3", Value, V2),
@@ -533,7 +528,7 @@ mod tests {
         let (rest, set) = set_aside(os(&[
             "hark",
             "--name=a",
-            "-pre-vote",
+            "-memory-mlock",
             "--metrics",
             "extensive",
             "--enable-v2=false",
@@ -544,15 +539,15 @@ mod tests {
         .unwrap();
         assert_eq!(rest, os(&["hark", "--name=a", "--data-dir", "d"]));
         let names: Vec<_> = set.iter().map(|s| s.flag).collect();
-        assert_eq!(names, ["pre-vote", "metrics", "enable-v2"], "each once");
+        assert_eq!(names, ["memory-mlock", "metrics", "enable-v2"], "each once");
         // A switch never takes the next argument.
-        let (rest, _) = set_aside(os(&["hark", "--pre-vote", "--name=b"])).unwrap();
+        let (rest, _) = set_aside(os(&["hark", "--memory-mlock", "--name=b"])).unwrap();
         assert_eq!(rest, os(&["hark", "--name=b"]));
         // After `--`, nothing is a flag.
-        let (rest, set) = set_aside(os(&["hark", "--", "--pre-vote"])).unwrap();
-        assert_eq!((rest, set), (os(&["hark", "--", "--pre-vote"]), vec![]));
+        let (rest, set) = set_aside(os(&["hark", "--", "--memory-mlock"])).unwrap();
+        assert_eq!((rest, set), (os(&["hark", "--", "--memory-mlock"]), vec![]));
 
-        let err = set_aside(os(&["hark", "--pre-vote=maybe"])).unwrap_err();
+        let err = set_aside(os(&["hark", "--memory-mlock=maybe"])).unwrap_err();
         assert!(err.contains("invalid boolean value"), "{err}");
         let err = set_aside(os(&["hark", "--metrics"])).unwrap_err();
         assert_eq!(err, "flag needs an argument: --metrics");

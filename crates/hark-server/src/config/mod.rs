@@ -393,6 +393,14 @@ pub struct Config {
           default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = true)]
     pub strict_reconfig_check: bool,
 
+    /// A member whose election timer fires asks the others whether it would
+    /// win before it raises its term (etcd's default since 3.5), so one cut
+    /// off and healed does not depose a working leader; `false` elects
+    /// without asking.
+    #[arg(long, env = "HARK_PRE_VOTE", num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = true)]
+    pub pre_vote: bool,
+
     /// Restart this member, with its data, as the only member of its
     /// cluster (after the others are lost for good): entries not known to
     /// be committed are dropped, the other members removed. Start without

@@ -50,6 +50,30 @@ pub async fn catch_up_for_token(
         .await
 }
 
+/// etcd's interceptors for clientv3's `WithRequireLeader`: a request
+/// carrying `hasleader: true` to a member that has no leader (see
+/// [`hark_raft::Replica::has_leader`]) is refused at once with "etcdserver:
+/// no leader", unary or stream, before any work. (An open watch or
+/// keep-alive stream also ends once its member loses its leader:
+/// `watch::leader_lost`.)
+pub async fn refuse_without_leader(
+    axum::extract::State(node): axum::extract::State<crate::node::NodeHandle>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let requires = request
+        .headers()
+        .get(crate::grpc::watch::REQUIRE_LEADER_KEY)
+        .is_some_and(|v| v.as_bytes() == b"true");
+    if requires
+        && let Ok(node) = node.get()
+        && !node.replica.has_leader()
+    {
+        return Status::unavailable(crate::grpc::watch::NO_LEADER).into_http::<axum::body::Body>();
+    }
+    next.run(request).await
+}
+
 /// Internal metadata carrying the verified client certificate's common
 /// name from the connection to the handlers; whatever a client sends under
 /// this name is removed first.

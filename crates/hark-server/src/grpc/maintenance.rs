@@ -164,15 +164,27 @@ impl MaintenanceService {
         let node = self.node.get()?;
         let revision = node.store.current_revision();
         let raft = node.replica.status();
+        // etcd's leader as its member sees one: none for a follower that has
+        // not heard from it for an election timeout, nor for a leader that a
+        // quorum has not answered for that long (check-quorum).
+        let leader = match raft.leader {
+            Some(id) if node.replica.has_leader() => id,
+            _ => 0,
+        };
+        let mut errors: Vec<String> = Vec::new();
+        if leader == 0 {
+            errors.push("etcdserver: no leader".to_string());
+        }
+        errors.extend(node.store.alarms().iter().map(alarm_text));
         Ok(pb::StatusResponse {
             header: node.header(revision),
             version: crate::ETCD_VERSION.to_string(),
             db_size: node.store.db_size() as i64,
-            leader: raft.leader.unwrap_or(0),
+            leader,
             raft_index: raft.last_log_index,
             raft_term: raft.term,
             raft_applied_index: raft.applied_index,
-            errors: node.store.alarms().iter().map(alarm_text).collect(),
+            errors,
             db_size_in_use: node.store.db_size_in_use() as i64,
             is_learner: raft.is_learner,
             storage_version: hark_snapshot::schema::STORAGE_VERSION_VALUE.to_string(),
