@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::cluster::{Cluster, ELECTION_MS, Flavor, Network, wait_for_leader};
+use crate::cluster::{Cluster, ELECTION_MS, Flavor, Network, status, wait_for_leader};
 
 /// One behaviour, as measured on one server.
 pub struct Finding {
@@ -33,21 +33,6 @@ pub struct Finding {
 
 fn election() -> Duration {
     Duration::from_millis(ELECTION_MS)
-}
-
-/// `(member id, leader id, raft term)` as `Status` reports them.
-async fn status(endpoint: &str) -> Option<(u64, u64, u64)> {
-    let options = etcd_client::ConnectOptions::new()
-        .with_connect_timeout(Duration::from_millis(300))
-        .with_timeout(Duration::from_millis(500));
-    let mut c = etcd_client::Client::connect([endpoint], Some(options))
-        .await
-        .ok()?;
-    let s = tokio::time::timeout(Duration::from_millis(500), c.status())
-        .await
-        .ok()?
-        .ok()?;
-    Some((s.header()?.member_id(), s.leader(), s.raft_term()))
 }
 
 /// Runs every behaviour on a fresh cluster of `flavor` each, under `dir`.
@@ -78,8 +63,8 @@ async fn follower_cut_off_and_healed(flavor: &Flavor, dir: &Path) -> Result<Find
         let mut taken = std::mem::take(samples);
         async move {
             for i in &healthy {
-                if let Some((_, leader, term)) = status(&endpoints[*i]).await {
-                    taken.push((leader, term));
+                if let Some(s) = status(&endpoints[*i]).await {
+                    taken.push((s.leader, s.term));
                 }
             }
             taken
@@ -100,7 +85,7 @@ async fn follower_cut_off_and_healed(flavor: &Flavor, dir: &Path) -> Result<Find
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let last_term = samples.iter().map(|s| s.1).max().unwrap_or(0);
-    let cut_term = status(&endpoints[follower]).await.map(|s| s.2);
+    let cut_term = status(&endpoints[follower]).await.map(|s| s.term);
     let elections = last_term.saturating_sub(first_term);
     Ok(Finding {
         behaviour: "follower cut off for 10 election timeouts, healed: elections",
@@ -123,7 +108,7 @@ async fn leader_cut_off(flavor: &Flavor, dir: &Path) -> Result<Vec<Finding>, Str
     cluster.links.partition(&[leader], 3);
     let mut stepped_down = None;
     while cut_at.elapsed() < election() * 10 {
-        if let Some((_, 0, _)) = status(&endpoint).await {
+        if status(&endpoint).await.is_some_and(|s| s.leader == 0) {
             stepped_down = Some(cut_at.elapsed());
             break;
         }

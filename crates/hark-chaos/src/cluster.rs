@@ -347,8 +347,15 @@ impl Drop for Cluster {
     }
 }
 
-/// Member status: (member id, leader id) as `Status` reports them.
-pub async fn status(endpoint: &str) -> Option<(u64, u64)> {
+/// A member's `Status`: its id, its leader's (0 for none) and its raft term.
+pub struct MemberStatus {
+    pub id: u64,
+    pub leader: u64,
+    pub term: u64,
+}
+
+/// The member's status, if it answers within a second.
+pub async fn status(endpoint: &str) -> Option<MemberStatus> {
     let options = etcd_client::ConnectOptions::new()
         .with_connect_timeout(Duration::from_millis(500))
         .with_timeout(Duration::from_secs(1));
@@ -359,7 +366,11 @@ pub async fn status(endpoint: &str) -> Option<(u64, u64)> {
         .await
         .ok()?
         .ok()?;
-    Some((s.header()?.member_id(), s.leader()))
+    Some(MemberStatus {
+        id: s.header()?.member_id(),
+        leader: s.leader(),
+        term: s.raft_term(),
+    })
 }
 
 /// Waits until every running member answers and names the same leader; its
@@ -375,11 +386,11 @@ pub async fn wait_for_leader(cluster: &Cluster, within: Duration) -> Result<usiz
                 continue;
             }
             let s = status(&m.client_url).await;
-            if let Some((id, leader)) = s {
-                cluster.links.know_id(id, i);
-                leaders.push(leader);
+            if let Some(s) = &s {
+                cluster.links.know_id(s.id, i);
+                leaders.push(s.leader);
             }
-            ids.push(s.map(|(id, _)| id));
+            ids.push(s.map(|s| s.id));
         }
         let running = (0..cluster.members.len())
             .filter(|i| cluster.is_running(*i))

@@ -258,9 +258,10 @@ pub async fn run(
 /// [`Fault::MemberReplace`], through the leader: MemberRemove, wipe,
 /// MemberAdd, start empty.
 async fn replace_member(cluster: &mut Cluster, leader: usize, i: usize) -> Result<String, String> {
-    let (old_id, _) = status(&cluster.members[i].client_url)
+    let old_id = status(&cluster.members[i].client_url)
         .await
-        .ok_or("the member does not answer")?;
+        .ok_or("the member does not answer")?
+        .id;
     let mut c = connect(&cluster.members[leader].client_url)
         .await
         .ok_or("the leader does not answer")?;

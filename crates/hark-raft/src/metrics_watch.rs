@@ -12,25 +12,18 @@ pub(crate) trait MetricsWatch<T: 'static> {
     /// The current value.
     fn borrow(&self) -> Ref<'_, T>;
 
-    /// The current value (openraft's channel has no per-receiver mark of
-    /// what was seen: a following [`MetricsWatch::changed`] may return for a
-    /// change already borrowed, which the loops here only re-check).
-    fn borrow_and_update(&mut self) -> Ref<'_, T>;
-
     /// Waits until the value satisfies `holds`; an error once the sender
     /// (openraft's core) is gone.
     async fn wait_for(&mut self, holds: impl FnMut(&T) -> bool) -> Result<Ref<'_, T>, RecvError>;
 
-    /// Waits for the next change.
+    /// Waits for the next change. openraft's channel keeps no per-receiver
+    /// mark of what was seen: this may return for a change already
+    /// borrowed, which the loops here only check again.
     async fn changed(&mut self) -> Result<(), RecvError>;
 }
 
 impl<T: Send + Sync + 'static> MetricsWatch<T> for WatchReceiverOf<TypeConfig, T> {
     fn borrow(&self) -> Ref<'_, T> {
-        self.borrow_watched()
-    }
-
-    fn borrow_and_update(&mut self) -> Ref<'_, T> {
         self.borrow_watched()
     }
 

@@ -483,7 +483,18 @@ impl Connection {
         R: DeserializeOwned,
         E: DeserializeOwned + std::error::Error,
     {
-        match self.call::<R, E>(method, request, option).await {
+        let answer = self.call::<R, E>(method, request, option).await;
+        self.rpc_result(answer)
+    }
+
+    /// A call's outcome as openraft takes it (openraft's error type is
+    /// large; it is what its network trait returns).
+    #[allow(clippy::result_large_err)]
+    fn rpc_result<R, E: std::error::Error>(
+        &self,
+        answer: Result<Result<R, RaftError<TypeConfig, E>>, tonic::Status>,
+    ) -> Result<R, RPCError<TypeConfig, RaftError<TypeConfig, E>>> {
+        match answer {
             Ok(Ok(r)) => Ok(r),
             Ok(Err(remote)) => Err(RPCError::RemoteError(RemoteError::new(self.target, remote))),
             Err(status) if peer_unreachable(&status) => {
@@ -632,24 +643,18 @@ impl RaftNetworkV2<TypeConfig> for Connection {
         option: RPCOption,
     ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
         let vote = rpc.vote;
-        match self
+        let answer = self
             .call::<VoteResponse<TypeConfig>, openraft::error::Infallible>(
                 Method::PreVote,
                 encode(&rpc),
                 &option,
             )
-            .await
-        {
+            .await;
+        match answer {
             Err(status) if status.code() == tonic::Code::Unimplemented => {
                 Ok(VoteResponse::new(vote, None, true))
             }
-            Ok(Ok(answer)) => Ok(answer),
-            Ok(Err(remote)) => Err(RPCError::RemoteError(RemoteError::new(self.target, remote)))
-                .decompose_infallible(),
-            Err(status) if peer_unreachable(&status) => {
-                Err(RPCError::Unreachable(Unreachable::new(&status)))
-            }
-            Err(status) => Err(RPCError::Network(NetworkError::new(&status))),
+            answer => self.rpc_result(answer).decompose_infallible(),
         }
     }
 

@@ -138,7 +138,7 @@ impl Replica {
     pub(super) async fn until_shown(&self, change: &MembershipChange, limit: Instant) {
         let mut metrics = self.raft.metrics();
         loop {
-            if change.shown_in(&members_of(&metrics.borrow_and_update())) {
+            if change.shown_in(&members_of(&metrics.borrow())) {
                 return;
             }
             match tokio::time::timeout_at(limit, metrics.changed()).await {

@@ -289,15 +289,14 @@ pub struct LeadershipWatch {
 }
 
 impl LeadershipWatch {
-    /// Whether this member leads now (marks the current state seen).
+    /// Whether this member leads now.
     pub fn is_leader(&mut self) -> bool {
         self.leader() == Some(self.member_id)
     }
 
-    /// The leader this member knows of now, if any (marks the current state
-    /// seen).
+    /// The leader this member knows of now, if any.
     pub fn leader(&mut self) -> Option<u64> {
-        self.metrics.borrow_and_update().current_leader
+        self.metrics.borrow().current_leader
     }
 
     /// Waits until the leadership may have changed since [`Self::is_leader`]
@@ -306,10 +305,9 @@ impl LeadershipWatch {
         self.metrics.changed().await.is_ok()
     }
 
-    /// The leader this member knows of and the term it has voted in (marks
-    /// the current state seen).
+    /// The leader this member knows of and the term it has voted in.
     fn leader_and_term(&mut self) -> (Option<u64>, u64) {
-        let m = self.metrics.borrow_and_update();
+        let m = self.metrics.borrow();
         (m.current_leader, m.vote.leader_id().term)
     }
 

@@ -294,7 +294,7 @@ async fn follow_server_metrics(
 ) {
     loop {
         let (only_me, now) = {
-            let m = metrics.borrow_and_update();
+            let m = metrics.borrow();
             let config = m.membership_config.membership();
             let only_me = config.nodes().count() == 1 && config.voter_ids().eq([member_id]);
             (only_me, raft_term(&m))

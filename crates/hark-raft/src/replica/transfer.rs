@@ -78,7 +78,7 @@ impl Replica {
         let caught_up_by = deadline.min(Instant::now() + lease);
         let mut metrics = self.raft.metrics();
         loop {
-            let m = metrics.borrow_and_update().clone();
+            let m = metrics.borrow().clone();
             if m.current_leader != Some(self.member_id()) {
                 return Err(ReplicaError::NotLeader);
             }
@@ -132,7 +132,7 @@ impl Replica {
             _ => return Err(ReplicaError::LeaderTransferTimeout),
         }
         loop {
-            match metrics.borrow_and_update().current_leader {
+            match metrics.borrow().current_leader {
                 Some(l) if l == target => return Ok(()),
                 // Someone else won: the transfer did not happen.
                 Some(l) if l != self.member_id() => {
