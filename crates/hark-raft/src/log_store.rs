@@ -66,6 +66,9 @@ struct Inner {
     vote: parking_lot::Mutex<Option<Vote>>,
     /// openraft's flush callbacks for the leader's own appends, with the
     /// last index each covers: the sync thread calls them once it is synced.
+    /// Never more than the appends written and not yet synced, one per
+    /// batch the proposer sends at a time; a failed sync empties it (every
+    /// callback gets the error and the member stops).
     flush_waiters: parking_lot::Mutex<Vec<(u64, IOFlushed<TypeConfig>)>>,
     member_id: AtomicU64,
     recent: parking_lot::Mutex<RecentEntries>,
