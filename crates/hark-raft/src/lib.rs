@@ -45,8 +45,9 @@ mod types;
 pub use admission::{CLUSTER_ID_HEADER, MEMBER_ID_HEADER};
 pub use network::{PeerHandshake, PeerStream, PeerTls};
 pub use replica::{
-    ForwardHandler, Join, LeadershipWatch, Member, MembershipChange, MembershipError,
-    PROPOSED_AGAIN, Replica, ReplicaConfig, ReplicaDirs, ReplicaError, ReplicaStatus,
+    FOLLOWER_READ_INDEX_CALLS, ForwardHandler, Join, LeadershipWatch, Member, MembershipChange,
+    MembershipError, PROPOSED_AGAIN, Replica, ReplicaConfig, ReplicaDirs, ReplicaError,
+    ReplicaStatus,
 };
 pub use reverse::PEER_LINKS;
 pub use service::PeerService;

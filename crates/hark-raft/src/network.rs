@@ -455,6 +455,8 @@ impl RaftNetworkFactory<TypeConfig> for Network {
             refusals: self.refusals.clone(),
             caller: self.caller,
             durability: self.durability.clone(),
+            sent_bytes: metrics::counter!("etcd_network_peer_sent_bytes_total",
+                "To" => format!("{target:x}")),
         }
     }
 }
@@ -470,6 +472,9 @@ pub struct Connection {
     refusals: PeerRefusals,
     caller: Caller,
     durability: LogDurability,
+    /// `etcd_network_peer_sent_bytes_total` for this peer, looked up once
+    /// (a lookup per call formats its label and hashes the key).
+    sent_bytes: metrics::Counter,
 }
 
 impl Connection {
@@ -517,8 +522,7 @@ impl Connection {
         E: DeserializeOwned + std::error::Error,
     {
         let started = Instant::now();
-        metrics::counter!("etcd_network_peer_sent_bytes_total", "To" => format!("{:x}", self.target))
-            .increment(request.len() as u64);
+        self.sent_bytes.increment(request.len() as u64);
         let answer = call_peer::<R, RaftError<TypeConfig, E>>(
             &self.channels,
             self.target,

@@ -57,7 +57,8 @@ impl PeerService {
         if let Ok(Some(from)) =
             crate::admission::header_id(req.metadata(), crate::admission::MEMBER_ID_HEADER)
         {
-            metrics::counter!("etcd_network_peer_received_bytes_total", "From" => format!("{from:x}"))
+            self.replica
+                .peer_received_bytes(from)
                 .increment(req.get_ref().data.len() as u64);
         }
         Ok(())

@@ -39,6 +39,7 @@ mod transfer;
 
 pub use membership::MembershipChange;
 pub use propose::PROPOSED_AGAIN;
+pub use read::FOLLOWER_READ_INDEX_CALLS;
 
 /// What became of a proposal, with the leader's apply of it when the
 /// leader sent it (see [`crate::types::ProposeAnswer`]).
@@ -275,6 +276,33 @@ pub struct Replica {
     /// quorum of its peers refuses it as no member.
     removed: tokio::sync::watch::Receiver<bool>,
     refusals: crate::network::PeerRefusals,
+    /// This member's read-index calls to its leader, shared by the reads
+    /// that wait meanwhile.
+    read_rounds: read::ReadRounds,
+    /// `etcd_network_peer_received_bytes_total` per calling member, looked
+    /// up once each (see [`Replica::peer_received_bytes`]).
+    peer_received: parking_lot::Mutex<std::collections::HashMap<u64, metrics::Counter>>,
+}
+
+/// Most members whose received-bytes counters are kept at hand; past it
+/// the cache starts over (callers are admitted members, so it rarely is).
+const PEER_COUNTERS_KEPT: usize = 64;
+
+impl Replica {
+    /// The received-bytes counter of calls from member `from`.
+    pub(crate) fn peer_received_bytes(&self, from: u64) -> metrics::Counter {
+        let mut counters = self.peer_received.lock();
+        if counters.len() >= PEER_COUNTERS_KEPT && !counters.contains_key(&from) {
+            counters.clear();
+        }
+        counters
+            .entry(from)
+            .or_insert_with(|| {
+                metrics::counter!("etcd_network_peer_received_bytes_total",
+                    "From" => format!("{from:x}"))
+            })
+            .clone()
+    }
 }
 
 /// Follows this member's leadership as openraft reports it (its server

@@ -202,6 +202,8 @@ impl Replica {
             vouches: Vouches::default(),
             term: Arc::new(AtomicU64::new(raft_term(&raft_server_metrics.borrow()))),
             leader_heard: Default::default(),
+            read_rounds: Default::default(),
+            peer_received: Default::default(),
             restored_leadership,
             store: hashed,
             hashes_held: config.initial_corruption_check.into(),

@@ -113,7 +113,7 @@ const GAUGES: [(&str, &str); 20] = [
     ),
 ];
 
-const COUNTERS: [(&str, &str); 12] = [
+const COUNTERS: [(&str, &str); 13] = [
     (
         crate::transport::traffic::RECEIVED,
         "The total number of bytes received from grpc clients.",
@@ -161,6 +161,10 @@ const COUNTERS: [(&str, &str); 12] = [
     (
         hark_raft::PROPOSED_AGAIN,
         "Writes proposed again, to a later leader, because an earlier proposal of them was certain never to apply.",
+    ),
+    (
+        hark_raft::FOLLOWER_READ_INDEX_CALLS,
+        "Read-index calls this member made to its leader, each shared by the linearizable reads that waited for it.",
     ),
 ];
 
