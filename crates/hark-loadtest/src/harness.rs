@@ -56,6 +56,17 @@ pub(crate) struct ServerCpu {
     start: f64,
     own_start: f64,
     machine_start: Option<(f64, f64)>,
+    /// With `--cluster`: every member's pid and its CPU at the start.
+    members_start: Vec<(u32, f64)>,
+}
+
+/// The members of the cluster started for this round (see [`set_members`]).
+static MEMBERS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// Names the pids of the servers started for the next scenario run, so a
+/// cluster's CPU is counted over all its members.
+pub(crate) fn set_members(pids: &[u32]) {
+    *MEMBERS.lock().unwrap_or_else(|e| e.into_inner()) = pids.to_vec();
 }
 
 impl ServerCpu {
@@ -66,6 +77,12 @@ impl ServerCpu {
             start,
             own_start: cpu_seconds(std::process::id()).unwrap_or(0.0),
             machine_start: machine_cpu_seconds().ok(),
+            members_start: MEMBERS
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .filter_map(|&p| Some((p, cpu_seconds(p).ok()?)))
+                .collect(),
         }
     }
 
@@ -84,6 +101,20 @@ impl ServerCpu {
     pub(crate) fn machine(&self, unit: &str, units: u64) -> Vec<Metric> {
         let per_unit = |seconds: f64| seconds * 1e6 / units.max(1) as f64;
         let mut out = Vec::new();
+        if self.members_start.len() > 1 {
+            let used: Option<f64> = self
+                .members_start
+                .iter()
+                .map(|&(pid, start)| cpu_seconds(pid).ok().map(|now| now - start))
+                .sum();
+            if let Some(used) = used {
+                out.push(metric(
+                    &format!("all members' CPU per {unit}"),
+                    per_unit(used),
+                    "us CPU",
+                ));
+            }
+        }
         if let Ok(own) = cpu_seconds(std::process::id()) {
             out.push(metric(
                 &format!("load generator CPU per {unit}"),

@@ -92,6 +92,7 @@ async fn run(opts: Options) -> Result<(), String> {
                     };
                     let server =
                         servers::Server::start(kind, &binary, opts.cluster, secure, extra).await?;
+                    harness::set_members(&server.pids);
                     let metrics =
                         scenarios::run(scenario, &opts, &server.endpoints, Some(server.pid)).await;
                     server.stop();

@@ -29,6 +29,8 @@ pub struct Server {
     pub endpoints: Vec<String>,
     /// The first member's pid (memory and CPU figures are that member's).
     pub pid: u32,
+    /// Every member's pid (a cluster's CPU is theirs together).
+    pub pids: Vec<u32>,
     dir: PathBuf,
 }
 
@@ -88,6 +90,7 @@ impl Server {
             children: Vec::new(),
             endpoints: Vec::new(),
             pid: 0,
+            pids: Vec::new(),
             dir: dir.clone(),
         };
         for (i, (client_port, peer_port)) in ports.iter().enumerate() {
@@ -127,6 +130,7 @@ impl Server {
             if i == 0 {
                 server.pid = child.id();
             }
+            server.pids.push(child.id());
             server.children.push(child);
             server.endpoints.push(endpoint);
         }
