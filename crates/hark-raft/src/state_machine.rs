@@ -187,25 +187,48 @@ fn leaves_out(membership: &Membership, member_id: u64) -> bool {
 }
 
 /// The file (in the snapshots directory) that says an applied membership
-/// has named this member. A member joining a cluster applies the log from
-/// its start, whose memberships do not name it yet: only one that has been
-/// admitted can be removed.
+/// has named this member, and the log index of the first that did. A
+/// member joining a cluster applies the log from its start, whose
+/// memberships do not name it yet: only one that has been admitted can be
+/// removed, and only by a membership after its admission. A member that
+/// replays the log after a restart (its store's unsynced writes lost with
+/// the power) applies again the memberships from before it was added,
+/// which leave it out (the removal of the member it replaced among them):
+/// those do not remove it.
 const ADMITTED_FILE: &str = "admitted";
 
-/// Whether this member has been admitted (see [`ADMITTED_FILE`]).
-fn admitted(snapshots: &std::path::Path) -> bool {
-    snapshots.join(ADMITTED_FILE).exists()
+/// The log index this member was admitted at (see [`ADMITTED_FILE`]). A
+/// file without one (written by an older build, or cut short) says
+/// admitted at 0: any membership that leaves it out removes it.
+fn admitted(snapshots: &std::path::Path) -> Option<u64> {
+    let text = std::fs::read_to_string(snapshots.join(ADMITTED_FILE)).ok()?;
+    Some(text.trim().parse().unwrap_or(0))
 }
 
-/// Records that an applied membership named this member; durable before it
-/// is relied on (a member removed right after would otherwise serve on).
-fn record_admission(snapshots: &std::path::Path) -> Result<(), String> {
+/// Whether applying `membership` at log index `index` removes this member.
+fn removes(
+    membership: &Membership,
+    member_id: u64,
+    index: u64,
+    snapshots: &std::path::Path,
+) -> bool {
+    leaves_out(membership, member_id) && admitted(snapshots).is_some_and(|at| index > at)
+}
+
+/// Records that an applied membership (at log index `index`) named this
+/// member, unless one did before; durable before it is relied on (a member
+/// removed right after would otherwise serve on).
+fn record_admission(snapshots: &std::path::Path, index: u64) -> Result<(), String> {
+    use std::io::Write;
     let path = snapshots.join(ADMITTED_FILE);
     if path.exists() {
         return Ok(());
     }
     let file = std::fs::File::create(&path)
-        .and_then(|f| f.sync_all().map(|()| f))
+        .and_then(|mut f| {
+            f.write_all(index.to_string().as_bytes())?;
+            f.sync_all().map(|()| f)
+        })
         .map_err(|e| {
             format!(
                 "recording this member's admission in {}: {e}",
@@ -273,12 +296,13 @@ impl StateMachine {
         };
         // Restarted after its removal was applied: it is still removed. (A
         // member still replaying the log from before it joined is not.)
+        let at = membership.log_id().map_or(0, |l| l.index);
         if leaves_out(membership.membership(), member_id) {
-            if admitted(&snapshots) {
+            if removes(membership.membership(), member_id, at, &snapshots) {
                 removed.send_replace(true);
             }
         } else if membership.membership().nodes().next().is_some() {
-            record_admission(&snapshots)?;
+            record_admission(&snapshots, at)?;
         }
         Ok(StateMachine {
             store,
@@ -346,8 +370,8 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                 EntryPayload::Membership(m) => {
                     log_member_changes(self.member_id, self.membership.membership(), &m);
                     if !leaves_out(&m, self.member_id) {
-                        record_admission(&self.snapshots).map_err(io_err)?;
-                    } else if admitted(&self.snapshots) {
+                        record_admission(&self.snapshots, log_id.index).map_err(io_err)?;
+                    } else if removes(&m, self.member_id, log_id.index, &self.snapshots) {
                         self.removed.send_replace(true);
                     }
                     self.membership = StoredMembership::new(Some(log_id), m);
@@ -487,7 +511,8 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         if !leaves_out(self.membership.membership(), self.member_id)
             && self.membership.membership().nodes().next().is_some()
         {
-            record_admission(&self.snapshots).map_err(io_err)?;
+            let at = self.membership.log_id().map_or(0, |l| l.index);
+            record_admission(&self.snapshots, at).map_err(io_err)?;
         }
         tracing::info!(snapshot = ?meta.signature(), "installed a snapshot from the leader");
         if let Some(last) = meta.last_log_id {
@@ -901,6 +926,43 @@ mod tests {
         drop(machine);
         let (_again, watch) = open(store);
         assert!(*watch.borrow(), "still removed after a restart");
+    }
+
+    /// A member that replaced another and replays the log after a power
+    /// loss (its store's writes since the last sync gone) applies the
+    /// removal of the member it replaced again, after its own admission was
+    /// recorded: that removal came before the admission and does not remove
+    /// it; a membership after the admission does. Found by the fault suite
+    /// (seed 5820): the replaced member stopped, "permanently removed".
+    #[tokio::test]
+    async fn replaying_memberships_from_before_its_admission_does_not_remove_a_member() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = |store: Store| open_as(9, store, dir.path());
+        let (mut machine, watch) = open(Store::in_memory());
+        for (index, members) in [(1, &[1, 2, 3][..]), (2, &[1, 2]), (3, &[1, 2, 9])] {
+            machine
+                .apply(stream_of(vec![membership_at(index, membership(members))]))
+                .await
+                .unwrap();
+        }
+        assert!(!*watch.borrow(), "admitted at 3");
+        drop(machine);
+        // The store lost what it applied; the admission (synced) stayed.
+        let (mut machine, watch) = open(Store::in_memory());
+        machine
+            .apply(stream_of(vec![membership_at(2, membership(&[1, 2]))]))
+            .await
+            .unwrap();
+        assert!(!*watch.borrow(), "a removal from before its admission");
+        machine
+            .apply(stream_of(vec![membership_at(3, membership(&[1, 2, 9]))]))
+            .await
+            .unwrap();
+        machine
+            .apply(stream_of(vec![membership_at(4, membership(&[1, 2]))]))
+            .await
+            .unwrap();
+        assert!(*watch.borrow(), "removed after its admission");
     }
 
     /// A member joining a cluster applies the log from its start, whose
