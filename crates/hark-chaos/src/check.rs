@@ -113,6 +113,8 @@ pub fn revision_log(history: &History, report: &mut Report) -> RevisionLog {
 
 fn check_watches(history: &History, full: &RevisionLog, report: &mut Report) {
     let mut events_seen = 0usize;
+    // The compactor's compactions, with when each was asked for.
+    let asked = &history.compactions;
     // Every compaction known: those the compactor saw acknowledged, and
     // those a watch was canceled for (one whose answer was lost shows so).
     let compacted: Vec<i64> = history
@@ -178,7 +180,11 @@ fn check_watches(history: &History, full: &RevisionLog, report: &mut Report) {
                     delivered_to = delivered_to.max(*revision);
                     expected_from = expected_from.max(revision + 1);
                 }
-                WatchResponse::Events { events, .. } => {
+                WatchResponse::Events {
+                    events,
+                    received_us,
+                    ..
+                } => {
                     let mut revisions: Vec<i64> = events.iter().map(|e| e.revision).collect();
                     revisions.dedup();
                     for e in events {
@@ -204,7 +210,12 @@ fn check_watches(history: &History, full: &RevisionLog, report: &mut Report) {
                         }
                         expected_from = expected_from.max(e.revision + 1);
                         if w.prev_kv {
-                            check_prev_kv(full, e, &compacted, &who, report);
+                            let compaction = Compaction {
+                                known: &compacted,
+                                asked,
+                                received_us: *received_us,
+                            };
+                            check_prev_kv(full, e, &compaction, &who, report);
                         }
                         if w.no_delete && e.value.is_none() {
                             report.anomaly(format!(
@@ -265,12 +276,44 @@ fn value_at(log: &RevisionLog, key: &str, revision: i64) -> Option<(String, i64)
         .and_then(|(v, rev)| v.map(|v| (v, rev)))
 }
 
-/// `compacted`: every revision the store was compacted to. An event at
-/// exactly a compaction revision C may come without its prev_kv, as etcd
-/// sends it: the previous value is read at C - 1, below the compaction.
-fn check_prev_kv(log: &RevisionLog, e: &Event, compacted: &[i64], who: &str, report: &mut Report) {
+/// What the checker knows of compactions, for one response's prev_kvs.
+struct Compaction<'a> {
+    /// Every revision the store was compacted to.
+    known: &'a [i64],
+    /// The compactor's: (when it was asked for, revision).
+    asked: &'a [(u64, i64)],
+    /// When the response carrying the event arrived.
+    received_us: u64,
+}
+
+impl Compaction<'_> {
+    /// Whether the event at `revision` may come without its prev_kv. etcd
+    /// reads the previous value (at `revision - 1`) as it sends the event,
+    /// so it is gone when the store was compacted past it by then:
+    /// * at exactly a compaction revision C (a watch started at C, or the
+    ///   event sent after C's compaction);
+    /// * at or below a revision C whose compaction was asked for before the
+    ///   response arrived: the event was read from history (or the window)
+    ///   before the compaction applied and sent after it, as a member that
+    ///   replays a burst of entries does (etcd's unsynced watchers the same).
+    fn excuses(&self, revision: i64) -> bool {
+        self.known.contains(&revision)
+            || self
+                .asked
+                .iter()
+                .any(|&(at, to)| revision <= to && at < self.received_us)
+    }
+}
+
+fn check_prev_kv(
+    log: &RevisionLog,
+    e: &Event,
+    compaction: &Compaction,
+    who: &str,
+    report: &mut Report,
+) {
     let want = value_before(log, &e.key, e.revision);
-    let gone_with_compaction = e.prev_value.is_none() && compacted.contains(&e.revision);
+    let gone_with_compaction = e.prev_value.is_none() && compaction.excuses(e.revision);
     if e.prev_value != want && !gone_with_compaction {
         report.anomaly(format!(
             "{who}: prev_kv of {} at {} is {:?}, the history says {want:?}",
@@ -744,6 +787,26 @@ mod tests {
         assert_eq!(anomalies(&h), Vec::<String>::new());
         // Compacted elsewhere: no excuse.
         h.compactions = vec![(0, 3)];
+        assert_caught(&h, "prev_kv of a at 4");
+    }
+
+    #[test]
+    fn a_missing_prev_kv_is_excused_by_a_compaction_past_it_asked_for_before_it_came() {
+        let mut h = good();
+        events_of(&mut h, 0, 5)[0].prev_value = None;
+        let WatchResponse::Events { received_us, .. } = &mut h.watches[0].responses[5] else {
+            panic!("response 5 carries events");
+        };
+        *received_us = 2_000;
+        // Compacted to 6, asked for before the event came: read before the
+        // compaction applied, sent after it, its previous value was gone.
+        h.compactions = vec![(1_000, 6)];
+        assert_eq!(anomalies(&h), Vec::<String>::new());
+        // Asked for only after the event came: no excuse.
+        h.compactions = vec![(3_000, 6)];
+        assert_caught(&h, "prev_kv of a at 4");
+        // Asked for before, but below the event's revision: no excuse.
+        h.compactions = vec![(1_000, 3)];
         assert_caught(&h, "prev_kv of a at 4");
     }
 

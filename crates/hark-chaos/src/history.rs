@@ -245,7 +245,7 @@ pub struct History {
     /// Each member's HashKV at the final revision.
     #[serde(default)]
     pub final_hashes: Vec<FinalHash>,
-    /// Compactions done: (when, revision).
+    /// Compactions done: (when the compactor asked for it, revision).
     #[serde(default)]
     pub compactions: Vec<(u64, i64)>,
     /// Each member's answer to a final serializable range of every key.

@@ -137,13 +137,15 @@ pub async fn compactor(
             version += 1;
             let target = std::mem::replace(&mut previous, current);
             if target > 0 {
+                // When it was asked for: no member applies it before.
+                let asked = clock.now_us();
                 c.compact(target, None).await?;
-                return Ok(Some(target));
+                return Ok(Some((asked, target)));
             }
             Ok(None)
         };
         match tokio::time::timeout(REQUEST_TIMEOUT * 2, round).await {
-            Ok(Ok(Some(revision))) => compactions.lock().unwrap().push((clock.now_us(), revision)),
+            Ok(Ok(Some(compaction))) => compactions.lock().unwrap().push(compaction),
             Ok(Ok(None)) => {}
             _ => at = (at + 1) % endpoints.len(),
         }
