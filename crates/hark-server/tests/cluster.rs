@@ -1223,9 +1223,15 @@ async fn a_leader_losing_power_with_one_follower_down_loses_nothing_acknowledged
             }
         })
     };
-    // Writes flow for a while; then the leader loses power mid-stream and
-    // the follower that has its last entries goes down with it.
+    // Writes flow for a while (600 ms, and until 20 are acknowledged: a
+    // loaded machine acknowledges fewer in that time); then the leader
+    // loses power mid-stream and the follower that has its last entries
+    // goes down with it.
     tokio::time::sleep(Duration::from_millis(600)).await;
+    let flowing = Instant::now() + Duration::from_secs(10);
+    while acked.lock().unwrap().len() < 20 && Instant::now() < flowing {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     for i in [leader, watched] {
         let _ = members[i].child.kill();
         let _ = members[i].child.wait();
