@@ -14,9 +14,9 @@
 //!   confirming it still leads (`hark-raft`).
 //! - `revoke-in-any-term`: an expired lease's revoke is applied whichever
 //!   leader appended it (`hark-raft`).
-//! - `read-index-after-restore`: a leader restored at restart reads at
-//!   openraft's own read index (its lazily saved commit index), as before
-//!   the fix (`hark-raft`).
+//! - `read-index-after-restore`: openraft restores a leader at restart in
+//!   its old term, whose read index is its lazily saved commit index, as
+//!   before the fix (`hark-raft`).
 //! - `log-append-unsynced`: the raft log reports appends durable without
 //!   syncing them (`hark-raft`); only a power loss shows it.
 //! - `apply-before-leader-durable`: the leader applies (and answers) an

@@ -205,14 +205,10 @@ fn admitted(snapshots: &std::path::Path) -> Option<u64> {
     Some(text.trim().parse().unwrap_or(0))
 }
 
-/// Whether applying `membership` at log index `index` removes this member.
-fn removes(
-    membership: &Membership,
-    member_id: u64,
-    index: u64,
-    snapshots: &std::path::Path,
-) -> bool {
-    leaves_out(membership, member_id) && admitted(snapshots).is_some_and(|at| index > at)
+/// Whether a membership at log index `index` that leaves this member out
+/// removes it: only one after its admission does.
+fn admitted_before(index: u64, snapshots: &std::path::Path) -> bool {
+    admitted(snapshots).is_some_and(|at| index > at)
 }
 
 /// Records that an applied membership (at log index `index`) named this
@@ -298,7 +294,7 @@ impl StateMachine {
         // member still replaying the log from before it joined is not.)
         let at = membership.log_id().map_or(0, |l| l.index);
         if leaves_out(membership.membership(), member_id) {
-            if removes(membership.membership(), member_id, at, &snapshots) {
+            if admitted_before(at, &snapshots) {
                 removed.send_replace(true);
             }
         } else if membership.membership().nodes().next().is_some() {
@@ -371,7 +367,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                     log_member_changes(self.member_id, self.membership.membership(), &m);
                     if !leaves_out(&m, self.member_id) {
                         record_admission(&self.snapshots, log_id.index).map_err(io_err)?;
-                    } else if removes(&m, self.member_id, log_id.index, &self.snapshots) {
+                    } else if admitted_before(log_id.index, &self.snapshots) {
                         self.removed.send_replace(true);
                     }
                     self.membership = StoredMembership::new(Some(log_id), m);

@@ -258,9 +258,6 @@ pub struct Replica {
     /// term), so this is how it knows it has none (etcd's follower drops
     /// its leader as its election timer fires).
     leader_heard: parking_lot::Mutex<Option<std::time::Instant>>,
-    /// `(term, last log index)` when openraft restored this member as
-    /// leader at start (see [`Replica::read_index_here`]).
-    restored_leadership: Option<(u64, u64)>,
     /// The store the log applies to, hashed for the corruption checks.
     pub(crate) store: hark_mvcc::Store,
     /// Peers' hash questions are refused while true (see

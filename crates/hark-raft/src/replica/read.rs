@@ -18,17 +18,14 @@ impl Replica {
     /// The leader's read index, once a quorum confirmed its leadership (for
     /// its own reads and those its followers ask for).
     ///
-    /// openraft (0.9, and 0.10 unless told not to) restarts a member whose
-    /// saved vote is a committed one for itself as leader of the same term,
-    /// without a new blank entry; its read index is then the larger of that
-    /// term's first entry and the commit index it saved, which is saved
-    /// lazily and can be older than writes acknowledged before the restart.
-    /// Found by the fault suite's power loss (every member down at once; a
-    /// linearizable read after restart answered revision 1706 after 1710 was
-    /// acknowledged). Hark now turns that restore off (see `leader_restore`
-    /// in start.rs), so a restarted leader is elected in a new term with a
-    /// blank entry; should a leader still be restored, reads in the
-    /// restored term wait for the whole log it restarted with.
+    /// A leader is never restored at restart in its old term (see
+    /// `leader_restore` in start.rs): it is elected anew, with a blank entry
+    /// of its new term, so openraft's read index covers every write
+    /// acknowledged before the restart. (Restored, with no new entry, its
+    /// read index was the commit index it had saved, lazily: the fault
+    /// suite's power loss saw a read at revision 1706 after 1710 was
+    /// acknowledged. The mutation `read-index-after-restore` brings that
+    /// back.)
     pub(crate) async fn read_index_here(
         &self,
         deadline: Instant,
@@ -38,15 +35,7 @@ impl Replica {
             .raft
             .get_read_log_id(openraft::ReadPolicy::ReadIndex)
             .await?;
-        let index = read.index();
-        // Only in the mutation run that restores leaders (see
-        // `leader_restore` in start.rs), where it reads without the wait.
-        Ok(match self.restored_leadership {
-            Some((term, last)) if self.term() == term && !restored_leaders_read_early() => {
-                index.max(last)
-            }
-            _ => index,
-        })
+        Ok(read.index())
     }
 
     /// etcd's ensureLeadership: whether this member leads, confirmed now by
@@ -153,14 +142,6 @@ impl Replica {
     }
 }
 
-/// The mutation `read-index-after-restore` restores leaders at restart
-/// and lets them read at openraft's own read index (the two bugs found
-/// together). Always false outside mutation runs; there, the wait above
-/// is what it leaves out.
-fn restored_leaders_read_early() -> bool {
-    hark_mvcc::chaos::mutation("read-index-after-restore")
-}
-
 /// A follower's read-index calls to the leader, one at a time (see
 /// [`Replica::read_index_in_round`]).
 pub(crate) struct ReadRounds {
@@ -209,13 +190,13 @@ impl ReadRounds {
             if let Some(round) = self.start_round() {
                 // The guard hands the rounds on should this caller give up
                 // before `ask` is answered.
-                let driving = DrivingRound {
+                let mut driving = DrivingRound {
                     rounds: self,
                     round,
-                    answered: false,
+                    index: None,
                 };
                 let asked = ask().await;
-                driving.answer(*asked.as_ref().unwrap_or(&None));
+                driving.index = Some(*asked.as_ref().unwrap_or(&None));
                 return asked;
             }
             if tokio::time::timeout_at(deadline, answers.changed())
@@ -239,37 +220,23 @@ impl ReadRounds {
     }
 }
 
-/// The round a read drives. Dropped unanswered (its read was given up),
-/// it ends the round without an index and wakes the reads waiting on it,
-/// one of which starts the next.
+/// The round a read drives. Dropped, it ends the round: with its index
+/// once answered; unanswered (its read was given up), it only wakes the
+/// reads waiting on it, one of which starts the next.
 struct DrivingRound<'a> {
     rounds: &'a ReadRounds,
     round: u64,
-    answered: bool,
-}
-
-impl DrivingRound<'_> {
-    fn answer(mut self, index: Option<u64>) {
-        self.finish(Some(index));
-        self.answered = true;
-    }
-
-    /// Publishes the round's index, or (`None`) only wakes the waiters.
-    fn finish(&self, index: Option<Option<u64>>) {
-        self.rounds.state.lock().in_flight = false;
-        match index {
-            Some(index) => {
-                self.rounds.answers.send_replace((self.round, index));
-            }
-            None => self.rounds.answers.send_modify(|_| {}),
-        }
-    }
+    index: Option<Option<u64>>,
 }
 
 impl Drop for DrivingRound<'_> {
     fn drop(&mut self) {
-        if !self.answered {
-            self.finish(None);
+        self.rounds.state.lock().in_flight = false;
+        match self.index {
+            Some(index) => {
+                self.rounds.answers.send_replace((self.round, index));
+            }
+            None => self.rounds.answers.send_modify(|_| {}),
         }
     }
 }
