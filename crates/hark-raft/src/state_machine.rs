@@ -216,11 +216,18 @@ fn admitted_before(index: u64, snapshots: &std::path::Path) -> bool {
 /// removed right after would otherwise serve on).
 fn record_admission(snapshots: &std::path::Path, index: u64) -> Result<(), String> {
     use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     let path = snapshots.join(ADMITTED_FILE);
     if path.exists() {
         return Ok(());
     }
-    let file = std::fs::File::create(&path)
+    // Private, as every file of the data dir.
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(0o600)
+        .open(&path)
         .and_then(|mut f| {
             f.write_all(index.to_string().as_bytes())?;
             f.sync_all().map(|()| f)
