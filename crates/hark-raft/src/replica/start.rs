@@ -238,7 +238,23 @@ impl Replica {
             replica.term.clone(),
         ));
         if replica.voters() == [config.member_id] {
-            // Alone: no one to wait for, elect at once instead of after a timeout.
+            // A new cluster of one leads from its initialization, in term
+            // 0. Its own writes of that term are let finish first (for up to
+            // an election timeout): an election started under them makes
+            // openraft drop their notices, with a warning.
+            let leading = replica
+                .raft
+                .with_raft_state(|state| state.server_state == openraft::ServerState::Leader)
+                .await
+                .unwrap_or(false);
+            if leading {
+                let settled = replica.metrics_reach(|m| {
+                    m.last_applied.map(|applied| applied.index) >= m.last_log_index
+                });
+                let _ = tokio::time::timeout(config.election_timeout, settled).await;
+            }
+            // Alone: no one to wait for, elect at once instead of after a
+            // timeout.
             let _ = replica.raft.trigger().elect(false).await;
         }
         Ok(replica)
