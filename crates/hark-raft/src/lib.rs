@@ -43,7 +43,9 @@ mod transfer;
 mod types;
 
 pub use admission::{CLUSTER_ID_HEADER, MEMBER_ID_HEADER};
+pub use network::{APPENDS_IN_FLIGHT, DEFAULT_APPEND_WINDOW, MAX_APPEND_WINDOW};
 pub use network::{PeerHandshake, PeerStream, PeerTls};
+pub use replica::{DEFAULT_BATCHES_IN_FLIGHT, MAX_BATCHES_IN_FLIGHT};
 pub use replica::{
     FOLLOWER_READ_INDEX_CALLS, ForwardHandler, Join, LeadershipWatch, Member, MembershipChange,
     MembershipError, PROPOSED_AGAIN, Replica, ReplicaConfig, ReplicaDirs, ReplicaError,

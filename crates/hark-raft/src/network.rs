@@ -1,11 +1,13 @@
 //! The peer transport, client side: openraft's messages to other members over
 //! gRPC (`harkpeerpb.Peer`) on their peer URLs. Connections are made lazily
-//! and kept; each RPC is one unary call, so appends pipeline over HTTP/2.
+//! and kept; each RPC is one unary call. Appends to a follower whose link
+//! hands them to raft in order go over that link, several in flight
+//! (`Connection::stream_append`, up to `--peer-append-window`).
 //! An `https://` peer URL is dialled through [`PeerTls`], which the server
 //! supplies: this crate makes TCP connections and knows nothing of
 //! certificates.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
@@ -14,14 +16,15 @@ use std::time::{Duration, Instant};
 
 use hark_proto::harkpeerpb::Envelope;
 use hark_proto::harkpeerpb::peer_client::PeerClient;
+use openraft::base::{BoxFuture, BoxStream};
 use openraft::error::decompose::DecomposeResult;
 use openraft::error::{
     NetworkError, RPCError, RaftError, RemoteError, ReplicationClosed, StreamingError, Unreachable,
 };
 use openraft::network::{Backoff, RPCOption, RaftNetworkFactory, RaftNetworkV2};
 use openraft::raft::{
-    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, TransferLeaderRequest,
-    TransferLeaderResponse, VoteRequest, VoteResponse,
+    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, StreamAppendError,
+    StreamAppendResult, TransferLeaderRequest, TransferLeaderResponse, VoteRequest, VoteResponse,
 };
 use openraft_legacy::network_v1::{
     InstallSnapshotError, InstallSnapshotRequest, InstallSnapshotResponse, RaftNetwork,
@@ -440,6 +443,16 @@ pub struct Network {
     /// What of this member's log is on disk: the commit index sent to
     /// followers is held back to it (see [`crate::durability`]).
     pub(crate) durability: LogDurability,
+    /// Most appends in flight to one follower (`--peer-append-window`).
+    pub(crate) append_window: usize,
+    pub(crate) pipeline: PipelineStats,
+}
+
+/// What the append pipelines did, for tests and metrics.
+#[derive(Clone, Default)]
+pub(crate) struct PipelineStats {
+    /// The most appends that were ever in flight to one follower at once.
+    pub(crate) most_in_flight: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl RaftNetworkFactory<TypeConfig> for Network {
@@ -455,6 +468,8 @@ impl RaftNetworkFactory<TypeConfig> for Network {
             refusals: self.refusals.clone(),
             caller: self.caller,
             durability: self.durability.clone(),
+            append_window: self.append_window,
+            pipeline: self.pipeline.clone(),
             sent_bytes: metrics::counter!("etcd_network_peer_sent_bytes_total",
                 "To" => format!("{target:x}")),
         }
@@ -472,6 +487,8 @@ pub struct Connection {
     refusals: PeerRefusals,
     caller: Caller,
     durability: LogDurability,
+    append_window: usize,
+    pipeline: PipelineStats,
     /// `etcd_network_peer_sent_bytes_total` for this peer, looked up once
     /// (a lookup per call formats its label and hashes the key).
     sent_bytes: metrics::Counter,
@@ -533,14 +550,24 @@ impl Connection {
             self.caller,
         )
         .await;
-        let ended = match &answer {
+        self.record_call(started, option, &answer);
+        answer
+    }
+
+    /// A call's outcome, in the peer's health.
+    fn record_call<R>(
+        &self,
+        started: Instant,
+        option: &RPCOption,
+        answer: &Result<R, tonic::Status>,
+    ) {
+        let ended = match answer {
             Ok(_) => CallEnded::Answered,
             Err(_) if started.elapsed() >= option.hard_ttl() => CallEnded::TimedOut,
             Err(_) => CallEnded::Broken,
         };
         self.health.record(self.target, ended);
-        self.refusals.record(self.target, &answer);
-        answer
+        self.refusals.record(self.target, answer);
     }
 }
 
@@ -563,13 +590,12 @@ fn peer_unreachable(status: &tonic::Status) -> bool {
 }
 
 impl Connection {
-    async fn append(
-        &mut self,
-        mut rpc: AppendEntriesRequest<TypeConfig>,
-        option: RPCOption,
-    ) -> Result<AppendEntriesResponse<TypeConfig>, RPCError<TypeConfig, RaftError<TypeConfig>>>
-    {
+    /// An append as it goes on the wire: the commit index held back to
+    /// what is on disk here, and entries cut to [`APPEND_BYTES`].
+    fn prepare_append(&self, mut rpc: AppendEntriesRequest<TypeConfig>) -> PreparedAppend {
         rpc.leader_commit = self.durability.clamp_commit(rpc.leader_commit);
+        let prev = rpc.prev_log_id;
+        let last = rpc.entries.last().map(|e| e.log_id).or(prev);
         // A follower far behind gets its entries in pieces it can take in
         // time: only the first ones are sent, and a success reports how far
         // the follower now matches.
@@ -582,7 +608,29 @@ impl Connection {
             cut_at = rpc.entries.last().map(|e| e.log_id);
             request = encode(&rpc);
         }
-        let entries = rpc.entries.len();
+        PreparedAppend {
+            request,
+            entries: rpc.entries.len(),
+            prev,
+            last: cut_at.or(last),
+            cut: cut_at.is_some(),
+        }
+    }
+
+    async fn append(
+        &mut self,
+        rpc: AppendEntriesRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<AppendEntriesResponse<TypeConfig>, RPCError<TypeConfig, RaftError<TypeConfig>>>
+    {
+        let PreparedAppend {
+            request,
+            entries,
+            last,
+            cut,
+            ..
+        } = self.prepare_append(rpc);
+        let cut_at = cut.then_some(last).flatten();
         let started = std::time::Instant::now();
         let answer = self.send(Method::AppendEntries, request, &option).await;
         if entries > 0 {
@@ -617,8 +665,227 @@ impl Connection {
     }
 }
 
+/// An append encoded for the wire, and what it carries.
+struct PreparedAppend {
+    request: Vec<u8>,
+    entries: usize,
+    prev: Option<crate::types::LogId>,
+    /// The last entry sent (`prev` when none is).
+    last: Option<crate::types::LogId>,
+    /// Entries were left out (see [`APPEND_BYTES`]): the follower matches
+    /// only up to `last` once this one succeeds.
+    cut: bool,
+}
+
+/// An append on its way over a follower's link, its answer still to come.
+struct InFlight {
+    answer: crate::reverse::LinkAnswer,
+    prepared: PreparedAppend,
+    started: Instant,
+}
+
+/// One pipelined `stream_append`: the appends openraft hands over, sent on
+/// the follower's link as they come, at most `append_window` of them
+/// unanswered, and their answers in the order they were sent.
+struct Pipeline<'s, S> {
+    connection: &'s mut Connection,
+    /// `None` once it has ended or nothing more may follow (after a cut
+    /// append, or an error).
+    input: Option<S>,
+    in_flight: VecDeque<InFlight>,
+    option: RPCOption,
+}
+
+type StreamItem = Result<StreamAppendResult<TypeConfig>, RPCError<TypeConfig>>;
+
+impl<S> Pipeline<'_, S>
+where
+    S: futures_util::Stream<Item = AppendEntriesRequest<TypeConfig>> + Unpin,
+{
+    /// The next answer, in order; `None` once the pipeline is done.
+    async fn next(&mut self) -> Option<StreamItem> {
+        loop {
+            let room = self.in_flight.len() < self.connection.append_window;
+            let can_send = room && self.input.is_some();
+            if self.in_flight.is_empty() && !can_send {
+                return None;
+            }
+            tokio::select! {
+                biased;
+                answer = answer_of_front(&mut self.in_flight) => {
+                    let sent = self.in_flight.pop_front().expect("an append is in flight");
+                    let item = self.answered(sent, answer);
+                    if !matches!(item, Ok(Ok(_))) {
+                        // openraft starts a new stream from what was
+                        // acknowledged: nothing after this one counts.
+                        self.input = None;
+                        self.in_flight.clear();
+                    }
+                    return Some(item);
+                }
+                rpc = next_of(&mut self.input), if can_send => {
+                    let Some(rpc) = rpc else {
+                        self.input = None;
+                        continue;
+                    };
+                    if let Err(e) = self.send(rpc).await {
+                        self.input = None;
+                        self.in_flight.clear();
+                        return Some(Err(e));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Queues `rpc` on the follower's link, behind those in flight.
+    async fn send(
+        &mut self,
+        rpc: AppendEntriesRequest<TypeConfig>,
+    ) -> Result<(), RPCError<TypeConfig>> {
+        let connection = &*self.connection;
+        let prepared = connection.prepare_append(rpc);
+        if prepared.cut {
+            // What follows starts past the cut: it would not fit.
+            self.input = None;
+        }
+        connection
+            .sent_bytes
+            .increment(prepared.request.len() as u64);
+        let started = Instant::now();
+        let envelope = Envelope {
+            data: prepared.request.clone().into(),
+            format: crate::format::PEER_FORMAT,
+        };
+        let queued = connection
+            .channels
+            .links
+            .queue(
+                connection.target,
+                Method::AppendEntries,
+                envelope,
+                self.option.hard_ttl(),
+            )
+            .await;
+        let answer = match queued {
+            Some(Ok(answer)) => answer,
+            Some(Err(status)) => {
+                connection.record_call::<()>(started, &self.option, &Err(status.clone()));
+                return Err(RPCError::Network(NetworkError::new(&status)));
+            }
+            None => {
+                let status = tonic::Status::unavailable("the follower's link closed");
+                connection.record_call::<()>(started, &self.option, &Err(status.clone()));
+                return Err(RPCError::Unreachable(Unreachable::new(&status)));
+            }
+        };
+        self.in_flight.push_back(InFlight {
+            answer,
+            prepared,
+            started,
+        });
+        let in_flight = self.in_flight.len();
+        metrics::histogram!(APPENDS_IN_FLIGHT).record(in_flight as f64);
+        connection
+            .pipeline
+            .most_in_flight
+            .fetch_max(in_flight, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// An append's answer as openraft's stream takes it.
+    fn answered(&self, sent: InFlight, answer: Result<Envelope, tonic::Status>) -> StreamItem {
+        let connection = &*self.connection;
+        let answer = answer
+            .and_then(decode_answer::<AppendEntriesResponse<TypeConfig>, RaftError<TypeConfig>>);
+        connection.record_call(sent.started, &self.option, &answer);
+        let PreparedAppend {
+            entries,
+            prev,
+            last,
+            ..
+        } = sent.prepared;
+        if entries > 0 {
+            crate::stages::record("replicate", sent.started);
+        } else if answer.is_err() {
+            metrics::counter!("etcd_server_heartbeat_send_failures_total").increment(1);
+        }
+        let response = connection.rpc_result(answer).decompose_infallible()?;
+        Ok(match response {
+            // A cut append's success covers only what was sent: `last`.
+            AppendEntriesResponse::Success => Ok(last),
+            AppendEntriesResponse::PartialSuccess(matching) => Ok(matching),
+            AppendEntriesResponse::HigherVote(vote) => Err(StreamAppendError::HigherVote(vote)),
+            AppendEntriesResponse::Conflict => match prev {
+                Some(prev) => Err(StreamAppendError::Conflict(prev)),
+                None => {
+                    let status = tonic::Status::internal("a conflict with no previous entry");
+                    return Err(RPCError::Network(NetworkError::new(&status)));
+                }
+            },
+        })
+    }
+}
+
+/// The answer to the first append in flight (pending while none is).
+async fn answer_of_front(in_flight: &mut VecDeque<InFlight>) -> Result<Envelope, tonic::Status> {
+    match in_flight.front_mut() {
+        Some(sent) => sent.answer.answer().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next item of `input` (pending once there is none).
+async fn next_of<S>(input: &mut Option<S>) -> Option<S::Item>
+where
+    S: futures_util::Stream + Unpin,
+{
+    use futures_util::StreamExt;
+    match input {
+        Some(input) => input.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Most appends a leader keeps in flight to one follower, unless
+/// configured otherwise (`--peer-append-window`).
+pub const DEFAULT_APPEND_WINDOW: usize = 8;
+/// The largest append window a member takes: what a follower's link hands
+/// to raft at once (its appends past that are refused).
+pub const MAX_APPEND_WINDOW: usize = crate::reverse::LANE_DEPTH;
+
+/// Appends in flight to one follower, each time one is sent.
+pub const APPENDS_IN_FLIGHT: &str = "hark_raft_appends_in_flight";
+
 impl RaftNetworkV2<TypeConfig> for Connection {
     type SnapshotData = tokio::fs::File;
+
+    /// Several appends in flight to a follower whose link hands them to
+    /// raft in order (see [`crate::reverse`]); otherwise one at a time, each
+    /// a call of its own, as openraft's default does.
+    fn stream_append<'s, S>(
+        &'s mut self,
+        input: S,
+        option: RPCOption,
+    ) -> BoxFuture<'s, Result<BoxStream<'s, StreamItem>, RPCError<TypeConfig>>>
+    where
+        S: futures_util::Stream<Item = AppendEntriesRequest<TypeConfig>> + Send + Unpin + 'static,
+    {
+        if self.append_window <= 1 || !self.channels.links.appends_in_order(self.target) {
+            return openraft::network::stream_append_sequential(self, input, option);
+        }
+        let pipeline = Pipeline {
+            connection: self,
+            input: Some(input),
+            in_flight: VecDeque::new(),
+            option,
+        };
+        let answers = futures_util::stream::unfold(pipeline, |mut pipeline| async move {
+            let item = pipeline.next().await?;
+            Some((item, pipeline))
+        });
+        Box::pin(async move { Ok(Box::pin(answers) as BoxStream<'s, StreamItem>) })
+    }
 
     async fn append_entries(
         &mut self,

@@ -23,12 +23,19 @@
 //! silent that long does *not* fall back to dialling: that is the very case
 //! of a cut-off listener, which etcd's members also take 5 s to give up on.
 //!
+//! Appends that come over a link are handed to raft in the order they
+//! arrive, and answered in that order ([`append_lane`]), so a leader may
+//! keep several appends in flight to one follower on its link (see
+//! `network.rs`, `Connection::stream_append`). A member says so when it
+//! opens a link ([`APPENDS_IN_ORDER_HEADER`]); a member of an older build,
+//! which answers each call on a task of its own, is sent one at a time.
+//!
 //! Trust is the same as for dialled calls (and as etcd's `X-Server-From`):
 //! a link names its member in the peer headers, and only a current member
 //! of this cluster, as this member's own membership lists it, may open one;
 //! peer TLS with client certificates is what proves a member is one.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::Weak;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -48,7 +55,7 @@ use crate::admission::Caller;
 use crate::network::Method;
 use crate::replica::Replica;
 use crate::service::PeerService;
-use crate::types::{decode, encode};
+use crate::types::{TypeConfig, decode, encode};
 
 /// A link silent this long is gone (etcd's stream read timeout).
 pub(crate) const SILENCE: Duration = Duration::from_secs(5);
@@ -65,6 +72,15 @@ const QUEUED_ANSWERS: usize = 64;
 const RETRY: Duration = Duration::from_millis(100);
 /// How often the links are checked against the membership.
 const MEMBERSHIP_CHECK: Duration = Duration::from_millis(100);
+/// Appends handed to raft on one link and not yet answered: a leader keeps
+/// at most its append window in flight (far fewer), so only a peer that
+/// ignores it meets this bound, and its extra appends are refused, not
+/// queued.
+pub(crate) const LANE_DEPTH: usize = 32;
+
+/// The metadata key with which a member opening a link says that it hands
+/// the appends coming over it to raft in order (any value).
+pub(crate) const APPENDS_IN_ORDER_HEADER: &str = "hark-link-appends-in-order";
 
 /// What crosses a link.
 #[derive(Debug)]
@@ -216,6 +232,39 @@ struct Link {
     generation: u64,
     calls: mpsc::Sender<QueuedCall>,
     pending: Pending,
+    /// The peer hands appends to raft in the order they come (see the
+    /// module docs).
+    appends_in_order: bool,
+}
+
+/// A call queued on a link, whose answer is still to come. Dropped before
+/// it comes, the call is withdrawn (if not yet written, it never is).
+pub(crate) struct LinkAnswer {
+    id: u64,
+    rx: oneshot::Receiver<Result<Envelope, Status>>,
+    deadline: Instant,
+    pending: Pending,
+}
+
+impl LinkAnswer {
+    /// The peer's answer, or why there is none by the call's deadline.
+    pub(crate) async fn answer(&mut self) -> Result<Envelope, Status> {
+        match tokio::time::timeout_at(self.deadline, &mut self.rx).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(_)) => Err(Status::unavailable(
+                "the peer's link closed before it answered",
+            )),
+            Err(_) => Err(Status::deadline_exceeded(
+                "no answer from the peer in time (over its link)",
+            )),
+        }
+    }
+}
+
+impl Drop for LinkAnswer {
+    fn drop(&mut self) {
+        self.pending.lock().remove(&self.id);
+    }
 }
 
 /// The links peers opened to this member, by peer id.
@@ -253,37 +302,55 @@ impl ReverseLinks {
         request: Envelope,
         timeout: Duration,
     ) -> Option<Result<Envelope, Status>> {
+        Some(match self.queue(peer, method, request, timeout).await? {
+            Ok(mut answer) => answer.answer().await,
+            Err(status) => Err(status),
+        })
+    }
+
+    /// Queues a call of `method` to `peer` on the link it opened, behind
+    /// every call queued before it: its answer is to come. `None` when no
+    /// link is open, or it closed before the call could be queued.
+    pub(crate) async fn queue(
+        &self,
+        peer: u64,
+        method: Method,
+        request: Envelope,
+        timeout: Duration,
+    ) -> Option<Result<LinkAnswer, Status>> {
         let link = self.links.lock().get(&peer).cloned()?;
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         link.pending.lock().insert(id, tx);
         let deadline = Instant::now() + timeout;
+        let answer = LinkAnswer {
+            id,
+            rx,
+            deadline,
+            pending: link.pending.clone(),
+        };
         let queued = QueuedCall {
             id,
             method,
             request,
             deadline,
         };
-        let answered = match tokio::time::timeout_at(deadline, link.calls.send(queued)).await {
-            Ok(Err(_)) => {
-                link.pending.lock().remove(&id);
-                return None;
-            }
-            Err(_) => Err(Status::deadline_exceeded(
+        match tokio::time::timeout_at(deadline, link.calls.send(queued)).await {
+            Ok(Err(_)) => None,
+            Err(_) => Some(Err(Status::deadline_exceeded(
                 "the peer's link is too busy to take the call in time",
-            )),
-            Ok(Ok(())) => match tokio::time::timeout_at(deadline, rx).await {
-                Ok(Ok(answer)) => answer,
-                Ok(Err(_)) => Err(Status::unavailable(
-                    "the peer's link closed before it answered",
-                )),
-                Err(_) => Err(Status::deadline_exceeded(
-                    "no answer from the peer in time (over its link)",
-                )),
-            },
-        };
-        link.pending.lock().remove(&id);
-        Some(answered)
+            ))),
+            Ok(Ok(())) => Some(Ok(answer)),
+        }
+    }
+
+    /// Whether `peer` has a link open to this member over which it hands
+    /// appends to raft in order.
+    pub(crate) fn appends_in_order(&self, peer: u64) -> bool {
+        self.links
+            .lock()
+            .get(&peer)
+            .is_some_and(|link| link.appends_in_order)
     }
 
     /// Takes a link `peer` opened: registers it (replacing an older one)
@@ -293,6 +360,7 @@ impl ReverseLinks {
     pub(crate) fn serve(
         &self,
         peer: u64,
+        appends_in_order: bool,
         inbound: tonic::Streaming<Envelope>,
     ) -> Result<tokio_stream::wrappers::ReceiverStream<Result<Envelope, Status>>, Status> {
         let (calls, mut queued) = mpsc::channel::<QueuedCall>(QUEUED_CALLS);
@@ -312,6 +380,7 @@ impl ReverseLinks {
                     generation,
                     calls,
                     pending: pending.clone(),
+                    appends_in_order,
                 },
             );
             count_links(&links);
@@ -489,6 +558,10 @@ async fn open_link(replica: &Weak<Replica>, peer: u64) {
         .take_until(ended.clone().cancelled_owned());
     let mut request = tonic::Request::new(outgoing);
     caller.stamp(&mut request);
+    request.metadata_mut().insert(
+        APPENDS_IN_ORDER_HEADER,
+        tonic::metadata::MetadataValue::from_static("1"),
+    );
     let opening = tokio::select! {
         _ = ended.cancelled() => return,
         opening = tokio::time::timeout(SILENCE, client.reverse(request)) => opening,
@@ -518,9 +591,37 @@ async fn open_link(replica: &Weak<Replica>, peer: u64) {
         member_id: peer,
         cluster_id,
     };
+    let (appends, queued_appends) = mpsc::channel(LANE_DEPTH);
+    tokio::spawn(append_lane(
+        replica.clone(),
+        from,
+        queued_appends,
+        frames.clone(),
+        ended.clone(),
+    ));
     let mut heard = Heard::new(inbound, ended.clone());
     loop {
         match heard.next().await {
+            Some(Frame::Call {
+                id,
+                method: Method::AppendEntries,
+                request,
+                format,
+                ..
+            }) => {
+                let call = Envelope {
+                    data: request,
+                    format,
+                };
+                if let Err(full) = appends.try_send((id, call)) {
+                    let (id, _) = full.into_inner();
+                    let refused = Err((
+                        tonic::Code::ResourceExhausted as i32,
+                        format!("more than {LANE_DEPTH} appends in flight on one link"),
+                    ));
+                    send_answer(&frames, &ended, id, refused).await;
+                }
+            }
             Some(Frame::Call {
                 id,
                 method,
@@ -549,6 +650,103 @@ async fn open_link(replica: &Weak<Replica>, peer: u64) {
             }
             Some(Frame::Heartbeat) => {}
             Some(Frame::Answer { .. }) | None => break,
+        }
+    }
+}
+
+/// Writes the answer to call `id` up the link, unless it has ended.
+async fn send_answer(
+    frames: &mpsc::Sender<Envelope>,
+    ended: &CancellationToken,
+    id: u64,
+    result: Result<(Bytes, u32), (i32, String)>,
+) {
+    let answer = frame_envelope(Frame::Answer { id, result });
+    tokio::select! {
+        _ = ended.cancelled() => {}
+        _ = frames.send(answer) => {}
+    }
+}
+
+/// Hands the appends that come over one link to raft in the order they
+/// came, without waiting for one to be on disk before handing over the
+/// next, and answers each as raft does, in the same order.
+///
+/// One `Raft::stream_append` carries them until an append fails (a
+/// conflict, a higher vote, or raft stopping): raft ends the stream there,
+/// the appends behind it are answered `Unavailable` (the leader sends again
+/// from what was acknowledged), and a new stream takes the next ones.
+async fn append_lane(
+    replica: Weak<Replica>,
+    from: Caller,
+    mut queued: mpsc::Receiver<(u64, Envelope)>,
+    frames: mpsc::Sender<Envelope>,
+    ended: CancellationToken,
+) {
+    use openraft::raft::AppendEntriesResponse;
+    loop {
+        let Some(raft) = replica.upgrade().map(|r| r.raft.clone()) else {
+            return;
+        };
+        let (handed, requests) = mpsc::channel(LANE_DEPTH);
+        let mut results = std::pin::pin!(
+            raft.stream_append(tokio_stream::wrappers::ReceiverStream::new(requests))
+        );
+        drop(raft);
+        // The calls handed to raft, in order: raft answers them in order.
+        let mut waiting: VecDeque<u64> = VecDeque::new();
+        loop {
+            tokio::select! {
+                _ = ended.cancelled() => return,
+                call = queued.recv(), if waiting.len() < LANE_DEPTH => {
+                    let Some((id, call)) = call else { return };
+                    let Some(me) = replica.upgrade() else { return };
+                    let mut request = tonic::Request::new(call);
+                    from.stamp(&mut request);
+                    let accepted = PeerService { replica: me }
+                        .accept_append(request)
+                        .await
+                        // Never full (it holds no more than `waiting`):
+                        // closed only once raft has stopped.
+                        .and_then(|rpc| handed.try_send(rpc)
+                            .map_err(|_| tonic::Status::unavailable("member stopping")));
+                    match accepted {
+                        Ok(()) => waiting.push_back(id),
+                        Err(status) => {
+                            let result = Err((status.code() as i32, status.message().to_string()));
+                            send_answer(&frames, &ended, id, result).await;
+                        }
+                    }
+                }
+                result = results.next(), if !waiting.is_empty() => {
+                    let id = waiting.pop_front().expect("an append is waiting");
+                    let answer: Result<AppendEntriesResponse<TypeConfig>,
+                        openraft::error::RaftError<TypeConfig>> = match result {
+                        Some(Ok(appended)) => Ok(appended.into()),
+                        Some(Err(fatal)) => Err(openraft::error::RaftError::Fatal(fatal)),
+                        None => Err(openraft::error::RaftError::Fatal(
+                            openraft::error::Fatal::Stopped)),
+                    };
+                    let goes_on = matches!(answer, Ok(AppendEntriesResponse::Success));
+                    // As for a dialled append: heard from the leader it
+                    // follows (or now follows), unless its own vote is higher.
+                    if matches!(&answer, Ok(r) if !matches!(r, AppendEntriesResponse::HigherVote(_)))
+                        && let Some(me) = replica.upgrade()
+                    {
+                        me.heard_from_leader();
+                    }
+                    let result = Ok((Bytes::from(encode(&answer)), crate::format::PEER_FORMAT));
+                    send_answer(&frames, &ended, id, result).await;
+                    if !goes_on {
+                        for id in waiting.drain(..) {
+                            let result = Err((tonic::Code::Unavailable as i32,
+                                "an earlier append on this link failed".to_string()));
+                            send_answer(&frames, &ended, id, result).await;
+                        }
+                        break;
+                    }
+                }
+            }
         }
     }
 }

@@ -49,6 +49,16 @@ impl PeerService {
         }
     }
 
+    /// An append, once its caller is admitted and it decodes: what every
+    /// append goes through before raft sees it, dialled or over a link.
+    pub(crate) async fn accept_append(
+        &self,
+        req: Request<Envelope>,
+    ) -> Result<AppendEntriesRequest<TypeConfig>, Status> {
+        self.admit(&req, Asks::Raft).await?;
+        unpack(req)
+    }
+
     /// Refuses `req` unless its caller may ask this of this member.
     async fn admit(&self, req: &Request<Envelope>, asks: Asks) -> Result<(), Status> {
         self.replica.admit(req.metadata(), asks).await?;
@@ -110,13 +120,19 @@ impl Peer for PeerService {
                 "member {peer:x} may not open a link to this member"
             )));
         }
-        let frames = self.replica.channels.links.serve(peer, req.into_inner())?;
+        let appends_in_order = req
+            .metadata()
+            .contains_key(crate::reverse::APPENDS_IN_ORDER_HEADER);
+        let frames = self
+            .replica
+            .channels
+            .links
+            .serve(peer, appends_in_order, req.into_inner())?;
         Ok(Response::new(frames))
     }
 
     async fn append_entries(&self, req: Request<Envelope>) -> Result<Response<Envelope>, Status> {
-        self.admit(&req, Asks::Raft).await?;
-        let rpc: AppendEntriesRequest<TypeConfig> = unpack(req)?;
+        let rpc = self.accept_append(req).await?;
         let answer = self.replica.raft.append_entries(rpc).await;
         // Taken from the leader this member follows (or now follows): any
         // answer but a higher vote of its own.

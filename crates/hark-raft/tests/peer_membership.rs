@@ -31,6 +31,8 @@ const SETTINGS: Settings = Settings {
     // A member is added while another is down, which etcd's strict check
     // refuses (as etcd with --strict-reconfig-check=false, it is allowed).
     strict_reconfig_check: false,
+    append_window: hark_raft::DEFAULT_APPEND_WINDOW,
+    batches_in_flight: hark_raft::DEFAULT_BATCHES_IN_FLIGHT,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

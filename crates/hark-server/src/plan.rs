@@ -314,6 +314,10 @@ fn replica_config(config: &Config, plan: &ClusterPlan) -> ReplicaConfig {
         force_new_cluster: config.force_new_cluster,
         strict_reconfig_check: config.strict_reconfig_check,
         pre_vote: config.pre_vote,
+        append_window: usize::try_from(config.peer_append_window)
+            .unwrap_or(hark_raft::MAX_APPEND_WINDOW),
+        batches_in_flight: usize::try_from(config.proposal_batches_in_flight)
+            .unwrap_or(hark_raft::MAX_BATCHES_IN_FLIGHT),
         // etcd's request timeout: 5 s plus two election timeouts.
         request_timeout: Duration::from_secs(5) + 2 * election,
     }

@@ -93,6 +93,13 @@ impl ReplicaDirs {
     }
 }
 
+/// Most batches of proposals a member has on their way at once, unless
+/// configured otherwise (see `propose.rs`).
+pub const DEFAULT_BATCHES_IN_FLIGHT: usize = 4;
+/// The most a member takes: each batch in flight may hold a forwarded call
+/// and up to 512 writes.
+pub const MAX_BATCHES_IN_FLIGHT: usize = 64;
+
 /// How a member is started.
 #[derive(Debug, Clone)]
 pub struct ReplicaConfig {
@@ -142,6 +149,13 @@ pub struct ReplicaConfig {
     /// fires first asks whether it would win, and raises its term only if a
     /// quorum says yes.
     pub pre_vote: bool,
+    /// Most appends in flight to one follower, on the link it opened to
+    /// this member (`--peer-append-window`); 1 sends each append once the
+    /// one before is answered.
+    pub append_window: usize,
+    /// Most batches of proposals this member has on their way to the log
+    /// at once (`--proposal-batches-in-flight`).
+    pub batches_in_flight: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -279,6 +293,8 @@ pub struct Replica {
     /// `etcd_network_peer_received_bytes_total` per calling member, looked
     /// up once each (see [`Replica::peer_received_bytes`]).
     peer_received: parking_lot::Mutex<std::collections::HashMap<u64, metrics::Counter>>,
+    /// What this member's append pipelines did, leading.
+    pipeline: crate::network::PipelineStats,
 }
 
 /// Most members whose received-bytes counters are kept at hand; past it
@@ -286,6 +302,13 @@ pub struct Replica {
 const PEER_COUNTERS_KEPT: usize = 64;
 
 impl Replica {
+    /// The most appends this member ever had in flight to one follower.
+    pub fn most_appends_in_flight(&self) -> usize {
+        self.pipeline
+            .most_in_flight
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The received-bytes counter of calls from member `from`.
     pub(crate) fn peer_received_bytes(&self, from: u64) -> metrics::Counter {
         let mut counters = self.peer_received.lock();

@@ -152,7 +152,10 @@ impl Replica {
         let state_released = Box::new(state_machine.released_probe());
         let health = PeerHealth::default();
         let refusals = PeerRefusals::default();
+        let pipeline = crate::network::PipelineStats::default();
         let network = Network {
+            append_window: config.append_window.clamp(1, crate::MAX_APPEND_WINDOW),
+            pipeline: pipeline.clone(),
             channels: channels.clone(),
             heartbeat: config.heartbeat_interval,
             health: health.clone(),
@@ -219,12 +222,19 @@ impl Replica {
             intended_voters: Default::default(),
             removed: removed_watch,
             refusals,
+            pipeline,
         });
         tokio::spawn(Replica::learn_removal_from_refusals(
             Arc::downgrade(&replica),
             removed,
         ));
-        tokio::spawn(run_proposer(Arc::downgrade(&replica), queue));
+        tokio::spawn(run_proposer(
+            Arc::downgrade(&replica),
+            queue,
+            config
+                .batches_in_flight
+                .clamp(1, crate::MAX_BATCHES_IN_FLIGHT),
+        ));
         tokio::spawn(Replica::promote_intended_voters(Arc::downgrade(&replica)));
         tokio::spawn(crate::reverse::keep_links(Arc::downgrade(&replica)));
         tokio::spawn(release_held_back_commits(

@@ -35,6 +35,10 @@ pub struct Settings {
     pub request_timeout: Duration,
     /// etcd's `--strict-reconfig-check`.
     pub strict_reconfig_check: bool,
+    /// Most appends in flight to one follower.
+    pub append_window: usize,
+    /// Most batches of proposals a member has on their way at once.
+    pub batches_in_flight: usize,
 }
 
 impl Settings {
@@ -59,6 +63,8 @@ impl Settings {
             force_new_cluster: false,
             strict_reconfig_check: self.strict_reconfig_check,
             pre_vote: true,
+            append_window: self.append_window,
+            batches_in_flight: self.batches_in_flight,
         }
     }
 }

@@ -401,6 +401,22 @@ pub struct Config {
           default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = true)]
     pub pre_vote: bool,
 
+    /// Most appends the leader keeps in flight to one follower, on the link
+    /// that follower opened to it; 1 sends each append once the one before
+    /// it is answered.
+    #[arg(long, env = "HARK_PEER_APPEND_WINDOW",
+          default_value_t = hark_raft::DEFAULT_APPEND_WINDOW as u64,
+          value_parser = clap::value_parser!(u64).range(1..=hark_raft::MAX_APPEND_WINDOW as u64))]
+    pub peer_append_window: u64,
+
+    /// Most batches of writes a member has on their way to the log at
+    /// once (each one log entry); 1 starts a batch only once the one before
+    /// it is applied.
+    #[arg(long, env = "HARK_PROPOSAL_BATCHES_IN_FLIGHT",
+          default_value_t = hark_raft::DEFAULT_BATCHES_IN_FLIGHT as u64,
+          value_parser = clap::value_parser!(u64).range(1..=hark_raft::MAX_BATCHES_IN_FLIGHT as u64))]
+    pub proposal_batches_in_flight: u64,
+
     /// Restart this member, with its data, as the only member of its
     /// cluster (after the others are lost for good): entries not known to
     /// be committed are dropped, the other members removed. Start without
