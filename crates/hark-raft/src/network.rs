@@ -850,9 +850,11 @@ where
 /// Most appends a leader keeps in flight to one follower, unless
 /// configured otherwise (`--peer-append-window`).
 pub const DEFAULT_APPEND_WINDOW: usize = 8;
-/// The largest append window a member takes: what a follower's link hands
-/// to raft at once (its appends past that are refused).
-pub const MAX_APPEND_WINDOW: usize = crate::reverse::LANE_DEPTH;
+/// The largest append window a member takes: half of what a follower's
+/// link hands to raft at once (its appends past that are refused), so
+/// heartbeats and the tail of a stream that just ended still fit beside a
+/// full window.
+pub const MAX_APPEND_WINDOW: usize = crate::reverse::LANE_DEPTH / 2;
 
 /// Appends in flight to one follower, each time one is sent.
 pub const APPENDS_IN_FLIGHT: &str = "hark_raft_appends_in_flight";
