@@ -21,8 +21,10 @@ pub struct Baseline {
 
 /// The builds a rolling upgrade must start from: the last before log
 /// entries and peer messages carried a format version (format 0, the
-/// oldest), and the last on openraft 0.9 (reverse links, format 1; its
-/// members cannot decode the peer methods openraft 0.10 added). Moved
+/// oldest), the last on openraft 0.9 (reverse links, format 1; its
+/// members cannot decode the peer methods openraft 0.10 added), and the
+/// last that sent one append at a time (its members answer each call on a
+/// link on a task of its own, so they must be sent one at a time). Moved
 /// forward when a release's format is the new baseline.
 pub const UPGRADE_BASELINES: &[Baseline] = &[
     Baseline {
@@ -33,6 +35,11 @@ pub const UPGRADE_BASELINES: &[Baseline] = &[
     Baseline {
         commit: "ebc9528eb4d1e3cab1f441f56ffbffb72d0f4277",
         what: "the last build on openraft 0.9",
+        log_format: 1,
+    },
+    Baseline {
+        commit: "75c471ee84f94c52dce184dee2a3a8beba349548",
+        what: "the last build with one append at a time per follower",
         log_format: 1,
     },
 ];
