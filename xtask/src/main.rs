@@ -99,6 +99,10 @@ Commands:
   attack [ARGS]     Hostile clients against Hark (auth on) while a good client writes and watches;
                     fails when Hark misses a target (`cargo xtask attack --help`; --quick for CI
                     uses the debug build; --only CASE,..; --compare-etcd PATH; --out FILE; --json)
+  loadtest scale [--quick] [ARGS]
+                    Fill one member to 10 M Kubernetes-shaped keys (~20 GiB) and measure it at
+                    each size, beside etcd with --compare-etcd (`cargo xtask loadtest scale --help`);
+                    --quick is CI's small form on the debug binaries
   watch-guard       Build like the tests do, then the real-client watch-latency scenario
                     (etcd-client, one stream per watcher) against Hark alone; fails past
                     its event-after-ack p99 bound or on a lost or duplicated event (CI)
@@ -417,6 +421,11 @@ fn cluster(args: &[&str]) -> Result<ExitCode> {
 /// generator runs with `HARK_BIN` pointing at the server it may start.
 fn loadtest(args: &[&str]) -> Result<ExitCode> {
     let root = workspace_root();
+    if let ["scale", rest @ ..] = args
+        && rest.contains(&"--quick")
+    {
+        return scale_quick(&root, rest);
+    }
     let args = etcd::resolve_compare_etcd(args)?;
     let Some(release) = build_release(&root)? else {
         return Ok(ExitCode::FAILURE);
@@ -425,6 +434,27 @@ fn loadtest(args: &[&str]) -> Result<ExitCode> {
         Command::new(release.join("hark-loadtest"))
             .args(&args)
             .env("HARK_BIN", release.join("hark")),
+    )
+}
+
+/// `cargo xtask loadtest scale --quick`: CI's form of the scale scenario,
+/// so its code cannot rot: the debug binaries the tests build (no release
+/// RocksDB build), 20,000 keys measured at 10,000 and 20,000, short loads.
+/// Its figures say nothing about scale; the full run is in docs/benchmarks.md.
+fn scale_quick(root: &Path, args: &[&str]) -> Result<ExitCode> {
+    let rest: Vec<&str> = args.iter().copied().filter(|a| *a != "--quick").collect();
+    let rest = etcd::resolve_compare_etcd(&rest)?;
+    let Some(hark) = build_server(root)? else {
+        return Ok(ExitCode::FAILURE);
+    };
+    run_child(
+        Command::new(hark.with_file_name("hark-loadtest"))
+            .arg("scale")
+            .args(["--keys", "20000", "--checkpoints", "10000,20000"])
+            .args(["--seconds", "2", "--rate", "100", "--reads", "200"])
+            .args(&rest)
+            .env("HARK_BIN", &hark)
+            .current_dir(root),
     )
 }
 

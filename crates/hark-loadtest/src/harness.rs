@@ -162,7 +162,9 @@ impl ServerCpu {
                   parked (requests waiting over HTTP for their key to change: Hark's\n\
                   blocking GET, etcd's /v3/watch), all.\n\n\
                   Target: one of --endpoints, --compare-etcd, --hark-alone.\n\n\
-                  `hark-loadtest attack --help` (`cargo xtask attack`) is the hostile-client battery."
+                  `hark-loadtest attack --help` (`cargo xtask attack`) is the hostile-client battery;\n\
+                  `hark-loadtest scale --help` (`cargo xtask loadtest scale`) fills one member to\n\
+                  millions of keys and measures it at each size."
 )]
 pub struct Options {
     /// The scenario to run (see below), or `all`.

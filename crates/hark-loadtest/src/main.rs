@@ -10,6 +10,8 @@ mod http_load;
 mod large_range;
 mod lean_watch;
 mod maintenance;
+mod scale;
+mod scale_plot;
 mod scenarios;
 mod secure;
 mod servers;
@@ -26,6 +28,10 @@ fn main() -> ExitCode {
     // `hark-loadtest attack ...` is `cargo xtask attack`'s battery.
     if args.first().map(String::as_str) == Some("attack") {
         return attack::main(&args[1..]);
+    }
+    // `hark-loadtest scale ...`: one member filled to millions of keys.
+    if args.first().map(String::as_str) == Some("scale") {
+        return scale::main(&args[1..]);
     }
     let opts = match Options::parse(&args) {
         Ok(o) => o,
