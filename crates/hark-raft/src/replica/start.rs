@@ -258,8 +258,12 @@ impl Replica {
                 .await
                 .unwrap_or(false);
             if leading {
+                // The entry must be in the metrics first: before it, both
+                // are `None`, which would read as settled.
                 let settled = replica.metrics_reach(|m| {
-                    m.last_applied.map(|applied| applied.index) >= m.last_log_index
+                    m.last_log_index.is_some_and(|last| {
+                        m.last_applied.is_some_and(|applied| applied.index >= last)
+                    })
                 });
                 let _ = tokio::time::timeout(config.election_timeout, settled).await;
             }
