@@ -83,7 +83,7 @@ pub(crate) fn plan_range(index: &TreeIndex, req: &RangeRequest, at: i64) -> Rang
     index.visit(range, at, |k, e| {
         count += 1;
         if !req.count_only && entries.len() < keep_at_most && passes_filters(req, &e) {
-            entries.push((k.clone(), e));
+            entries.push((Bytes::copy_from_slice(k), e));
         }
     });
     let mut more = false;
@@ -117,7 +117,7 @@ pub(crate) fn plan_chunk(
     let range = KeyRange::new(&req.key, &req.range_end);
     let mut entries = Vec::with_capacity(limit.min(1024) + 1);
     index.visit_while(range, at, |k, e| {
-        entries.push((k.clone(), e));
+        entries.push((Bytes::copy_from_slice(k), e));
         entries.len() <= limit
     });
     let more = entries.len() > limit;

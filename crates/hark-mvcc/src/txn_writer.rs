@@ -213,7 +213,7 @@ impl TxnWriter<'_> {
             _ => Bytes::copy_from_slice(&req.value),
         };
         let size = live_size(&key, &value);
-        let (entry, before) = self.index.put(key.clone(), rev, rev.main, 1, size);
+        let (entry, before) = self.index.put(&key, rev, rev.main, 1, size);
         let kv = KeyValue {
             key,
             create_revision: entry.create_revision,
@@ -272,7 +272,7 @@ impl TxnWriter<'_> {
         self.index.visit(
             KeyRange::new(&req.key, &req.range_end),
             self.read_rev(),
-            |k, e| doomed.push((k.clone(), e)),
+            |k, e| doomed.push((Bytes::copy_from_slice(k), e)),
         );
         let mut prev_kvs = Vec::new();
         if req.prev_kv || self.with_prev_kvs {
@@ -282,7 +282,7 @@ impl TxnWriter<'_> {
         }
         for (i, (key, _)) in doomed.iter().enumerate() {
             let rev = self.next_rev();
-            let before = self.index.tombstone(key.clone(), rev);
+            let before = self.index.tombstone(key, rev);
             self.leases.detach(key);
             let kv = KeyValue {
                 key: key.clone(),

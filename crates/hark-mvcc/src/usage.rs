@@ -156,15 +156,20 @@ impl PrefixUsage {
     }
 
     pub(crate) fn apply(&mut self, change: &UsageChange) {
-        for p in prefixes(&change.key, self.depth) {
+        self.add(&change.key, &change.delta);
+    }
+
+    /// Adds `delta` to every tracked prefix of `key`.
+    pub(crate) fn add(&mut self, key: &[u8], delta: &Usage) {
+        for p in prefixes(key, self.depth) {
             let now = match self.by_prefix.get_mut(p) {
                 Some(u) => {
-                    u.add(&change.delta);
+                    u.add(delta);
                     *u
                 }
                 None => {
-                    self.by_prefix.insert(p.into(), change.delta);
-                    change.delta
+                    self.by_prefix.insert(p.into(), *delta);
+                    *delta
                 }
             };
             debug_assert!(

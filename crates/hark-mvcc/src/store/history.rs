@@ -161,7 +161,7 @@ impl Store {
             }
             let to = to.min(shared.committed_rev.load(Ordering::Acquire));
             index.changes(KeyRange::new(key, range_end), from, to, |k, r, del| {
-                found.push((r, k.clone(), del))
+                found.push((r, Bytes::copy_from_slice(k), del))
             });
         }
         found.sort_unstable_by_key(|(r, _, _)| *r);

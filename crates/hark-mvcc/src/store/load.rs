@@ -9,14 +9,14 @@ use bytes::Bytes;
 use crate::alarm::AlarmSet;
 use crate::backend::{Backend, Table};
 use crate::error::{Error, Result};
-use crate::key_index::TreeIndex;
+use crate::key_index::{IndexBuilder, TreeIndex};
 use crate::layout::{
     self, META_CURRENT_REV, META_FINISHED_COMPACT, META_SCHEDULED_COMPACT, decode_counter,
     decode_row,
 };
 use crate::lease_table::LeaseTable;
 use crate::records::RecordTable;
-use crate::usage::{PrefixUsage, UsageChange, live_size};
+use crate::usage::{PrefixUsage, Usage, live_size};
 
 /// The in-memory state rebuilt from a backend's rows and records.
 pub(super) struct Loaded {
@@ -39,7 +39,7 @@ pub(super) fn load_state(backend: &dyn Backend, usage_depth: usize) -> Result<Lo
     let scheduled = meta(META_SCHEDULED_COMPACT)?;
     let finished = meta(META_FINISHED_COMPACT)?;
     let mut current = meta(META_CURRENT_REV)?.max(1);
-    let mut index = TreeIndex::default();
+    let mut index = IndexBuilder::default();
     let mut usage = PrefixUsage::new(usage_depth);
     let mut key_lease: HashMap<Bytes, i64> = HashMap::new();
     let mut bad = None;
@@ -55,21 +55,34 @@ pub(super) fn load_state(backend: &dyn Backend, usage_depth: usize) -> Result<Lo
         } else {
             key_lease.insert(kv.key.clone(), kv.lease);
         }
-        let (before, after) = if tombstone {
-            (index.tombstone(kv.key.clone(), rev), None)
+        if tombstone {
+            index.tombstone(&kv.key, rev);
         } else {
             let size = live_size(&kv.key, &kv.value);
-            let (_, before) = index.put(kv.key.clone(), rev, kv.create_revision, kv.version, size);
-            (before, Some(size))
-        };
-        usage.apply(&UsageChange::revision(
-            kv.key,
-            k.len() + v.len(),
-            before,
-            after,
-        ));
+            index.put(&kv.key, rev, kv.create_revision, kv.version, size);
+        }
+        // The row's share here; the live keys' once the index is built.
+        usage.add(
+            &kv.key,
+            &Usage {
+                revisions: 1,
+                history_bytes: (k.len() + v.len()) as i64,
+                ..Usage::default()
+            },
+        );
         true
     })?;
+    let index = index.finish();
+    index.visit_live_sizes(|key, size| {
+        usage.add(
+            key,
+            &Usage {
+                keys: 1,
+                bytes: i64::from(size),
+                ..Usage::default()
+            },
+        )
+    });
     if let Some(k) = bad {
         return Err(Error::Backend(format!(
             "corrupt key-value entry at key {k:?}"

@@ -283,6 +283,8 @@ impl Shared {
             .set(self.committed_rev.load(Ordering::Relaxed) as f64);
         metrics::gauge!("etcd_debugging_mvcc_compact_revision")
             .set(self.compact_rev.load(Ordering::Relaxed) as f64);
-        metrics::gauge!("etcd_debugging_mvcc_keys_total").set(self.index.read().live_len() as f64);
+        let index = self.index.read();
+        metrics::gauge!("etcd_debugging_mvcc_keys_total").set(index.live_len() as f64);
+        metrics::gauge!("hark_mvcc_key_index_bytes").set(index.chunk_bytes() as f64);
     }
 }

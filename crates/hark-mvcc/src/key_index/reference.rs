@@ -1,23 +1,14 @@
-//! The in-memory key index: for every key, the revisions at which it changed,
-//! grouped into generations (one per life of the key, from creation to deletion).
-//! Values live in the backend, addressed by revision; the index answers "which
-//! revision holds this key's value at revision R" without touching the backend.
+//! The key index as it was first written, a tree node, a key and two
+//! vectors per key: the model the chunked index is checked against
+//! (`tests.rs`). Simple on purpose; not used outside tests.
 
 use std::collections::{BTreeMap, HashSet};
 use std::ops::Bound;
 
 use bytes::Bytes;
 
+use super::{IndexEntry, KeyRange};
 use crate::revision::Revision;
-
-/// What the index knows about a live key at some revision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct IndexEntry {
-    /// Revision of the change that produced the value (its `mod_revision` is `rev.main`).
-    pub rev: Revision,
-    pub create_revision: i64,
-    pub version: i64,
-}
 
 /// One life of a key: created, modified, possibly ended by a tombstone.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,7 +24,7 @@ struct Generation {
 
 /// All generations of one key, oldest first; never empty while in the index.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct KeyHistory {
+struct KeyHistory {
     generations: Vec<Generation>,
     /// Key plus value length of the newest put while the key is live (for
     /// space per prefix: a put or deletion learns what it replaces without
@@ -165,64 +156,21 @@ impl KeyHistory {
     }
 }
 
-/// Which keys a request covers, from etcd's `(key, range_end)` pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyRange<'a> {
-    /// `range_end` empty: exactly `key`.
-    Single(&'a [u8]),
-    /// `[start, end)`; `end: None` (`range_end == "\0"`) means every key `>= start`.
-    Span {
-        /// The first key (inclusive).
-        start: &'a [u8],
-        /// The end (exclusive); `None`: no end.
-        end: Option<&'a [u8]>,
-    },
-}
-
-impl<'a> KeyRange<'a> {
-    /// The keys etcd's `(key, range_end)` pair names.
-    pub fn new(key: &'a [u8], range_end: &'a [u8]) -> Self {
-        match range_end {
-            [] => KeyRange::Single(key),
-            [0] => KeyRange::Span {
-                start: key,
-                end: None,
-            },
-            end => KeyRange::Span {
-                start: key,
-                end: Some(end),
-            },
-        }
-    }
-
-    pub(crate) fn contains(&self, key: &[u8]) -> bool {
-        match *self {
-            KeyRange::Single(k) => k == key,
-            KeyRange::Span { start, end } => key >= start && end.is_none_or(|e| key < e),
-        }
-    }
-}
-
 /// The index of every key, ordered by key.
 #[derive(Debug, Default)]
-pub(crate) struct TreeIndex {
+pub(crate) struct Reference {
     keys: BTreeMap<Bytes, KeyHistory>,
     /// Keys live at the newest revision (etcd's `keys_total` gauge).
     live: usize,
 }
 
-impl TreeIndex {
+impl Reference {
     pub(crate) fn get(&self, key: &[u8], at: i64) -> Option<IndexEntry> {
         self.keys.get(key)?.get(at)
     }
 
     /// Visits every key in `range` that exists at `at`, in key order.
-    pub(crate) fn visit(
-        &self,
-        range: KeyRange<'_>,
-        at: i64,
-        mut f: impl FnMut(&Bytes, IndexEntry),
-    ) {
+    pub(crate) fn visit(&self, range: KeyRange<'_>, at: i64, mut f: impl FnMut(&[u8], IndexEntry)) {
         self.visit_while(range, at, |k, e| {
             f(k, e);
             true
@@ -235,7 +183,7 @@ impl TreeIndex {
         &self,
         range: KeyRange<'_>,
         at: i64,
-        mut f: impl FnMut(&Bytes, IndexEntry) -> bool,
+        mut f: impl FnMut(&[u8], IndexEntry) -> bool,
     ) {
         match range {
             KeyRange::Single(key) => {
@@ -268,7 +216,7 @@ impl TreeIndex {
         range: KeyRange<'_>,
         from: i64,
         to: i64,
-        mut f: impl FnMut(&Bytes, Revision, bool),
+        mut f: impl FnMut(&[u8], Revision, bool),
     ) {
         match range {
             KeyRange::Single(key) => {
@@ -346,188 +294,5 @@ impl TreeIndex {
     /// `keys_total`: up on a create, down on a delete).
     pub(crate) fn live_len(&self) -> usize {
         self.live
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn rev(main: i64) -> Revision {
-        Revision::new(main, 0)
-    }
-
-    /// Key "foo": put 2, put 3, delete 4; put 6, put 7, delete 8; put 10.
-    fn history() -> TreeIndex {
-        let mut idx = TreeIndex::default();
-        let k = Bytes::from_static(b"foo");
-        idx.put(k.clone(), rev(2), 2, 1, 0);
-        idx.put(k.clone(), rev(3), 2, 1, 0);
-        idx.tombstone(k.clone(), rev(4));
-        idx.put(k.clone(), rev(6), 6, 1, 0);
-        idx.put(k.clone(), rev(7), 6, 1, 0);
-        idx.tombstone(k.clone(), rev(8));
-        idx.put(k, rev(10), 10, 1, 0);
-        idx
-    }
-
-    #[test]
-    fn live_keys_go_up_on_create_and_down_on_delete() {
-        let mut idx = history();
-        assert_eq!((idx.len(), idx.live_len()), (1, 1));
-        let bar = Bytes::from_static(b"bar");
-        idx.put(bar.clone(), rev(11), 11, 1, 0);
-        idx.put(bar.clone(), rev(12), 11, 1, 0);
-        assert_eq!(idx.live_len(), 2, "a second put of a key creates nothing");
-        idx.tombstone(bar, rev(13));
-        idx.tombstone(Bytes::from_static(b"foo"), rev(14));
-        assert_eq!((idx.len(), idx.live_len()), (2, 0));
-        // A tombstone at the compaction revision is kept; one below it goes.
-        idx.compact(14);
-        assert_eq!((idx.len(), idx.live_len()), (1, 0));
-        idx.compact(15);
-        assert_eq!((idx.len(), idx.live_len()), (0, 0));
-    }
-
-    #[test]
-    fn get_follows_generations() {
-        let idx = history();
-        let at = |r| {
-            idx.get(b"foo", r)
-                .map(|e| (e.rev.main, e.create_revision, e.version))
-        };
-        assert_eq!(at(1), None);
-        assert_eq!(at(2), Some((2, 2, 1)));
-        assert_eq!(at(3), Some((3, 2, 2)));
-        assert_eq!(at(4), None);
-        assert_eq!(at(5), None);
-        assert_eq!(at(6), Some((6, 6, 1)));
-        assert_eq!(at(7), Some((7, 6, 2)));
-        assert_eq!(at(8), None);
-        assert_eq!(at(9), None);
-        assert_eq!(at(10), Some((10, 10, 1)));
-        assert_eq!(at(100), Some((10, 10, 1)));
-        assert_eq!(idx.get(b"bar", 10), None);
-    }
-
-    #[test]
-    fn compaction_keeps_newest_at_or_before_and_tombstone_exactly_at() {
-        // Each case: compact at, revisions kept <= at, what reads at >= at still see.
-        let cases: &[(i64, &[i64])] = &[
-            (1, &[]),
-            (2, &[2]),
-            (3, &[3]),
-            (4, &[4]), // tombstone exactly at the compaction revision stays
-            (5, &[]),  // older tombstone and its generation go
-            (6, &[6]),
-            (7, &[7]),
-            (8, &[8]),
-            (9, &[]),
-            (10, &[10]),
-            (11, &[10]),
-        ];
-        for &(at, kept) in cases {
-            let full = history();
-            let mut idx = history();
-            let keep = idx.compact(at);
-            let mut keep: Vec<i64> = keep.into_iter().map(|r| r.main).collect();
-            keep.sort();
-            assert_eq!(keep, kept, "compact at {at}");
-            for r in at..=12 {
-                assert_eq!(
-                    idx.get(b"foo", r),
-                    full.get(b"foo", r),
-                    "read at {r} after compact at {at}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn keep_names_the_newest_live_revision_at_or_before() {
-        // foo: put 2, put 3, delete 4; put 6, put 7, delete 8; put 10.
-        let idx = history();
-        let kept = |at| {
-            let mut k: Vec<i64> = idx.keep(at).into_iter().map(|r| r.main).collect();
-            k.sort();
-            k
-        };
-        assert_eq!(kept(1), Vec::<i64>::new());
-        assert_eq!(kept(3), vec![3]);
-        // Deleted at 4: nothing of the ended generation; the next starts at 6.
-        assert_eq!(kept(4), Vec::<i64>::new());
-        assert_eq!(kept(5), Vec::<i64>::new());
-        assert_eq!(kept(7), vec![7]);
-        assert_eq!(kept(9), Vec::<i64>::new());
-        assert_eq!(kept(12), vec![10]);
-    }
-
-    #[test]
-    fn compaction_removes_fully_deleted_keys_and_keeps_versions() {
-        let mut idx = TreeIndex::default();
-        let k = Bytes::from_static(b"k");
-        idx.put(k.clone(), rev(2), 2, 1, 0);
-        idx.tombstone(k.clone(), rev(3));
-        idx.compact(3);
-        assert_eq!(idx.len(), 1, "tombstone at the compaction revision is kept");
-        idx.compact(4);
-        assert_eq!(idx.len(), 0);
-
-        let mut idx = TreeIndex::default();
-        for (i, r) in (5..9).enumerate() {
-            idx.put(k.clone(), rev(r), 5, 1, 0);
-            assert_eq!(idx.get(b"k", r).unwrap().version, i as i64 + 1);
-        }
-        idx.compact(7);
-        let e = idx.get(b"k", 8).unwrap();
-        assert_eq!((e.rev.main, e.create_revision, e.version), (8, 5, 4));
-        assert_eq!(idx.get(b"k", 7).unwrap().version, 3);
-        assert_eq!(idx.get(b"k", 100).unwrap().version, 4);
-    }
-
-    #[test]
-    fn changes_list_puts_and_deletes_in_a_window() {
-        let idx = history();
-        let mut got = vec![];
-        idx.changes(KeyRange::new(b"foo", b""), 3, 8, |_, r, del| {
-            got.push((r.main, del))
-        });
-        assert_eq!(
-            got,
-            [(3, false), (4, true), (6, false), (7, false), (8, true)]
-        );
-        got.clear();
-        idx.changes(KeyRange::new(b"a", b"z"), 9, 100, |_, r, del| {
-            got.push((r.main, del))
-        });
-        assert_eq!(got, [(10, false)]);
-    }
-
-    #[test]
-    fn visit_respects_range_forms() {
-        let mut idx = TreeIndex::default();
-        for (i, k) in ["a", "b", "c", "d"].iter().enumerate() {
-            idx.put(
-                Bytes::from(k.as_bytes().to_vec()),
-                rev(i as i64 + 2),
-                i as i64 + 2,
-                1,
-                0,
-            );
-        }
-        idx.tombstone(Bytes::from_static(b"c"), rev(6));
-        let keys = |r: KeyRange<'_>, at| {
-            let mut out = vec![];
-            idx.visit(r, at, |k, _| {
-                out.push(String::from_utf8(k.to_vec()).unwrap())
-            });
-            out
-        };
-        assert_eq!(keys(KeyRange::new(b"b", b""), 6), ["b"]);
-        assert_eq!(keys(KeyRange::new(b"b", b"d"), 6), ["b"]);
-        assert_eq!(keys(KeyRange::new(b"b", b"d"), 5), ["b", "c"]);
-        assert_eq!(keys(KeyRange::new(b"b", b"\0"), 6), ["b", "d"]);
-        assert_eq!(keys(KeyRange::new(b"\0", b"\0"), 3), ["a", "b"]);
-        assert!(keys(KeyRange::new(b"d", b"b"), 6).is_empty());
     }
 }
