@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use hark_client::{Client, ConnectOptions, Op, Txn, pb};
 
-use crate::harness::{command_line, pct_ms};
+use crate::harness::{command_line, current_revision, pct_ms};
 use crate::servers::{Kind, rss_bytes, status_bytes};
 
 /// Operations per fill transaction (etcd's `--max-txn-ops` default is 128).
@@ -617,12 +617,7 @@ async fn measure(
     out.push(("RSS", rss_bytes(pid)? as f64 / MIB, "MiB"));
     out.push(("peak RSS", status_bytes(pid, "VmHWM")? as f64 / MIB, "MiB"));
 
-    let revision = c
-        .status()
-        .await
-        .map_err(|e| e.to_string())?
-        .header
-        .map_or(0, |h| h.revision);
+    let revision = current_revision(&c).await?;
     let t = Instant::now();
     c.compact(revision, true)
         .await
@@ -811,12 +806,7 @@ async fn join(member: &Member) -> Result<f64, String> {
     let root = member.data.parent().ok_or("data dir without a parent")?;
     let mut joiner = Member::new(member.kind, &member.binary, "j1", root, member.quota);
     let _ = std::fs::remove_dir_all(&joiner.data);
-    let revision = c
-        .status()
-        .await
-        .map_err(|e| e.to_string())?
-        .header
-        .map_or(0, |h| h.revision);
+    let revision = current_revision(&c).await?;
     let t = Instant::now();
     let added = c
         .member_add(vec![joiner.peer_url.clone()], false)
