@@ -744,7 +744,7 @@ where
         rpc: AppendEntriesRequest<TypeConfig>,
     ) -> Result<(), RPCError<TypeConfig>> {
         let connection = &*self.connection;
-        let prepared = connection.prepare_append(rpc);
+        let mut prepared = connection.prepare_append(rpc);
         if prepared.cut {
             // What follows starts past the cut: it would not fit.
             self.input = None;
@@ -754,7 +754,9 @@ where
             .increment(prepared.request.len() as u64);
         let started = Instant::now();
         let envelope = Envelope {
-            data: prepared.request.clone().into(),
+            // The bytes go to the link; what stays in flight is what the
+            // answer is read against.
+            data: std::mem::take(&mut prepared.request).into(),
             format: crate::format::PEER_FORMAT,
         };
         let queued = connection

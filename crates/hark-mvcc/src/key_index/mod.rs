@@ -250,9 +250,8 @@ impl TreeIndex {
             let at_key = next.is_none() || cursor.key.as_slice() >= key;
             if at_key && let Some(change) = change.take() {
                 let exists = next.is_some() && cursor.key == key;
-                if exists {
-                    let decoded = next.is_some_and(|bytes| decode(&mut history, bytes));
-                    debug_assert!(decoded);
+                if let Some(bytes) = next.filter(|_| exists) {
+                    decode(&mut history, bytes);
                 }
                 result = Some(change(&mut history));
                 debug_assert!(!history.is_empty(), "a change leaves history behind");
