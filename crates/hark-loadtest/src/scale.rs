@@ -108,6 +108,12 @@ struct ScaleOptions {
     /// Skip the new member's join (it copies the whole store).
     #[arg(long)]
     no_join: bool,
+    /// Time the new member's join only at checkpoints of at most N live
+    /// keys: a member catches up from a snapshot in etcd's format, which
+    /// holds ~2 KiB values one to a 4 KiB page, and the join holds that
+    /// file on both members and the store twice on the new one.
+    #[arg(long, value_name = "N")]
+    join_up_to: Option<u64>,
     /// Write the chart (RSS and put p99 against key count) as SVG to FILE.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
@@ -668,7 +674,7 @@ async fn measure(
         "bytes",
     ));
 
-    if !o.no_join {
+    if !o.no_join && o.join_up_to.is_none_or(|most| live <= most) {
         out.push(("new member catch-up", join(member).await?, "s"));
     }
     Ok(out)

@@ -75,6 +75,14 @@ impl LeaseTable {
         all
     }
 
+    /// Every key attached to a lease, with its lease (an index checkpoint's copy).
+    pub fn key_leases(&self) -> Vec<(Bytes, i64)> {
+        self.key_lease
+            .iter()
+            .map(|(k, l)| (k.clone(), *l))
+            .collect()
+    }
+
     pub fn keys(&self, id: i64) -> Option<Vec<Bytes>> {
         let mut keys: Vec<Bytes> = self.leases.get(&id)?.keys.iter().cloned().collect();
         keys.sort();

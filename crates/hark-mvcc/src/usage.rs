@@ -155,6 +155,35 @@ impl PrefixUsage {
         self.depth
     }
 
+    /// Every tracked prefix with what lives under it, in prefix order (what
+    /// an index checkpoint stores).
+    pub(crate) fn entries(&self) -> impl ExactSizeIterator<Item = (&[u8], &Usage)> {
+        self.by_prefix.iter().map(|(p, u)| (&p[..], u))
+    }
+
+    /// Usage made of `entries` (read back from a checkpoint, untrusted):
+    /// `None` unless the prefixes ascend, each is one `depth` tracks, and
+    /// no figure is negative or all zero.
+    pub(crate) fn from_entries(depth: usize, entries: Vec<(Box<[u8]>, Usage)>) -> Option<Self> {
+        let mut usage = PrefixUsage::new(depth);
+        for (prefix, u) in entries {
+            let tracked = prefix.is_empty()
+                || (prefix.len() <= MAX_TRACKED_PREFIX
+                    && prefix.last() == Some(&b'/')
+                    && depth_of(&prefix) <= depth);
+            let sane = u.keys >= 0 && u.bytes >= 0 && u.revisions >= 0 && u.history_bytes >= 0;
+            let ascending = usage
+                .by_prefix
+                .last_key_value()
+                .is_none_or(|(last, _)| **last < *prefix);
+            if !tracked || !sane || u.is_zero() || !ascending {
+                return None;
+            }
+            usage.by_prefix.insert(prefix, u);
+        }
+        Some(usage)
+    }
+
     pub(crate) fn apply(&mut self, change: &UsageChange) {
         self.add(&change.key, &change.delta);
     }

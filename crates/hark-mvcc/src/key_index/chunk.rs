@@ -47,6 +47,15 @@ impl<'a> Cursor<'a> {
         Some(entry.expect("the index's chunks hold what its writer wrote"))
     }
 
+    /// [`Cursor::next`] for bytes not yet trusted (a checkpoint being
+    /// loaded): `Err` where they do not decode.
+    pub(super) fn checked_next(&mut self) -> Result<Option<&'a [u8]>, ()> {
+        if self.pos >= self.data.len() {
+            return Ok(None);
+        }
+        self.read_entry().map(Some).ok_or(())
+    }
+
     fn read_entry(&mut self) -> Option<&'a [u8]> {
         let shared = usize::try_from(get_varint(self.data, &mut self.pos)?).ok()?;
         let suffix = usize::try_from(get_varint(self.data, &mut self.pos)?).ok()?;

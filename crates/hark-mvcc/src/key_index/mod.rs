@@ -80,7 +80,10 @@ impl<'a> KeyRange<'a> {
 }
 
 /// The index of every key, ordered by key.
-#[derive(Debug, Default)]
+/// Cloning shares the chunks' buffers (a chunk is written anew, never
+/// changed in place): a checkpoint takes a copy in a moment and writes it
+/// out while the store goes on.
+#[derive(Debug, Default, Clone)]
 pub(crate) struct TreeIndex {
     /// Chunks by their first key.
     chunks: BTreeMap<Bytes, Chunk>,
@@ -574,6 +577,72 @@ impl TreeIndex {
             }
             true
         });
+    }
+}
+
+/// One chunk as a checkpoint stores it: its first key, its number of keys
+/// and its encoded entries.
+pub(crate) struct StoredChunk {
+    pub first: Bytes,
+    pub keys: usize,
+    pub data: Bytes,
+}
+
+impl TreeIndex {
+    /// Visits every chunk in key order as `(first key, keys, entries)`,
+    /// while `f` returns `Ok`.
+    pub(crate) fn try_for_each_chunk<E>(
+        &self,
+        mut f: impl FnMut(&[u8], usize, &[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for (first, chunk) in &self.chunks {
+            f(first, chunk.keys, &chunk.data)?;
+        }
+        Ok(())
+    }
+
+    /// Number of chunks.
+    pub(crate) fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// The index made of `chunks` (what [`TreeIndex::try_for_each_chunk`]
+    /// gave, read back), checked as untrusted bytes: every entry decodes,
+    /// each chunk holds the keys it says from the first key it says, and
+    /// keys ascend across chunks. `None` if any of that fails.
+    pub(crate) fn from_chunks(chunks: Vec<StoredChunk>) -> Option<TreeIndex> {
+        let mut index = TreeIndex::default();
+        let mut history = KeyHistory::default();
+        let mut prev = Vec::new();
+        let mut any = false;
+        for c in chunks {
+            let mut cursor = Cursor::new(&c.data);
+            let mut keys = 0;
+            while let Some(bytes) = cursor.checked_next().ok()? {
+                if keys == 0 && cursor.key.as_slice() != c.first.as_ref() {
+                    return None;
+                }
+                if any && prev.as_slice() >= cursor.key.as_slice() {
+                    return None;
+                }
+                history.decode_from(bytes)?;
+                if history.is_empty() {
+                    return None;
+                }
+                index.len += 1;
+                index.live += usize::from(history.live().is_some());
+                keys += 1;
+                any = true;
+                prev.clear();
+                prev.extend_from_slice(&cursor.key);
+            }
+            if keys == 0 || keys != c.keys {
+                return None;
+            }
+            index.bytes += c.first.len() + c.data.len();
+            index.chunks.insert(c.first, Chunk { data: c.data, keys });
+        }
+        Some(index)
     }
 }
 

@@ -152,6 +152,10 @@ impl Committer {
         // unchanged afterwards saw no row of this install (see
         // `Shared::outside_installs`).
         shared.generation.fetch_add(1, Ordering::AcqRel);
+        if let Some(dir) = &shared.checkpoint_dir {
+            super::checkpoint::remove(&shared, dir)
+                .map_err(|e| Error::Backend(format!("removing the index checkpoint: {e}")))?;
+        }
         let backend = shared.backend.as_ref();
         for table in Table::ALL {
             clear_table(backend, table)?;

@@ -169,6 +169,7 @@ impl Shared {
             encode_counter(at),
         );
         self.backend.write(done, true)?;
+        self.checkpoint_due.nudge();
         metrics::histogram!("etcd_debugging_mvcc_db_compaction_total_duration_milliseconds")
             .record(started.elapsed().as_secs_f64() * 1000.0);
         let now = std::time::SystemTime::now()

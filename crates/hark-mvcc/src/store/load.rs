@@ -3,9 +3,12 @@
 //! them (on open, and after a snapshot is installed in place).
 
 use std::collections::HashMap;
+use std::path::Path;
+use std::time::Instant;
 
 use bytes::Bytes;
 
+use super::checkpoint;
 use crate::alarm::AlarmSet;
 use crate::backend::{Backend, Table};
 use crate::error::{Error, Result};
@@ -16,7 +19,8 @@ use crate::layout::{
 };
 use crate::lease_table::LeaseTable;
 use crate::records::RecordTable;
-use crate::usage::{PrefixUsage, Usage, live_size};
+use crate::revision::Revision;
+use crate::usage::{PrefixUsage, Usage, UsageChange, live_size};
 
 /// The in-memory state rebuilt from a backend's rows and records.
 pub(super) struct Loaded {
@@ -29,16 +33,149 @@ pub(super) struct Loaded {
     pub(super) current: i64,
     pub(super) scheduled: i64,
     pub(super) finished: i64,
+    /// Loaded from the index checkpoint of this revision and compaction
+    /// (the index is compacted at it already), not from every row.
+    pub(super) checkpoint: Option<(i64, i64)>,
+}
+
+/// The key index and what goes with it, from the `kv` rows.
+struct Rows {
+    index: TreeIndex,
+    usage: PrefixUsage,
+    key_lease: HashMap<Bytes, i64>,
+    current: i64,
 }
 
 /// Rebuilds the key index, the lease table, the alarms and space per prefix
 /// (to `usage_depth`) from `backend` (on open, and after a snapshot is
-/// installed in place).
+/// installed in place), reading every row.
 pub(super) fn load_state(backend: &dyn Backend, usage_depth: usize) -> Result<Loaded> {
+    let (scheduled, finished, current) = counters(backend)?;
+    let rows = load_rows(backend, usage_depth, current)?;
+    load_meta(backend, rows, scheduled, finished, None)
+}
+
+/// [`load_state`] for a store in `dir`: from the key index's checkpoint
+/// there and the rows written after it when it still describes the
+/// backend (see [`super::checkpoint`]), else from every row.
+pub(super) fn load_state_in(
+    backend: &dyn Backend,
+    usage_depth: usize,
+    dir: &Path,
+) -> Result<Loaded> {
+    let started = Instant::now();
+    let (scheduled, finished, current) = counters(backend)?;
+    let checkpoint = checkpoint::read(dir).unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "index checkpoint unreadable; reading every row");
+        None
+    });
+    let Some(c) = checkpoint else {
+        let rows = load_rows(backend, usage_depth, current)?;
+        return load_meta(backend, rows, scheduled, finished, None);
+    };
+    let stale = if c.usage_depth != usage_depth {
+        Some("it tracks space to another depth")
+    } else if c.compacted != finished || scheduled != finished {
+        Some("a compaction ran after it")
+    } else if current < c.revision {
+        Some("the backend is behind it")
+    } else if checkpoint::row_digest(backend, c.revision)? != c.digest {
+        Some("the rows at its revision differ")
+    } else {
+        None
+    };
+    if let Some(why) = stale {
+        tracing::info!(
+            revision = c.revision,
+            why,
+            "index checkpoint not used; reading every row"
+        );
+        drop(c);
+        let rows = load_rows(backend, usage_depth, current)?;
+        return load_meta(backend, rows, scheduled, finished, None);
+    }
+    let (revision, compacted) = (c.revision, c.compacted);
+    let mut rows = Rows {
+        index: c.index,
+        usage: c.usage,
+        key_lease: c.key_leases.into_iter().collect(),
+        current,
+    };
+    let replayed = replay_after(backend, revision, &mut rows)?;
+    tracing::info!(
+        revision,
+        replayed,
+        keys = rows.index.live_len(),
+        took = ?started.elapsed(),
+        "key index loaded from its checkpoint and the rows after it"
+    );
+    load_meta(
+        backend,
+        rows,
+        scheduled,
+        finished,
+        Some((revision, compacted)),
+    )
+}
+
+/// The scheduled and finished compaction revisions and the current revision.
+fn counters(backend: &dyn Backend) -> Result<(i64, i64, i64)> {
     let meta = |key: &[u8]| -> Result<i64> { Ok(decode_counter(backend.get(Table::Meta, key)?)) };
-    let scheduled = meta(META_SCHEDULED_COMPACT)?;
-    let finished = meta(META_FINISHED_COMPACT)?;
-    let mut current = meta(META_CURRENT_REV)?.max(1);
+    Ok((
+        meta(META_SCHEDULED_COMPACT)?,
+        meta(META_FINISHED_COMPACT)?,
+        meta(META_CURRENT_REV)?.max(1),
+    ))
+}
+
+fn corrupt_row(k: &[u8]) -> Error {
+    Error::Backend(format!("corrupt key-value entry at key {k:?}"))
+}
+
+/// Applies the rows after `revision` to `rows` as the committer applied
+/// them: the index, the space they take and the keys' leases. Returns how
+/// many there were.
+fn replay_after(backend: &dyn Backend, revision: i64, rows: &mut Rows) -> Result<usize> {
+    let from = layout::rev_key(Revision::new(revision + 1, 0), false);
+    let mut replayed = 0;
+    let mut bad = None;
+    backend.scan(Table::Kv, &from, None, &mut |k, v| {
+        let Some((rev, tombstone, kv)) = decode_row(k, v) else {
+            bad = Some(k.to_vec());
+            return false;
+        };
+        replayed += 1;
+        rows.current = rows.current.max(rev.main);
+        let (before, after) = if tombstone {
+            (rows.index.tombstone(&kv.key, rev), None)
+        } else {
+            let size = live_size(&kv.key, &kv.value);
+            let (_, before) = rows
+                .index
+                .put(&kv.key, rev, kv.create_revision, kv.version, size);
+            (before, Some(size))
+        };
+        if tombstone || kv.lease == 0 {
+            rows.key_lease.remove(&kv.key);
+        } else {
+            rows.key_lease.insert(kv.key.clone(), kv.lease);
+        }
+        rows.usage.apply(&UsageChange::revision(
+            kv.key,
+            k.len() + v.len(),
+            before,
+            after,
+        ));
+        true
+    })?;
+    match bad {
+        Some(k) => Err(corrupt_row(&k)),
+        None => Ok(replayed),
+    }
+}
+
+/// The key index, space per prefix and the keys' leases from every `kv` row.
+fn load_rows(backend: &dyn Backend, usage_depth: usize, mut current: i64) -> Result<Rows> {
     let mut index = IndexBuilder::default();
     let mut usage = PrefixUsage::new(usage_depth);
     let mut key_lease: HashMap<Bytes, i64> = HashMap::new();
@@ -72,6 +209,9 @@ pub(super) fn load_state(backend: &dyn Backend, usage_depth: usize) -> Result<Lo
         );
         true
     })?;
+    if let Some(k) = bad {
+        return Err(corrupt_row(&k));
+    }
     let index = index.finish();
     index.visit_live_sizes(|key, size| {
         usage.add(
@@ -83,11 +223,29 @@ pub(super) fn load_state(backend: &dyn Backend, usage_depth: usize) -> Result<Lo
             },
         )
     });
-    if let Some(k) = bad {
-        return Err(Error::Backend(format!(
-            "corrupt key-value entry at key {k:?}"
-        )));
-    }
+    Ok(Rows {
+        index,
+        usage,
+        key_lease,
+        current,
+    })
+}
+
+/// The leases, alarms and records from the `meta` rows, joined to `rows`.
+fn load_meta(
+    backend: &dyn Backend,
+    rows: Rows,
+    scheduled: i64,
+    finished: i64,
+    checkpoint: Option<(i64, i64)>,
+) -> Result<Loaded> {
+    let Rows {
+        index,
+        usage,
+        key_lease,
+        current,
+    } = rows;
+    let mut bad = None;
     let mut leases = LeaseTable::default();
     let (from, to) = layout::lease_range();
     backend.scan(Table::Meta, &from, Some(&to), &mut |k, v| {
@@ -138,5 +296,6 @@ pub(super) fn load_state(backend: &dyn Backend, usage_depth: usize) -> Result<Lo
         current,
         scheduled,
         finished,
+        checkpoint,
     })
 }

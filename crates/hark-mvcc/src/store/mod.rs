@@ -5,11 +5,15 @@
 //! Rooms: `shared.rs` (the state readers, the committer and the compactor
 //! share; the committer's jobs), `open.rs` (opening a store), `load.rs`
 //! (rebuilding the in-memory state from the backend, on open and install),
-//! `committer.rs` (the apply seam), `compactor.rs`, `history.rs` (history
+//! `checkpoint.rs` (the key index's checkpoint, so a large store opens
+//! without reading every row), `committer.rs` (the apply seam), `compactor.rs`, `history.rs` (history
 //! reads for watchers), `image.rs` (whole-store views for snapshots),
 //! `maintenance.rs` (sizes, defragmentation, hashes). This file holds the
 //! store's handle and its read and write API.
 
+mod checkpoint;
+#[cfg(all(test, any(feature = "rocksdb", feature = "fjall")))]
+mod checkpoint_check;
 mod committer;
 mod compactor;
 pub(crate) mod history;
@@ -86,6 +90,7 @@ impl Drop for StoreInner {
         self.committer.take();
         // A compaction pausing between batches stops now.
         self.shared.closing.raise();
+        self.shared.checkpoint_due.nudge();
         // The last handle can go on a store thread itself (a write's
         // callback holding a clone): then no thread is joined. That thread
         // ends on its own once this returns, and the compactor once the
@@ -115,6 +120,24 @@ impl Store {
     pub fn compacted_revision(&self) -> i64 {
         self.shared().compact_rev.load(Ordering::Acquire)
     }
+    /// Writes the key index's checkpoint now (a store on disk also writes
+    /// one every minute while revisions go on, and after each compaction),
+    /// so the next open reads it and the rows after it rather than every
+    /// row. Its revision, or `None` when none could be taken now (a
+    /// compaction under way, an install, no directory: an in-memory store).
+    pub fn checkpoint_index(&self) -> Result<Option<i64>> {
+        match (&self.shared().checkpoint_dir, &self.inner.committer) {
+            (Some(dir), Some(committer)) => checkpoint::write_now(self.shared(), committer, dir),
+            _ => Ok(None),
+        }
+    }
+
+    /// Whether this store was opened from its key index's checkpoint: its
+    /// revision, or `None` if it read every row.
+    pub fn opened_from_checkpoint(&self) -> Option<i64> {
+        self.shared().opened_from_checkpoint
+    }
+
     /// The raised alarms, by member then kind.
     pub fn alarms(&self) -> Vec<Alarm> {
         self.shared().alarms.lock().list(None)

@@ -4,14 +4,16 @@
 
 #[cfg(any(feature = "rocksdb", feature = "fjall"))]
 use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize};
 
 use parking_lot::{Mutex, RwLock};
 
+use super::checkpoint;
 use super::committer::Committer;
 use super::compactor::{Compaction, run_compactor};
-use super::load::{Loaded, load_state};
+use super::load::{Loaded, load_state, load_state_in};
 use super::shared::{Job, Shared, SizeCache, StoreOptions};
 use super::{BackendClosed, Store, StoreInner};
 use crate::alarm::AlarmKind;
@@ -49,7 +51,12 @@ impl Store {
     /// ```
     #[cfg(any(feature = "rocksdb", feature = "fjall"))]
     pub fn open(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
-        Store::with_backend(options.backend.open(path.as_ref())?, options)
+        let path = path.as_ref();
+        Store::open_over(
+            options.backend.open(path)?,
+            options,
+            Some(path.to_path_buf()),
+        )
     }
 
     /// A store that lives in memory only (over a [`MemoryBackend`], with
@@ -71,6 +78,16 @@ impl Store {
     /// Opens a store over any backend: rebuilds the key index from it and finishes
     /// a compaction that a crash interrupted.
     pub fn with_backend(backend: Box<dyn Backend>, options: StoreOptions) -> Result<Store> {
+        Store::open_over(backend, options, None)
+    }
+
+    /// [`Store::with_backend`], with the key index's checkpoint kept in
+    /// `checkpoint_dir` (the store's directory) when given.
+    fn open_over(
+        backend: Box<dyn Backend>,
+        options: StoreOptions,
+        checkpoint_dir: Option<PathBuf>,
+    ) -> Result<Store> {
         if backend.get(Table::Meta, META_RESTORING)?.is_some() {
             return Err(Error::Backend(
                 "this data dir holds a restore that did not finish; delete it and restore again"
@@ -86,7 +103,11 @@ impl Store {
             current,
             scheduled,
             finished,
-        } = load_state(backend.as_ref(), options.usage_depth)?;
+            checkpoint,
+        } = match &checkpoint_dir {
+            Some(dir) => load_state_in(backend.as_ref(), options.usage_depth, dir)?,
+            None => load_state(backend.as_ref(), options.usage_depth)?,
+        };
         let shared = Arc::new(Shared {
             backend,
             index: RwLock::new(index),
@@ -111,10 +132,17 @@ impl Store {
             compacting: Mutex::new(()),
             generation: AtomicU64::new(0),
             options,
+            checkpoint_dir: checkpoint_dir.clone(),
+            checkpoint_writer: Mutex::new(()),
+            checkpoint_file: Mutex::new(()),
+            checkpoint_due: Default::default(),
+            opened_from_checkpoint: checkpoint.map(|(revision, _)| revision),
             closing: Default::default(),
             closed: Default::default(),
         });
-        if scheduled > 0 {
+        // A checkpoint's index is compacted at `scheduled` already (it is
+        // used only when no compaction was under way).
+        if scheduled > 0 && checkpoint.is_none() {
             let keep = shared.index.write().compact(scheduled);
             if scheduled > finished {
                 // etcd's line for a compaction a stop interrupted.
@@ -144,12 +172,23 @@ impl Store {
                 .spawn(move || run_compactor(shared, compact_rx))
                 .map_err(|e| Error::Backend(format!("cannot start compactor: {e}")))?
         };
+        let mut threads = vec![committer_thread, compactor];
+        if let Some(dir) = checkpoint_dir {
+            let shared = shared.clone();
+            let committer = Arc::downgrade(&committer);
+            threads.push(
+                std::thread::Builder::new()
+                    .name("hark-mvcc-checkpoint".into())
+                    .spawn(move || checkpoint::run(shared, committer, dir, checkpoint))
+                    .map_err(|e| Error::Backend(format!("cannot start the checkpointer: {e}")))?,
+            );
+        }
         Ok(Store {
             inner: Arc::new(StoreInner {
                 shared,
                 jobs: Some(jobs_tx),
                 committer: Some(committer),
-                threads: vec![committer_thread, compactor],
+                threads,
             }),
         })
     }

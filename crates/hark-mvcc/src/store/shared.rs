@@ -158,6 +158,18 @@ pub(super) struct Shared {
     /// that saw it change read again (see [`Shared::outside_installs`]).
     pub(super) generation: AtomicU64,
     pub(super) options: StoreOptions,
+    /// Where the key index's checkpoint lives (a store on disk), see
+    /// [`super::checkpoint`].
+    pub(super) checkpoint_dir: Option<std::path::PathBuf>,
+    /// The revision of the checkpoint the store was opened from.
+    pub(super) opened_from_checkpoint: Option<i64>,
+    /// Wakes the checkpoint thread early: a compaction finished (a
+    /// checkpoint from before it is not used), or the store is closing.
+    pub(super) checkpoint_due: Nudge,
+    /// Held while a checkpoint is taken and written: one at a time.
+    pub(super) checkpoint_writer: Mutex<()>,
+    /// Held while a checkpoint file is put in place or removed.
+    pub(super) checkpoint_file: Mutex<()>,
     /// Raised when the store closes: a compaction pausing between batches
     /// stops there (and is finished on the next open).
     pub(super) closing: Closing,
@@ -180,6 +192,10 @@ impl Closing {
         self.wake.notify_all();
     }
 
+    pub(super) fn is_raised(&self) -> bool {
+        *self.raised.lock()
+    }
+
     /// Waits `pause` unless raised meanwhile; whether it was raised.
     pub(super) fn wait(&self, pause: Duration) -> bool {
         let deadline = Instant::now() + pause;
@@ -190,6 +206,32 @@ impl Closing {
             }
         }
         *raised
+    }
+}
+
+/// A wake-up a thread can wait on, with a timeout.
+#[derive(Default)]
+pub(super) struct Nudge {
+    due: Mutex<bool>,
+    wake: parking_lot::Condvar,
+}
+
+impl Nudge {
+    pub(super) fn nudge(&self) {
+        *self.due.lock() = true;
+        self.wake.notify_all();
+    }
+
+    /// Waits until nudged or `timeout` passed, and clears the nudge.
+    pub(super) fn wait(&self, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        let mut due = self.due.lock();
+        while !*due {
+            if self.wake.wait_until(&mut due, deadline).timed_out() {
+                break;
+            }
+        }
+        *due = false;
     }
 }
 

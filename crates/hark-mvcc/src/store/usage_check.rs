@@ -19,7 +19,7 @@ use crate::request::{
 };
 use crate::usage::Usage;
 
-const KEYS: &[&str] = &[
+pub(super) const KEYS: &[&str] = &[
     "a",
     "a/",
     "a/x",
@@ -33,7 +33,7 @@ const KEYS: &[&str] = &[
 ];
 
 #[derive(Debug, Clone)]
-enum Step {
+pub(super) enum Step {
     Put {
         key: usize,
         len: usize,
@@ -53,7 +53,7 @@ enum Step {
     },
 }
 
-fn step() -> impl Strategy<Value = Step> {
+pub(super) fn step() -> impl Strategy<Value = Step> {
     let key = 0..KEYS.len();
     prop_oneof![
         5 => (key.clone(), 0..64usize, any::<bool>())
@@ -149,6 +149,59 @@ fn check(store: &Store, depth: usize) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Applies `s` to `store`; `lease` is granted while `leased`.
+pub(super) fn apply_step(store: &Store, s: Step, lease: i64, leased: &mut bool) {
+    let value = |len: usize| Bytes::from(vec![b'v'; len]);
+    match s {
+        Step::Put {
+            key,
+            len,
+            lease: with_lease,
+        } => {
+            let mut put = PutRequest::new(KEYS[key], value(len));
+            if with_lease && *leased {
+                put.lease = lease;
+            }
+            store.put(put).unwrap();
+        }
+        Step::Delete(key) => {
+            store
+                .delete_range(DeleteRangeRequest::new(KEYS[key], ""))
+                .unwrap();
+        }
+        Step::DeletePrefix(p) => {
+            store.delete_range(DeleteRangeRequest::prefix(p)).unwrap();
+        }
+        Step::Txn { put, delete, len } => {
+            if put == delete {
+                return; // etcd refuses a txn writing one key twice
+            }
+            let txn = TxnRequest {
+                success: vec![
+                    RequestOp::Put(PutRequest::new(KEYS[put], value(len))),
+                    RequestOp::DeleteRange(DeleteRangeRequest::new(KEYS[delete], "")),
+                ],
+                ..TxnRequest::default()
+            };
+            store.apply_blocking(WriteRequest::Txn(txn)).unwrap();
+        }
+        Step::RevokeLease => {
+            if *leased {
+                store
+                    .apply_blocking(WriteRequest::LeaseRevoke(LeaseRevokeRequest { id: lease }))
+                    .unwrap();
+                *leased = false;
+            }
+        }
+        Step::Compact { back } => {
+            let at = (store.current_revision() - back).max(1);
+            if at > store.compacted_revision() {
+                store.compact(at, true).unwrap();
+            }
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -162,49 +215,7 @@ proptest! {
             .unwrap();
         let mut leased = true;
         for s in steps {
-            let value = |len: usize| Bytes::from(vec![b'v'; len]);
-            match s {
-                Step::Put { key, len, lease: with_lease } => {
-                    let mut put = PutRequest::new(KEYS[key], value(len));
-                    if with_lease && leased {
-                        put.lease = lease;
-                    }
-                    store.put(put).unwrap();
-                }
-                Step::Delete(key) => {
-                    store.delete_range(DeleteRangeRequest::new(KEYS[key], "")).unwrap();
-                }
-                Step::DeletePrefix(p) => {
-                    store.delete_range(DeleteRangeRequest::prefix(p)).unwrap();
-                }
-                Step::Txn { put, delete, len } => {
-                    if put == delete {
-                        continue; // etcd refuses a txn writing one key twice
-                    }
-                    let txn = TxnRequest {
-                        success: vec![
-                            RequestOp::Put(PutRequest::new(KEYS[put], value(len))),
-                            RequestOp::DeleteRange(DeleteRangeRequest::new(KEYS[delete], "")),
-                        ],
-                        ..TxnRequest::default()
-                    };
-                    store.apply_blocking(WriteRequest::Txn(txn)).unwrap();
-                }
-                Step::RevokeLease => {
-                    if leased {
-                        store
-                            .apply_blocking(WriteRequest::LeaseRevoke(LeaseRevokeRequest { id: lease }))
-                            .unwrap();
-                        leased = false;
-                    }
-                }
-                Step::Compact { back } => {
-                    let at = (store.current_revision() - back).max(1);
-                    if at > store.compacted_revision() {
-                        store.compact(at, true).unwrap();
-                    }
-                }
-            }
+            apply_step(&store, s, lease, &mut leased);
             check(&store, depth)?;
         }
     }
