@@ -263,6 +263,7 @@ impl Committer {
             .store(loaded.scheduled, Ordering::Release);
         self.applied_rev = loaded.current;
         self.compact_target = loaded.scheduled;
+        shared.compaction_finished(loaded.scheduled);
         drop((index, leases, alarms));
         shared.measure_sizes(true);
         Ok(())

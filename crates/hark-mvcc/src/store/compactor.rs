@@ -170,6 +170,7 @@ impl Shared {
         );
         self.backend.write(done, true)?;
         self.checkpoint_due.nudge();
+        self.compaction_finished(at);
         metrics::histogram!("etcd_debugging_mvcc_db_compaction_total_duration_milliseconds")
             .record(started.elapsed().as_secs_f64() * 1000.0);
         let now = std::time::SystemTime::now()

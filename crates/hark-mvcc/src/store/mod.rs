@@ -132,6 +132,21 @@ impl Store {
         }
     }
 
+    /// Calls `done` once a compaction at `revision` or later has finished
+    /// deleting rows on this store (at once if one has; never if the store
+    /// closes first). A replicated log answers a physical compaction with
+    /// it, after its own apply and outside the request's time-out, as etcd
+    /// waits for its own.
+    pub fn when_compacted(&self, revision: i64, done: impl FnOnce() + Send + 'static) {
+        let mut finished = self.shared().finished_compaction.lock();
+        if finished.0 >= revision {
+            drop(finished);
+            done();
+        } else {
+            finished.1.push((revision, Box::new(done)));
+        }
+    }
+
     /// Whether this store was opened from its key index's checkpoint: its
     /// revision, or `None` if it read every row.
     pub fn opened_from_checkpoint(&self) -> Option<i64> {

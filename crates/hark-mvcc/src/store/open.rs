@@ -133,6 +133,7 @@ impl Store {
             generation: AtomicU64::new(0),
             options,
             checkpoint_dir: checkpoint_dir.clone(),
+            finished_compaction: Mutex::new((finished, Vec::new())),
             checkpoint_writer: Mutex::new(()),
             checkpoint_file: Mutex::new(()),
             checkpoint_due: Default::default(),

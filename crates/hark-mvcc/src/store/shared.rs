@@ -166,6 +166,9 @@ pub(super) struct Shared {
     /// Wakes the checkpoint thread early: a compaction finished (a
     /// checkpoint from before it is not used), or the store is closing.
     pub(super) checkpoint_due: Nudge,
+    /// The newest compaction physically finished, and who waits for one
+    /// (see [`crate::Store::when_compacted`]).
+    pub(super) finished_compaction: Mutex<(i64, Vec<(i64, CompactionWaiter)>)>,
     /// Held while a checkpoint is taken and written: one at a time.
     pub(super) checkpoint_writer: Mutex<()>,
     /// Held while a checkpoint file is put in place or removed.
@@ -206,6 +209,29 @@ impl Closing {
             }
         }
         *raised
+    }
+}
+
+/// Called once a compaction at or past its revision finished.
+pub(super) type CompactionWaiter = Box<dyn FnOnce() + Send + 'static>;
+
+impl Shared {
+    /// Records that the compaction at `at` finished physically and calls
+    /// the waiters it satisfies.
+    pub(super) fn compaction_finished(&self, at: i64) {
+        let ready: Vec<CompactionWaiter> = {
+            let mut finished = self.finished_compaction.lock();
+            finished.0 = finished.0.max(at);
+            let newest = finished.0;
+            let (ready, waiting) = std::mem::take(&mut finished.1)
+                .into_iter()
+                .partition::<Vec<_>, _>(|(revision, _)| *revision <= newest);
+            finished.1 = waiting;
+            ready.into_iter().map(|(_, done)| done).collect()
+        };
+        for done in ready {
+            done();
+        }
     }
 }
 

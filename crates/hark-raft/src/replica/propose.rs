@@ -160,9 +160,34 @@ impl Replica {
     /// held it up.
     /// A request the store's checks refuse (an empty key, a record no
     /// backend could hold, …) is answered here and never reaches the log.
+    ///
+    /// A physical compaction is answered once this member's store has
+    /// deleted the compacted rows, a wait outside the request timeout (at
+    /// millions of keys it takes seconds): etcd, too, waits for its own
+    /// physical compaction after the request, without a time-out. The
+    /// entry logged is the compaction itself, which every member applies
+    /// alike.
     pub async fn write(&self, req: WriteRequest) -> Result<WriteResponse, ReplicaError> {
         self.store.validate(&req).map_err(ReplicaError::Store)?;
-        self.propose(Command::Write(req)).await
+        match req {
+            WriteRequest::Compact(c) if c.physical => {
+                let revision = c.revision;
+                let logged = hark_mvcc::CompactRequest {
+                    physical: false,
+                    ..c
+                };
+                let answer = self
+                    .propose(Command::Write(WriteRequest::Compact(logged)))
+                    .await?;
+                let (done, finished) = oneshot::channel();
+                self.store.when_compacted(revision, move || {
+                    let _ = done.send(());
+                });
+                finished.await.map_err(|_| ReplicaError::Stopped)?;
+                Ok(answer)
+            }
+            req => self.propose(Command::Write(req)).await,
+        }
     }
 
     /// [`Replica::write`] for a change this member decided as the leader of
