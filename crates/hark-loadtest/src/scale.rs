@@ -114,12 +114,24 @@ struct ScaleOptions {
     /// file on both members and the store twice on the new one.
     #[arg(long, value_name = "N")]
     join_up_to: Option<u64>,
+    /// Time `snapshot save` only at checkpoints of at most N live keys: the
+    /// server writes the snapshot (in etcd's format, about twice the store)
+    /// to its disk before sending it.
+    #[arg(long, value_name = "N")]
+    snapshot_up_to: Option<u64>,
     /// Write the chart (RSS and put p99 against key count) as SVG to FILE.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
     /// Machine-readable output (one JSON document).
     #[arg(long)]
     json: bool,
+    /// Instead of a run: the table (and with --plot the chart) from earlier
+    /// runs' progress output (their stderr), as NAME=FILE, NAME `hark` or
+    /// `etcd`: NAME's figures at each size FILE measured; a later FILE's
+    /// replace an earlier one's at the same size. For a run cut short, or
+    /// one size measured again apart.
+    #[arg(long, value_name = "NAME=FILE")]
+    replot: Vec<String>,
 }
 
 pub fn main(args: &[String]) -> ExitCode {
@@ -157,6 +169,15 @@ impl Report {
 }
 
 async fn run(o: ScaleOptions) -> Result<(), String> {
+    if !o.replot.is_empty() {
+        let reports = replot(&o.replot)?;
+        print_reports(&reports, o.json);
+        if let Some(path) = &o.plot {
+            crate::scale_plot::write(path, &reports_for_plot(&reports))?;
+            eprintln!("scale: chart written to {}", path.display());
+        }
+        return Ok(());
+    }
     let hark = o
         .hark
         .clone()
@@ -649,15 +670,17 @@ async fn measure(
         "ms",
     ));
 
-    let t = Instant::now();
-    let mut stream = c.snapshot().await.map_err(|e| e.to_string())?;
-    let mut bytes = 0u64;
-    while let Some(chunk) = stream.message().await.map_err(|e| e.to_string())? {
-        bytes += chunk.blob.len() as u64;
+    if o.snapshot_up_to.is_none_or(|most| live <= most) {
+        let t = Instant::now();
+        let mut stream = c.snapshot().await.map_err(|e| e.to_string())?;
+        let mut bytes = 0u64;
+        while let Some(chunk) = stream.message().await.map_err(|e| e.to_string())? {
+            bytes += chunk.blob.len() as u64;
+        }
+        let secs = t.elapsed().as_secs_f64();
+        out.push(("snapshot size", bytes as f64 / MIB, "MiB"));
+        out.push(("snapshot", bytes as f64 / MIB / secs.max(1e-9), "MiB/s"));
     }
-    let secs = t.elapsed().as_secs_f64();
-    out.push(("snapshot size", bytes as f64 / MIB, "MiB"));
-    out.push(("snapshot", bytes as f64 / MIB / secs.max(1e-9), "MiB/s"));
     drop(c);
 
     member.kill();
@@ -710,6 +733,11 @@ async fn paced_puts(
 
 /// Puts at `--rate` until `done()`; each put's latency from when it was due
 /// (so a stalled server shows as a stall, not as fewer puts), sorted.
+/// Longest one put of the fixed load is sent again after the server timed
+/// it out or refused it as too many requests (etcd, while it
+/// defragments): longer is a failure.
+const MAX_PUT_STALL: Duration = Duration::from_secs(600);
+
 async fn paced_puts_until(
     url: &str,
     keys: &Arc<Mutex<Keys>>,
@@ -730,9 +758,17 @@ async fn paced_puts_until(
         };
         let (c, value) = (c.clone(), value_of(o.value_size, k ^ u64::from(n)));
         tasks.spawn(async move {
-            c.put(key_of(k), value)
-                .await
-                .map_err(|e| format!("put: {e}"))?;
+            // A put the server times out (etcd blocks writes while it
+            // defragments) is sent again, as a client would: the wait until
+            // one lands is the stall the client sees.
+            while let Err(e) = c.put(key_of(k), value.clone()).await {
+                let e = e.to_string();
+                let transient = e.contains("timed out") || e.contains("too many requests");
+                if !transient || due.elapsed() > MAX_PUT_STALL {
+                    return Err(format!("put: {e}"));
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
             Ok::<u64, String>(due.elapsed().as_micros() as u64)
         });
     }
@@ -744,8 +780,14 @@ async fn paced_puts_until(
     Ok((lat, start.elapsed()))
 }
 
+/// Starts tried per timed range, on average, before [`reads`] gives up.
+const RANGE_TRIES: usize = 50;
+
 /// `n` linearizable reads from 8 tasks: point gets of live keys, or
-/// (`ranges`) 1,000 keys from a live key on in its resource's prefix.
+/// (`ranges`) 1,000 keys from a live key on in its resource's prefix. Only
+/// ranges that found 1,000 keys are timed: in a small store a random start
+/// often has fewer after it, and a shorter answer is not the same read
+/// (another start is picked, up to [`RANGE_TRIES`] per range timed).
 async fn reads(
     url: &str,
     keys: &Arc<Mutex<Keys>>,
@@ -759,6 +801,7 @@ async fn reads(
         let (c, keys, next) = (c.clone(), keys.clone(), next.clone());
         tasks.push(tokio::spawn(async move {
             let mut lat = Vec::new();
+            let mut short = 0;
             while next.fetch_add(1, Ordering::Relaxed) < n as u64 {
                 let k = keys
                     .lock()
@@ -781,9 +824,19 @@ async fn reads(
                 };
                 let t = Instant::now();
                 let r = c.range(req).await.map_err(|e| format!("read: {e}"))?;
-                lat.push(t.elapsed().as_micros() as u64);
+                let took = t.elapsed().as_micros() as u64;
+                if ranges && !r.more && !r.kvs.is_empty() && r.kvs.len() < 1000 {
+                    // Fewer than 1,000 keys after this start: another one.
+                    short += 1;
+                    if short > RANGE_TRIES * n {
+                        return Err("too few ranges of 1,000 keys in this store".into());
+                    }
+                    next.fetch_sub(1, Ordering::Relaxed);
+                    continue;
+                }
+                lat.push(took);
                 let complete = if ranges {
-                    r.kvs.len() == 1000 || (!r.more && !r.kvs.is_empty())
+                    r.kvs.len() == 1000
                 } else {
                     r.kvs.len() == 1
                 };
@@ -941,6 +994,84 @@ fn print_reports(reports: &[Report], json: bool) {
     }
 }
 
+/// The reports `--replot` rebuilds from progress output: Hark's, then
+/// etcd's if any.
+fn replot(sources: &[String]) -> Result<Vec<Report>, String> {
+    let mut reports = vec![
+        Report {
+            name: "hark",
+            at: BTreeMap::new(),
+            stopped_at: None,
+        },
+        Report {
+            name: "etcd",
+            at: BTreeMap::new(),
+            stopped_at: None,
+        },
+    ];
+    for source in sources {
+        let (name, file) = source
+            .split_once('=')
+            .ok_or_else(|| format!("--replot {source}: not NAME=FILE"))?;
+        let report = reports
+            .iter_mut()
+            .find(|r| r.name == name)
+            .ok_or_else(|| format!("--replot {source}: NAME is hark or etcd"))?;
+        let text = std::fs::read_to_string(file).map_err(|e| format!("reading {file}: {e}"))?;
+        parse_progress(&text, report);
+    }
+    reports.retain(|r| !r.at.is_empty());
+    if reports.first().is_none_or(|r| r.name != "hark") {
+        return Err("--replot: no figures of hark's".into());
+    }
+    Ok(reports)
+}
+
+/// Adds to `report` the figures its server's lines in `text` (progress
+/// output) give: `== NAME: measuring at N live keys`, then one
+/// `   figure VALUE UNIT` line each.
+fn parse_progress(text: &str, report: &mut Report) {
+    let leak = |s: &str| -> &'static str { Box::leak(s.to_string().into_boxed_str()) };
+    let heading = format!("== {}: ", report.name);
+    let mut at: Option<u64> = None;
+    for line in text.lines() {
+        if line.starts_with("== ") {
+            at = None;
+            let Some(rest) = line.strip_prefix(heading.as_str()) else {
+                continue;
+            };
+            let keys = |s: &str| {
+                s.split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+            };
+            if let Some(n) = rest.strip_prefix("measuring at ").and_then(keys) {
+                report.at.insert(n, Vec::new());
+                at = Some(n);
+            } else if let Some(n) = rest.strip_prefix("stopped at ").and_then(keys) {
+                report.stopped_at = Some(n);
+            }
+            continue;
+        }
+        let (Some(n), Some(figure)) = (at, line.strip_prefix("   ")) else {
+            continue;
+        };
+        if figure.starts_with(' ') {
+            continue; // fill progress
+        }
+        let mut words: Vec<&str> = figure.split_whitespace().collect();
+        let (Some(unit), Some(value)) = (words.pop(), words.pop()) else {
+            continue;
+        };
+        let Ok(value) = value.parse::<f64>() else {
+            continue;
+        };
+        if let Some(figures) = report.at.get_mut(&n) {
+            figures.push((leak(&words.join(" ")), value, leak(unit)));
+        }
+    }
+}
+
 fn reports_for_plot(reports: &[Report]) -> Vec<crate::scale_plot::Series> {
     let mut out = Vec::new();
     for r in reports {
@@ -962,6 +1093,33 @@ fn reports_for_plot(reports: &[Report]) -> Vec<crate::scale_plot::Series> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn replot_reads_each_servers_figures_from_progress_output() {
+        let text = "== etcd: measuring at 10 live keys\n   put p99 4.20 ms\n\
+                    == hark: measuring at 10 live keys\n   put p99 2.50 ms\n   RSS per key after start 48.96 bytes\n\
+                    == hark: filling to 20 live keys\n       10 s: 15 live keys, 3 ops/s\n\
+                    == hark: measuring at 20 live keys\n   put p99 3.00 ms\n";
+        let mut hark = Report {
+            name: "hark",
+            at: BTreeMap::new(),
+            stopped_at: None,
+        };
+        parse_progress(text, &mut hark);
+        assert_eq!(hark.at.keys().copied().collect::<Vec<_>>(), vec![10, 20]);
+        assert_eq!(hark.value(10, "put p99"), Some(2.5));
+        assert_eq!(hark.value(10, "RSS per key after start"), Some(48.96));
+        assert_eq!(hark.value(20, "put p99"), Some(3.0));
+        assert_eq!(hark.at[&20].len(), 1);
+        let mut etcd = Report {
+            name: "etcd",
+            at: BTreeMap::new(),
+            stopped_at: None,
+        };
+        parse_progress(text, &mut etcd);
+        assert_eq!(etcd.value(10, "put p99"), Some(4.2));
+        assert_eq!(etcd.at.len(), 1);
+    }
 
     #[test]
     fn keys_look_like_kubernetes_objects_and_ranges_stay_in_their_resource() {
