@@ -65,35 +65,11 @@ pub(super) fn load_state_in(
 ) -> Result<Loaded> {
     let started = Instant::now();
     let (scheduled, finished, current) = counters(backend)?;
-    let checkpoint = checkpoint::read(dir).unwrap_or_else(|e| {
-        tracing::warn!(error = %e, "index checkpoint unreadable; reading every row");
-        None
-    });
-    let Some(c) = checkpoint else {
+    let Some(c) = usable_checkpoint(backend, dir, usage_depth, scheduled, finished, current)?
+    else {
         let rows = load_rows(backend, usage_depth, current)?;
         return load_meta(backend, rows, scheduled, finished, None);
     };
-    let stale = if c.usage_depth != usage_depth {
-        Some("it tracks space to another depth")
-    } else if c.compacted != finished || scheduled != finished {
-        Some("a compaction ran after it")
-    } else if current < c.revision {
-        Some("the backend is behind it")
-    } else if checkpoint::row_digest(backend, c.revision)? != c.digest {
-        Some("the rows at its revision differ")
-    } else {
-        None
-    };
-    if let Some(why) = stale {
-        tracing::info!(
-            revision = c.revision,
-            why,
-            "index checkpoint not used; reading every row"
-        );
-        drop(c);
-        let rows = load_rows(backend, usage_depth, current)?;
-        return load_meta(backend, rows, scheduled, finished, None);
-    }
     let (revision, compacted) = (c.revision, c.compacted);
     let mut rows = Rows {
         index: c.index,
@@ -116,6 +92,46 @@ pub(super) fn load_state_in(
         finished,
         Some((revision, compacted)),
     )
+}
+
+/// `dir`'s checkpoint if there is one and it still describes `backend`
+/// (see [`super::checkpoint`]); why not is logged.
+fn usable_checkpoint(
+    backend: &dyn Backend,
+    dir: &Path,
+    usage_depth: usize,
+    scheduled: i64,
+    finished: i64,
+    current: i64,
+) -> Result<Option<checkpoint::Checkpoint>> {
+    let c = match checkpoint::read(dir) {
+        Ok(Some(c)) => c,
+        Ok(None) => return Ok(None),
+        Err(e) => {
+            tracing::warn!(error = %e, "index checkpoint unreadable; reading every row");
+            return Ok(None);
+        }
+    };
+    let stale = if c.usage_depth != usage_depth {
+        Some("it tracks space to another depth")
+    } else if c.compacted != finished || scheduled != finished {
+        Some("a compaction ran after it")
+    } else if current < c.revision {
+        Some("the backend is behind it")
+    } else if checkpoint::row_digest(backend, c.revision)? != c.digest {
+        Some("the rows at its revision differ")
+    } else {
+        None
+    };
+    if let Some(why) = stale {
+        tracing::info!(
+            revision = c.revision,
+            why,
+            "index checkpoint not used; reading every row"
+        );
+        return Ok(None);
+    }
+    Ok(Some(c))
 }
 
 /// The scheduled and finished compaction revisions and the current revision.
