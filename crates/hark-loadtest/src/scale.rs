@@ -193,14 +193,16 @@ async fn run(o: ScaleOptions) -> Result<(), String> {
     if checkpoints.is_empty() {
         return Err("no checkpoint between 1 and --keys".into());
     }
-    let root = o
-        .dir
-        .clone()
-        .unwrap_or_else(std::env::temp_dir)
-        .join(format!("hark-scale-{}", std::process::id()));
+    let parent = o.dir.clone().unwrap_or_else(std::env::temp_dir);
+    let root = parent.join(format!("hark-scale-{}", std::process::id()));
+    // The members' logs outlive the run (their data dirs do not): a member
+    // that exits mid-run leaves its reason there.
+    let logs = parent.join(format!("hark-scale-{}-logs", std::process::id()));
+    private_dir(&logs)?;
+    eprintln!("scale: member logs in {}", logs.display());
     let mut reports = Vec::new();
     if let Some(etcd) = &o.compare_etcd {
-        let report = fill_and_measure(Kind::Etcd, etcd, &checkpoints, &o, &root).await;
+        let report = fill_and_measure(Kind::Etcd, etcd, &checkpoints, &o, &root, &logs).await;
         let _ = std::fs::remove_dir_all(&root);
         let report = report?;
         // The largest size both reach: etcd's last, measured at its quota.
@@ -212,7 +214,7 @@ async fn run(o: ScaleOptions) -> Result<(), String> {
         }
         reports.push(report);
     }
-    let report = fill_and_measure(Kind::Hark, &hark, &checkpoints, &o, &root).await;
+    let report = fill_and_measure(Kind::Hark, &hark, &checkpoints, &o, &root, &logs).await;
     let _ = std::fs::remove_dir_all(&root);
     reports.insert(0, report?);
     print_reports(&reports, o.json);
@@ -229,6 +231,8 @@ struct Member {
     binary: String,
     name: String,
     data: PathBuf,
+    /// Where its stderr goes, appended across restarts.
+    log: PathBuf,
     client_url: String,
     peer_url: String,
     initial_cluster: String,
@@ -238,7 +242,7 @@ struct Member {
 }
 
 impl Member {
-    fn new(kind: Kind, binary: &str, name: &str, dir: &Path, quota: u64) -> Member {
+    fn new(kind: Kind, binary: &str, name: &str, dir: &Path, logs: &Path, quota: u64) -> Member {
         let client_url = format!("http://127.0.0.1:{}", free_port());
         let peer_url = format!("http://127.0.0.1:{}", free_port());
         Member {
@@ -246,6 +250,7 @@ impl Member {
             binary: binary.to_string(),
             name: name.to_string(),
             data: dir.join(name),
+            log: logs.join(format!("{kind:?}-{name}.log").to_lowercase()),
             initial_cluster: format!("{name}={peer_url}"),
             client_url,
             peer_url,
@@ -256,6 +261,13 @@ impl Member {
     }
 
     fn spawn(&mut self) -> Result<(), String> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&self.log)
+            .map_err(|e| format!("opening {}: {e}", self.log.display()))?;
         let child = Command::new(&self.binary)
             .arg(format!("--name={}", self.name))
             .arg(format!("--data-dir={}", self.data.display()))
@@ -269,13 +281,23 @@ impl Member {
                 if self.existing { "existing" } else { "new" }
             ))
             .arg(format!("--quota-backend-bytes={}", self.quota))
-            .arg("--log-level=error")
+            .arg("--log-level=warn")
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn()
             .map_err(|e| format!("starting {}: {e}", self.binary))?;
         self.child = Some(child);
         Ok(())
+    }
+
+    /// How it ended, if it has: for an error that may be its exit.
+    fn exited(&mut self) -> Option<String> {
+        let status = self.child.as_mut()?.try_wait().ok()??;
+        Some(format!(
+            "{} exited ({status}); its log: {}",
+            self.name,
+            self.log.display()
+        ))
     }
 
     fn pid(&self) -> Result<u32, String> {
@@ -448,6 +470,7 @@ async fn fill_and_measure(
     checkpoints: &[u64],
     o: &ScaleOptions,
     root: &Path,
+    logs: &Path,
 ) -> Result<Report, String> {
     let name = match kind {
         Kind::Hark => "hark",
@@ -460,7 +483,7 @@ async fn fill_and_measure(
         Kind::Hark => o.hark_quota,
         Kind::Etcd => o.etcd_quota,
     };
-    let mut member = Member::new(kind, binary, "m0", &dir, quota);
+    let mut member = Member::new(kind, binary, "m0", &dir, logs, quota);
     member.spawn()?;
     member
         .wait_serving(Instant::now(), Duration::from_secs(60))
@@ -484,13 +507,18 @@ async fn fill_and_measure(
     };
     for &target in checkpoints {
         eprintln!("== {name}: filling to {target} live keys");
-        let reached = fill(&member.client_url, &keys, target, o, stop_bytes).await?;
+        let reached = fill(&member.client_url, &keys, target, o, stop_bytes)
+            .await
+            .map_err(|e| with_exit(&mut member, e))?;
         if reached < target {
             eprintln!("== {name}: stopped at {reached} live keys, 85% of its quota");
             report.stopped_at = Some(reached);
         }
         eprintln!("== {name}: measuring at {reached} live keys");
-        let figures = measure(&mut member, &keys, reached, o, rss_empty).await?;
+        let figures = match measure(&mut member, &keys, reached, o, rss_empty).await {
+            Ok(figures) => figures,
+            Err(e) => return Err(with_exit(&mut member, e)),
+        };
         for (n, v, u) in &figures {
             eprintln!("   {n} {v:.2} {u}");
         }
@@ -501,6 +529,14 @@ async fn fill_and_measure(
     }
     member.kill();
     Ok(report)
+}
+
+/// An error, with the member's exit when it has exited (the likelier cause).
+fn with_exit(member: &mut Member, e: String) -> String {
+    match member.exited() {
+        Some(exit) => format!("{e} ({exit})"),
+        None => e,
+    }
 }
 
 fn private_dir(dir: &Path) -> Result<(), String> {
@@ -863,7 +899,8 @@ async fn join(member: &Member) -> Result<f64, String> {
         .await
         .map_err(|e| e.to_string())?;
     let root = member.data.parent().ok_or("data dir without a parent")?;
-    let mut joiner = Member::new(member.kind, &member.binary, "j1", root, member.quota);
+    let logs = member.log.parent().ok_or("log without a directory")?;
+    let mut joiner = Member::new(member.kind, &member.binary, "j1", root, logs, member.quota);
     let _ = std::fs::remove_dir_all(&joiner.data);
     let revision = current_revision(&c).await?;
     let t = Instant::now();

@@ -325,21 +325,62 @@ impl TreeIndex {
     /// Compacts every key at `at`; returns the retained revisions `<= at`.
     /// Every chunk is written anew, [`CHUNK_FILL`] keys each.
     pub(crate) fn compact(&mut self, at: i64) -> HashSet<Revision> {
-        let mut keep = HashSet::new();
-        let old = std::mem::take(&mut self.chunks);
-        self.bytes = 0;
-        let (mut len, mut live) = (0, 0);
+        let mut progress = IndexCompaction::default();
+        while !self.compact_step(at, &mut progress, usize::MAX) {}
+        progress.keep
+    }
+
+    /// Compacts at `at` the next `chunks` chunks after where `progress`
+    /// got to, writing them anew ([`CHUNK_FILL`] keys each); true once
+    /// every chunk has been. Between steps the index may take any puts and
+    /// tombstones (all above `at`, as the store's compaction bar makes
+    /// them): a key they add after the last compacted one is new, so needs
+    /// no compaction, and each unvisited chunk's first key stays after it.
+    /// Reads at `at` or later answer the same from a half-compacted index:
+    /// compaction only drops revisions a read there cannot reach.
+    pub(crate) fn compact_step(
+        &mut self,
+        at: i64,
+        progress: &mut IndexCompaction,
+        chunks: usize,
+    ) -> bool {
+        let after = match &progress.after {
+            Some(after) => Bound::Excluded(after.as_slice()),
+            None => Bound::Unbounded,
+        };
+        let firsts: Vec<Bytes> = self
+            .chunks
+            .range::<[u8], _>((after, Bound::Unbounded))
+            .take(chunks)
+            .map(|(first, _)| first.clone())
+            .collect();
+        let Some(last_first) = firsts.last() else {
+            return true;
+        };
+        let finished = firsts.len() < chunks;
+        let last_first = last_first.clone();
         let mut writer = ChunkWriter::default();
         let mut history = KeyHistory::default();
         let mut encoded = Vec::new();
-        for (_, chunk) in old {
+        for first in firsts {
+            let Some(chunk) = self.chunks.remove(&first) else {
+                continue;
+            };
+            self.bytes -= first.len() + chunk.data.len();
+            self.len -= chunk.keys;
             let mut cursor = Cursor::new(&chunk.data);
             while let Some(bytes) = cursor.next() {
-                if !decode(&mut history, bytes) || !history.compact(at, &mut keep) {
+                if !decode(&mut history, bytes) {
                     continue;
                 }
-                len += 1;
-                live += usize::from(history.live().is_some());
+                let was_live = history.live().is_some();
+                let kept = history.compact(at, &mut progress.keep);
+                self.live -= usize::from(was_live);
+                if !kept {
+                    continue;
+                }
+                self.len += 1;
+                self.live += usize::from(history.live().is_some());
                 encoded.clear();
                 history.encode(&mut encoded);
                 writer.push(&cursor.key, &encoded);
@@ -347,10 +388,12 @@ impl TreeIndex {
                     self.insert_finished(&mut writer);
                 }
             }
+            if first == last_first {
+                progress.after = Some(cursor.key);
+            }
         }
         self.insert_finished(&mut writer);
-        (self.len, self.live) = (len, live);
-        keep
+        finished
     }
 
     fn insert_finished(&mut self, writer: &mut ChunkWriter) {
@@ -390,6 +433,17 @@ impl TreeIndex {
     pub(crate) fn chunk_bytes(&self) -> usize {
         self.bytes
     }
+}
+
+/// How far a compaction of the index done a step at a time
+/// ([`TreeIndex::compact_step`]) has got.
+#[derive(Debug, Default)]
+pub(crate) struct IndexCompaction {
+    /// The last key compacted; `None` before the first step.
+    after: Option<Vec<u8>>,
+    /// The revisions `<= at` the steps so far retained: what the
+    /// compaction's physical part must not delete.
+    pub(crate) keep: HashSet<Revision>,
 }
 
 /// One row's change to a key while an index is built.

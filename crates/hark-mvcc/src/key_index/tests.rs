@@ -354,6 +354,93 @@ proptest::proptest! {
     }
 }
 
+/// Every key live at `at` with its entry: what a read there sees.
+fn live_at(
+    at: i64,
+    visit: impl FnOnce(i64, &mut dyn FnMut(&[u8], IndexEntry)),
+) -> Vec<(Vec<u8>, IndexEntry)> {
+    let mut out = Vec::new();
+    visit(at, &mut |k, e| out.push((k.to_vec(), e)));
+    out
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// A compaction done a few chunks at a time, with puts and deletions
+    /// between its steps (as the compactor thread does it beside the
+    /// committer), retains what a whole one retains; and at every step a
+    /// read at or after its revision answers as the simple index compacted
+    /// at once does.
+    #[test]
+    fn a_compaction_in_steps_with_writes_between_them_ends_as_a_whole_one(
+        steps in proptest::collection::vec((step(), 0u8..4), 1..600),
+    ) {
+        let mut idx = TreeIndex::default();
+        let mut model = super::reference::Reference::default();
+        let (mut newest, mut compacted) = (1i64, 0i64);
+        // The compaction under way: its revision, progress and the simple
+        // index's keep set for it.
+        let mut running: Option<(i64, IndexCompaction, HashSet<Revision>)> = None;
+        let finish = |idx: &mut TreeIndex, running: &mut Option<(i64, IndexCompaction, HashSet<Revision>)>| {
+            if let Some((at, mut progress, want)) = running.take() {
+                while !idx.compact_step(at, &mut progress, 1) {}
+                assert_eq!(progress.keep, want, "kept at {at}");
+            }
+        };
+        for (step, advance) in steps {
+            match step {
+                Step::Put(k) => {
+                    newest += 1;
+                    let key = model_key(k);
+                    let got = idx.put(&key, rev(newest), newest, 1, 9);
+                    let want = model.put(bytes::Bytes::from(key), rev(newest), newest, 1, 9);
+                    proptest::prop_assert_eq!(got, want);
+                }
+                Step::Delete(k) => {
+                    let key = model_key(k);
+                    if model.get(&key, newest).is_none() {
+                        continue;
+                    }
+                    newest += 1;
+                    let got = idx.tombstone(&key, rev(newest));
+                    proptest::prop_assert_eq!(got, model.tombstone(bytes::Bytes::from(key), rev(newest)));
+                }
+                Step::Compact(back) => {
+                    // One at a time, as the compactor thread takes them.
+                    finish(&mut idx, &mut running);
+                    let at = (newest - i64::from(back)).max(compacted).max(1);
+                    running = Some((at, IndexCompaction::default(), model.compact(at)));
+                    compacted = at;
+                }
+            }
+            if let Some((at, progress, _)) = running.as_mut() {
+                for _ in 0..advance {
+                    if idx.compact_step(*at, progress, 1) {
+                        break;
+                    }
+                }
+            }
+            for at in [compacted.max(1), newest] {
+                let all = KeyRange::new(b"\0", b"\0");
+                proptest::prop_assert_eq!(
+                    live_at(at, |at, f| idx.visit(all, at, f)),
+                    live_at(at, |at, f| model.visit(all, at, f)),
+                    "every key at {}", at
+                );
+            }
+            // HashKV's keep sets, at any revision it may hash.
+            for at in [compacted.max(1), (compacted + newest) / 2, newest] {
+                proptest::prop_assert_eq!(idx.keep(at), model.keep(at), "keep at {}", at);
+            }
+            proptest::prop_assert_eq!(idx.live_len(), model.live_len());
+            check_chunks(&idx);
+        }
+        finish(&mut idx, &mut running);
+        assert_same(&idx, &model, newest, compacted);
+    }
+}
+
 #[test]
 fn chunks_split_and_stay_in_order_with_front_coding() {
     let mut idx = TreeIndex::default();

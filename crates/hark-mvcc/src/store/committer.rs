@@ -641,12 +641,10 @@ impl Committer {
         done: JobDone,
     ) {
         let at = request.revision;
-        // Raise the bar before touching the index; readers check it under the index lock.
+        // From here no read below `at` passes (readers check the bar under
+        // the index lock), so the compactor thread may compact the index a
+        // step at a time while writes go on.
         self.shared.compact_rev.store(at, Ordering::Release);
-        let index_pause = std::time::Instant::now();
-        let keep = self.shared.index.write().compact(at);
-        metrics::histogram!("etcd_debugging_mvcc_index_compaction_pause_duration_milliseconds")
-            .record(index_pause.elapsed().as_secs_f64() * 1000.0);
         let resp = CompactResponse { header_revision };
         let done = if request.physical {
             Some((done, resp))
@@ -657,7 +655,6 @@ impl Committer {
         if let Err(crossbeam_channel::SendError(c)) = self.compactions.send(Compaction {
             generation: self.shared.generation.load(Ordering::Acquire),
             at,
-            keep,
             done,
         }) && let Some((done, _)) = c.done
         {
