@@ -38,6 +38,7 @@ use tonic::transport::{Channel, Endpoint};
 
 use crate::admission::Caller;
 use crate::durability::LogDurability;
+use crate::state_machine::SnapshotSource;
 use crate::types::{MemberInfo, Snapshot, TypeConfig, Vote, decode, encode};
 
 /// How long a peer has to accept a connection (and, with TLS, finish its
@@ -446,6 +447,8 @@ pub struct Network {
     /// Most appends in flight to one follower (`--peer-append-window`).
     pub(crate) append_window: usize,
     pub(crate) pipeline: PipelineStats,
+    /// What a follower too far behind is sent.
+    pub(crate) snapshots: SnapshotSource,
 }
 
 /// What the append pipelines did, for tests and metrics.
@@ -470,6 +473,7 @@ impl RaftNetworkFactory<TypeConfig> for Network {
             durability: self.durability.clone(),
             append_window: self.append_window,
             pipeline: self.pipeline.clone(),
+            snapshots: self.snapshots.clone(),
             sent_bytes: metrics::counter!("etcd_network_peer_sent_bytes_total",
                 "To" => format!("{target:x}")),
         }
@@ -489,6 +493,7 @@ pub struct Connection {
     durability: LogDurability,
     append_window: usize,
     pipeline: PipelineStats,
+    snapshots: SnapshotSource,
     /// `etcd_network_peer_sent_bytes_total` for this peer, looked up once
     /// (a lookup per call formats its label and hashes the key).
     sent_bytes: metrics::Counter,
@@ -934,6 +939,9 @@ impl RaftNetworkV2<TypeConfig> for Connection {
     }
 
     /// openraft 0.9's chunked transfer, which a peer of either build takes.
+    /// A snapshot built here is sent as an export of the store made now
+    /// (see [`SnapshotSource`]); one that fails is tried again after a
+    /// back-off, as an unreachable peer is.
     async fn full_snapshot(
         &mut self,
         vote: Vote,
@@ -941,6 +949,11 @@ impl RaftNetworkV2<TypeConfig> for Connection {
         cancel: impl Future<Output = ReplicationClosed> + Send + 'static,
         option: RPCOption,
     ) -> Result<SnapshotResponse<TypeConfig>, StreamingError<TypeConfig>> {
+        let snapshot = self
+            .snapshots
+            .to_send(snapshot)
+            .await
+            .map_err(|e| StreamingError::Unreachable(Unreachable::new(&e)))?;
         openraft_legacy::network_v1::Adapter::<TypeConfig, _, tokio::fs::File>::new(self.clone())
             .full_snapshot(vote, snapshot, cancel, option)
             .await

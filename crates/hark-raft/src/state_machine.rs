@@ -169,6 +169,9 @@ pub struct StateMachine {
     /// The snapshot file being received from the leader, and since when.
     receiving: Option<(std::path::PathBuf, std::time::Instant)>,
     snapshot_files: SnapshotFiles,
+    /// The store as the network exports it for a follower (see
+    /// [`SnapshotSource`]); emptied when this state machine is dropped.
+    exported: Arc<Mutex<Option<Store>>>,
     member_id: u64,
     pending: Arc<Pending>,
     /// An entry is applied (and its write answered) only once it is on this
@@ -179,6 +182,13 @@ pub struct StateMachine {
     membership_bytes: Vec<u8>,
     /// Turns true once an applied membership leaves this member out.
     removed: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+impl Drop for StateMachine {
+    fn drop(&mut self) {
+        // A snapshot export started after this has no store to read.
+        self.exported.lock().take();
+    }
 }
 
 /// Whether `membership` names members, none of them this one.
@@ -266,6 +276,16 @@ impl StateMachine {
     /// True once the state machine, and every snapshot build or install
     /// it started, has let go of the store: a build runs in a task of its
     /// own, which openraft does not wait for when it stops.
+    /// What the network sends a follower that needs a snapshot.
+    pub(crate) fn snapshot_source(&self) -> SnapshotSource {
+        SnapshotSource {
+            store: self.exported.clone(),
+            files: Arc::downgrade(&self.snapshot_files),
+            member_id: self.member_id,
+            dir: self.snapshots.clone(),
+        }
+    }
+
     pub(crate) fn released_probe(&self) -> impl Fn() -> bool + Send + Sync + 'static {
         let files = Arc::downgrade(&self.snapshot_files);
         move || files.strong_count() == 0
@@ -282,6 +302,7 @@ impl StateMachine {
     ) -> Result<Self, String> {
         hark_mvcc::ensure_private_dir(&snapshots)
             .map_err(|e| format!("creating {}: {e}", snapshots.display()))?;
+        remove_partial_files(&snapshots);
         if let Ok(bytes) = std::fs::read(snapshots.join(META_FILE)) {
             let meta: SnapshotRecord = decode(&bytes)
                 .map_err(|e| format!("the current snapshot's meta is unreadable: {e}"))?;
@@ -308,6 +329,7 @@ impl StateMachine {
             record_admission(&snapshots, at)?;
         }
         Ok(StateMachine {
+            exported: Arc::new(Mutex::new(Some(store.clone()))),
             store,
             snapshots,
             purge_floor,
@@ -449,7 +471,6 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
     async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
         SnapshotBuilder {
             store: self.store.clone(),
-            member_id: self.member_id,
             dir: self.snapshots.clone(),
             purge_floor: self.purge_floor.clone(),
             files: self.snapshot_files.clone(),
@@ -663,24 +684,152 @@ fn remove_older(dir: &std::path::Path, keep: &str) {
     }
 }
 
+/// The current snapshot: its file when this member has one (one it
+/// received from the leader), otherwise [`BUILT`], which the network
+/// replaces with an export of the store when it sends it.
 async fn current_snapshot(dir: &std::path::Path) -> std::io::Result<Option<Snapshot>> {
     let Ok(bytes) = tokio::fs::read(dir.join(META_FILE)).await else {
         return Ok(None);
     };
     let record: SnapshotRecord = decode(&bytes).map_err(std::io::Error::other)?;
-    let file = tokio::fs::File::open(dir.join(snapshot_file(&record.file_id))).await?;
+    let file = match tokio::fs::File::open(dir.join(snapshot_file(&record.file_id))).await {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => built().await?,
+        Err(e) => return Err(e),
+    };
     Ok(Some(Snapshot {
         meta: record.meta(),
         snapshot: file,
     }))
 }
 
-/// Builds a snapshot of the store for a member too far behind the log: a
-/// consistent image (writes go on meanwhile) saved as an etcd snapshot file,
-/// whose recorded log position is the snapshot's last log id.
+/// The data of a snapshot built here: no file, as the store itself holds
+/// it. Stands for "export the store" until the network sends it (an etcd
+/// snapshot file is never empty).
+const BUILT: &str = "/dev/null";
+
+async fn built() -> std::io::Result<tokio::fs::File> {
+    tokio::fs::File::open(BUILT).await
+}
+
+/// Removes what an export or build killed midway left: `*.part` files.
+fn remove_partial_files(dir: &std::path::Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.file_name().to_string_lossy().ends_with(".part") {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// What a follower too far behind the log is sent: the store as it is when
+/// it is sent, exported as an etcd snapshot file.
+///
+/// A snapshot built here records only how far the log may be purged (the
+/// store is synced to at least there first); it copies nothing, so a
+/// snapshot every `--snapshot-count` entries costs a sync, not a copy of
+/// the store, which at tens of GiB would take minutes and twice the
+/// store's size of disk each time. etcd does the same: its raft snapshot
+/// holds no data, and a follower is sent the database file as it is then.
+/// The export is at or past the built snapshot's position and says so in
+/// its meta; the follower installs it at that position, and the entries
+/// between the two that the leader then sends are ones it already has
+/// committed (openraft skips them).
+#[derive(Clone)]
+pub(crate) struct SnapshotSource {
+    store: Arc<Mutex<Option<Store>>>,
+    /// The state machine's file lock: held (strongly) while exporting, so
+    /// the state machine's release waits for an export too.
+    files: std::sync::Weak<tokio::sync::Mutex<()>>,
+    member_id: u64,
+    dir: std::path::PathBuf,
+}
+
+impl SnapshotSource {
+    /// `snapshot` as it is when it holds a file; a built one (see
+    /// [`BUILT`]) as an export of the store now.
+    pub(crate) async fn to_send(&self, snapshot: Snapshot) -> IoResult<Snapshot> {
+        if snapshot.snapshot.metadata().await?.len() > 0 {
+            return Ok(snapshot);
+        }
+        let files = self
+            .files
+            .upgrade()
+            .ok_or_else(|| io_err("the state machine has stopped"))?;
+        let store = self
+            .store
+            .lock()
+            .clone()
+            .ok_or_else(|| io_err("the state machine has stopped"))?;
+        let (dir, member_id) = (self.dir.clone(), self.member_id);
+        let (meta, file) =
+            tokio::task::spawn_blocking(move || export(&store, member_id, &dir, &files))
+                .await
+                .map_err(io_err)?
+                .map_err(|e| io_err(format!("exporting the store for a follower: {e}")))?;
+        Ok(Snapshot {
+            meta,
+            snapshot: tokio::fs::File::from_std(file),
+        })
+    }
+}
+
+/// Numbers concurrent exports' files apart.
+static EXPORTS: AtomicU64 = AtomicU64::new(0);
+
+/// The store exported as an etcd snapshot file (consistent: writes go on
+/// meanwhile), with the meta of the position it holds. The file is
+/// unlinked once open: it lives as long as the send that reads it.
+fn export(
+    store: &Store,
+    member_id: u64,
+    dir: &std::path::Path,
+    _files: &tokio::sync::Mutex<()>,
+) -> Result<(SnapshotMeta, std::fs::File), String> {
+    let saving = std::time::Instant::now();
+    let path = dir.join(format!(
+        "sending-{}-{}.part",
+        std::process::id(),
+        EXPORTS.fetch_add(1, Ordering::Relaxed)
+    ));
+    let member = hark_snapshot::Member {
+        id: member_id,
+        name: String::new(),
+        peer_urls: Vec::new(),
+        client_urls: Vec::new(),
+    };
+    let written = hark_snapshot::save(store, &member, &path);
+    let opened = std::fs::File::open(&path);
+    let _ = std::fs::remove_file(&path);
+    let written = written.map_err(|e| e.to_string())?;
+    let file = opened.map_err(|e| e.to_string())?;
+    metrics::histogram!("etcd_debugging_snap_save_marshalling_duration_seconds")
+        .record(saving.elapsed().as_secs_f64());
+    let position = written
+        .log_position
+        .ok_or("the store has applied no log entry yet")?;
+    let (last, membership) = decode_position(&position).map_err(|e| e.to_string())?;
+    tracing::info!(
+        index = last.index,
+        revision = written.revision,
+        took = ?saving.elapsed(),
+        "exported the store as a snapshot for a follower"
+    );
+    Ok((
+        SnapshotMeta {
+            last_log_id: Some(last),
+            last_membership: membership,
+        },
+        file,
+    ))
+}
+
+/// Builds a snapshot: the position the store has applied, recorded once
+/// the store is synced to it, so the log may be purged to there. No data is
+/// copied (see [`SnapshotSource`]).
 pub struct SnapshotBuilder {
     store: Store,
-    member_id: u64,
     dir: std::path::PathBuf,
     purge_floor: PurgeFloor,
     files: SnapshotFiles,
@@ -691,69 +840,58 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
 
     async fn build_snapshot(&mut self) -> IoResult<Snapshot> {
         let fail = |e: &dyn std::fmt::Display| io_err(format!("building a snapshot: {e}"));
-        let (store, dir, member_id) = (self.store.clone(), self.dir.clone(), self.member_id);
+        let (store, dir) = (self.store.clone(), self.dir.clone());
         let (purge_floor, files) = (self.purge_floor.clone(), self.files.clone());
-        // The file is opened under the lock: a snapshot installed right
-        // after would remove it, and an open file stays readable.
-        let (meta, file) = tokio::task::spawn_blocking(move || -> Result<_, String> {
-            let saving = std::time::Instant::now();
-            let building = dir.join("building.part");
-            let _ = std::fs::remove_file(&building);
-            let member = hark_snapshot::Member {
-                id: member_id,
-                name: String::new(),
-                peer_urls: Vec::new(),
-                client_urls: Vec::new(),
-            };
-            let written = hark_snapshot::save(&store, &member, &building).map_err(|e| e.to_string())?;
-            metrics::histogram!("etcd_debugging_snap_save_marshalling_duration_seconds")
-                .record(saving.elapsed().as_secs_f64());
-            // openraft purges the log up to the snapshot once it is built:
-            // the store must hold what the snapshot holds after a power loss.
-            let syncing = std::time::Instant::now();
+        let meta = tokio::task::spawn_blocking(move || -> Result<_, String> {
+            let started = std::time::Instant::now();
+            // Read before the sync: everything up to it is then on disk
+            // (the store may apply more meanwhile; they are not claimed).
+            let revision = store.current_revision();
+            let position = store
+                .log_position()
+                .map_err(|e| e.to_string())?
+                .ok_or("the store has applied no log entry yet")?;
             store.sync_to_disk().map_err(|e| e.to_string())?;
             metrics::histogram!("etcd_snap_fsync_duration_seconds")
-                .record(syncing.elapsed().as_secs_f64());
-            let position = written.log_position.ok_or("the store has applied no log entry yet")?;
+                .record(started.elapsed().as_secs_f64());
             let (last, membership) = decode_position(&position).map_err(|e| e.to_string())?;
             let meta = SnapshotRecord::new(
                 &SnapshotMeta {
                     last_log_id: Some(last),
                     last_membership: membership,
                 },
-                Some(written.revision),
+                Some(revision),
             );
             let _files = files.blocking_lock();
-            let open = |meta: SnapshotRecord| {
-                std::fs::File::open(dir.join(snapshot_file(&meta.file_id)))
-                    .map(|file| (meta, file))
-                    .map_err(|e| e.to_string())
-            };
             // A snapshot installed while this one was built is newer (or the
             // same): it stays current, and this one is dropped.
             if let Some(current) = read_meta(&dir)?
                 && current.last_log_id >= meta.last_log_id
             {
-                let _ = std::fs::remove_file(&building);
-                return open(current);
+                return Ok(current);
             }
-            std::fs::rename(&building, dir.join(snapshot_file(&meta.file_id))).map_err(|e| e.to_string())?;
             write_meta(&dir, &meta).map_err(|e| e.to_string())?;
             purge_floor.raise(last);
             remove_older(&dir, &meta.file_id);
-            tracing::info!(snapshot = %meta.file_id, revision = written.revision, "built a snapshot");
+            tracing::info!(snapshot = %meta.file_id, revision, "built a snapshot");
             // etcd's line for the same moment.
             tracing::info!("snapshot-index" = last.index, "saved snapshot to disk");
             metrics::histogram!("etcd_debugging_snap_save_total_duration_seconds")
-                .record(saving.elapsed().as_secs_f64());
-            open(meta)
+                .record(started.elapsed().as_secs_f64());
+            Ok(meta)
         })
         .await
         .map_err(|e| fail(&e))?
         .map_err(|e| fail(&e))?;
+        let _files = self.files.lock().await;
+        let snapshot =
+            match tokio::fs::File::open(self.dir.join(snapshot_file(&meta.file_id))).await {
+                Ok(file) => file,
+                Err(_) => built().await?,
+            };
         Ok(Snapshot {
             meta: meta.meta(),
-            snapshot: tokio::fs::File::from_std(file),
+            snapshot,
         })
     }
 }
@@ -1042,23 +1180,20 @@ mod tests {
     async fn a_build_during_an_install_leaves_the_installed_snapshot_current() {
         let leader_dir = tempfile::tempdir().unwrap();
         let mut leader = machine_with(leader_dir.path(), 1000, 1, 10).await;
-        let sent = leader
+        let built = leader
             .get_snapshot_builder()
             .await
             .build_snapshot()
             .await
             .unwrap();
-        let sent_path = std::fs::read_dir(leader_dir.path().join("snapshots"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.extension().is_some_and(|x| x == "snap"))
-            .expect("the built snapshot's file");
+        let mut sent = leader.snapshot_source().to_send(built).await.unwrap();
 
         let dir = tempfile::tempdir().unwrap();
         let mut follower = machine_with(dir.path(), 1, 40, 100_000).await;
         let mut receiving = follower.begin_receiving_snapshot().await.unwrap();
-        let mut from = tokio::fs::File::open(&sent_path).await.unwrap();
-        tokio::io::copy(&mut from, &mut receiving).await.unwrap();
+        tokio::io::copy(&mut sent.snapshot, &mut receiving)
+            .await
+            .unwrap();
         let mut builder = follower.get_snapshot_builder().await;
         let (built, installed) = tokio::join!(
             builder.build_snapshot(),
@@ -1075,6 +1210,91 @@ mod tests {
             .collect();
         let installed_file = snapshot_file(&SnapshotRecord::new(&sent.meta, None).file_id);
         assert_eq!(snaps, [installed_file]);
+    }
+
+    /// A built snapshot copies nothing: it records the applied position
+    /// (the log may be purged to it) and leaves no file. Sent, it is the
+    /// store exported then: at or past that position, and what a follower
+    /// installs from it reads as the leader does.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_built_snapshot_copies_nothing_and_is_sent_as_the_store_then() {
+        let leader_dir = tempfile::tempdir().unwrap();
+        let mut leader = machine_with(leader_dir.path(), 1000, 1, 10).await;
+        let built = leader
+            .get_snapshot_builder()
+            .await
+            .build_snapshot()
+            .await
+            .unwrap();
+        let files: Vec<String> = std::fs::read_dir(leader_dir.path().join("snapshots"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".snap") || n.ends_with(".part"))
+            .collect();
+        assert!(files.is_empty(), "no copy of the store: {files:?}");
+        assert_eq!(built.snapshot.metadata().await.unwrap().len(), 0);
+        let current = leader.get_current_snapshot().await.unwrap().unwrap();
+        assert_eq!(current.meta, built.meta, "the built snapshot is current");
+        let applied = leader.applied_state().await.unwrap().0;
+        assert_eq!(built.meta.last_log_id, applied);
+
+        // Applied after the build: the export holds it, and says so.
+        let put = hark_mvcc::PutRequest::new("after-the-build", "v");
+        leader
+            .apply(stream_of(vec![entry(
+                1,
+                1001,
+                1,
+                Command::Write(WriteRequest::Put(put)),
+            )]))
+            .await
+            .unwrap();
+        let mut sent = leader.snapshot_source().to_send(current).await.unwrap();
+        assert_eq!(sent.meta.last_log_id.map(|l| l.index), Some(1001));
+        assert!(sent.meta.last_log_id > built.meta.last_log_id);
+        assert!(sent.snapshot.metadata().await.unwrap().len() > 0);
+        let dir = tempfile::tempdir().unwrap();
+        let mut follower = machine_with(dir.path(), 1, 40, 100_000).await;
+        let mut receiving = follower.begin_receiving_snapshot().await.unwrap();
+        tokio::io::copy(&mut sent.snapshot, &mut receiving)
+            .await
+            .unwrap();
+        follower
+            .install_snapshot(&sent.meta, receiving)
+            .await
+            .unwrap();
+        assert_eq!(
+            follower.applied_state().await.unwrap().0,
+            sent.meta.last_log_id
+        );
+        let all = |m: &StateMachine| {
+            m.store
+                .range(&hark_mvcc::RangeRequest {
+                    key: bytes::Bytes::from_static(b"\0"),
+                    range_end: bytes::Bytes::from_static(b"\0"),
+                    ..Default::default()
+                })
+                .unwrap()
+        };
+        let (theirs, ours) = (all(&follower), all(&leader));
+        assert_eq!(ours.kvs.len(), 2);
+        assert_eq!(theirs.kvs, ours.kvs);
+        assert_eq!(
+            follower.store.current_revision(),
+            leader.store.current_revision()
+        );
+        // Nothing is left behind on the leader: the export was unlinked.
+        let left = std::fs::read_dir(leader_dir.path().join("snapshots"))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".part")
+            })
+            .count();
+        assert_eq!(left, 0);
     }
 
     #[test]

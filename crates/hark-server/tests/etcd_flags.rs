@@ -360,7 +360,14 @@ async fn harks_sample_config_file_starts_a_member() {
     assert_eq!(members.members()[0].name(), "default");
     assert!(cwd.path().join("sample.hark").is_dir());
     let log = logs(cwd.path());
-    let warnings = zap_lines(&log, "warn");
+    let mut warnings = zap_lines(&log, "warn");
+    // openraft's own note when a member that just made itself leader meets
+    // a notice from before its vote: a race of its start, not a setting.
+    warnings.retain(|line| {
+        !line["msg"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("A message will be ignored because Leader vote changed"))
+    });
     assert!(
         warnings.is_empty(),
         "the sample sets nothing Hark warns about: {log}"

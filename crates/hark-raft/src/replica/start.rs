@@ -165,6 +165,7 @@ impl Replica {
                 cluster_id: config.cluster_id,
             },
             durability: durability.clone(),
+            snapshots: state_machine.snapshot_source(),
         };
         let raft = Raft::new(
             config.member_id,
