@@ -7,6 +7,9 @@ use hark_server::config::command_line;
 // (fragmented free lists, consolidation); mimalloc's per-thread pages do not.
 // Built without its transparent-huge-page advice (`no_thp`): with it, pages
 // purged and touched again were zeroed 2 MiB at a time, another sixth.
+// (`--features system-allocator` keeps the C library's malloc, for a heap
+// profiler that hooks it: docs/benchmarks.md, "Catch-up memory".)
+#[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
