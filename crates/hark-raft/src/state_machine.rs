@@ -692,25 +692,27 @@ async fn current_snapshot(dir: &std::path::Path) -> std::io::Result<Option<Snaps
         return Ok(None);
     };
     let record: SnapshotRecord = decode(&bytes).map_err(std::io::Error::other)?;
-    let file = match tokio::fs::File::open(dir.join(snapshot_file(&record.file_id))).await {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => built().await?,
-        Err(e) => return Err(e),
-    };
     Ok(Some(Snapshot {
         meta: record.meta(),
-        snapshot: file,
+        snapshot: snapshot_data(dir, &record).await?,
     }))
+}
+
+/// `record`'s file, or [`BUILT`] when it has none (a snapshot built here).
+async fn snapshot_data(
+    dir: &std::path::Path,
+    record: &SnapshotRecord,
+) -> std::io::Result<tokio::fs::File> {
+    match tokio::fs::File::open(dir.join(snapshot_file(&record.file_id))).await {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => tokio::fs::File::open(BUILT).await,
+        opened => opened,
+    }
 }
 
 /// The data of a snapshot built here: no file, as the store itself holds
 /// it. Stands for "export the store" until the network sends it (an etcd
 /// snapshot file is never empty).
 const BUILT: &str = "/dev/null";
-
-async fn built() -> std::io::Result<tokio::fs::File> {
-    tokio::fs::File::open(BUILT).await
-}
 
 /// Removes what an export or build killed midway left: `*.part` files.
 fn remove_partial_files(dir: &std::path::Path) {
@@ -763,11 +765,13 @@ impl SnapshotSource {
             .clone()
             .ok_or_else(|| io_err("the state machine has stopped"))?;
         let (dir, member_id) = (self.dir.clone(), self.member_id);
-        let (meta, file) =
-            tokio::task::spawn_blocking(move || export(&store, member_id, &dir, &files))
-                .await
-                .map_err(io_err)?
-                .map_err(|e| io_err(format!("exporting the store for a follower: {e}")))?;
+        let (meta, file) = tokio::task::spawn_blocking(move || {
+            let _held = files;
+            export(&store, member_id, &dir)
+        })
+        .await
+        .map_err(io_err)?
+        .map_err(|e| io_err(format!("exporting the store for a follower: {e}")))?;
         Ok(Snapshot {
             meta,
             snapshot: tokio::fs::File::from_std(file),
@@ -785,7 +789,6 @@ fn export(
     store: &Store,
     member_id: u64,
     dir: &std::path::Path,
-    _files: &tokio::sync::Mutex<()>,
 ) -> Result<(SnapshotMeta, std::fs::File), String> {
     let saving = std::time::Instant::now();
     let path = dir.join(format!(
@@ -884,14 +887,9 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         .map_err(|e| fail(&e))?
         .map_err(|e| fail(&e))?;
         let _files = self.files.lock().await;
-        let snapshot =
-            match tokio::fs::File::open(self.dir.join(snapshot_file(&meta.file_id))).await {
-                Ok(file) => file,
-                Err(_) => built().await?,
-            };
         Ok(Snapshot {
             meta: meta.meta(),
-            snapshot,
+            snapshot: snapshot_data(&self.dir, &meta).await?,
         })
     }
 }
@@ -1171,6 +1169,15 @@ mod tests {
         machine
     }
 
+    async fn build(machine: &mut StateMachine) -> Snapshot {
+        machine
+            .get_snapshot_builder()
+            .await
+            .build_snapshot()
+            .await
+            .unwrap()
+    }
+
     /// A follower building its own (slow, older) snapshot while it installs
     /// a newer one from the leader: both succeed, and the current snapshot
     /// is the installed one, its file present. (Before, the build finished
@@ -1180,12 +1187,7 @@ mod tests {
     async fn a_build_during_an_install_leaves_the_installed_snapshot_current() {
         let leader_dir = tempfile::tempdir().unwrap();
         let mut leader = machine_with(leader_dir.path(), 1000, 1, 10).await;
-        let built = leader
-            .get_snapshot_builder()
-            .await
-            .build_snapshot()
-            .await
-            .unwrap();
+        let built = build(&mut leader).await;
         let mut sent = leader.snapshot_source().to_send(built).await.unwrap();
 
         let dir = tempfile::tempdir().unwrap();
@@ -1220,12 +1222,7 @@ mod tests {
     async fn a_built_snapshot_copies_nothing_and_is_sent_as_the_store_then() {
         let leader_dir = tempfile::tempdir().unwrap();
         let mut leader = machine_with(leader_dir.path(), 1000, 1, 10).await;
-        let built = leader
-            .get_snapshot_builder()
-            .await
-            .build_snapshot()
-            .await
-            .unwrap();
+        let built = build(&mut leader).await;
         let files: Vec<String> = std::fs::read_dir(leader_dir.path().join("snapshots"))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

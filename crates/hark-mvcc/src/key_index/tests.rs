@@ -203,6 +203,35 @@ fn model_key(k: u16) -> Vec<u8> {
     }
 }
 
+/// A put, or a delete of a key live in `model` (else nothing), to both
+/// indexes at the next revision: both answer the same.
+fn apply_write(
+    idx: &mut TreeIndex,
+    model: &mut super::reference::Reference,
+    step: Step,
+    newest: &mut i64,
+) {
+    match step {
+        Step::Put(k) => {
+            *newest += 1;
+            let key = model_key(k);
+            let size = key.len() as u32 + 7;
+            let got = idx.put(&key, rev(*newest), *newest, 1, size);
+            let want = model.put(bytes::Bytes::from(key), rev(*newest), *newest, 1, size);
+            assert_eq!(got, want);
+        }
+        Step::Delete(k) => {
+            let key = model_key(k);
+            if model.get(&key, *newest).is_some() {
+                *newest += 1;
+                let got = idx.tombstone(&key, rev(*newest));
+                assert_eq!(got, model.tombstone(bytes::Bytes::from(key), rev(*newest)));
+            }
+        }
+        Step::Compact(_) => unreachable!("a compaction is no write"),
+    }
+}
+
 /// Everything both indexes answer, at every revision still readable.
 fn assert_same(idx: &TreeIndex, model: &super::reference::Reference, newest: i64, compacted: i64) {
     assert_eq!(idx.len(), model.len(), "keys held");
@@ -273,28 +302,12 @@ proptest::proptest! {
         let (mut newest, mut compacted) = (1i64, 0i64);
         for step in steps {
             match step {
-                Step::Put(k) => {
-                    newest += 1;
-                    let key = model_key(k);
-                    let size = key.len() as u32 + 7;
-                    let got = idx.put(&key, rev(newest), newest, 1, size);
-                    let want = model.put(bytes::Bytes::from(key), rev(newest), newest, 1, size);
-                    proptest::prop_assert_eq!(got, want);
-                }
-                Step::Delete(k) => {
-                    let key = model_key(k);
-                    if model.get(&key, newest).is_none() {
-                        continue;
-                    }
-                    newest += 1;
-                    let got = idx.tombstone(&key, rev(newest));
-                    proptest::prop_assert_eq!(got, model.tombstone(bytes::Bytes::from(key), rev(newest)));
-                }
                 Step::Compact(back) => {
                     let at = (newest - i64::from(back)).max(compacted).max(1);
                     proptest::prop_assert_eq!(idx.compact(at), model.compact(at));
                     compacted = at;
                 }
+                write => apply_write(&mut idx, &mut model, write, &mut newest),
             }
         }
         assert_same(&idx, &model, newest, compacted);
@@ -390,22 +403,6 @@ proptest::proptest! {
         };
         for (step, advance) in steps {
             match step {
-                Step::Put(k) => {
-                    newest += 1;
-                    let key = model_key(k);
-                    let got = idx.put(&key, rev(newest), newest, 1, 9);
-                    let want = model.put(bytes::Bytes::from(key), rev(newest), newest, 1, 9);
-                    proptest::prop_assert_eq!(got, want);
-                }
-                Step::Delete(k) => {
-                    let key = model_key(k);
-                    if model.get(&key, newest).is_none() {
-                        continue;
-                    }
-                    newest += 1;
-                    let got = idx.tombstone(&key, rev(newest));
-                    proptest::prop_assert_eq!(got, model.tombstone(bytes::Bytes::from(key), rev(newest)));
-                }
                 Step::Compact(back) => {
                     // One at a time, as the compactor thread takes them.
                     finish(&mut idx, &mut running);
@@ -413,6 +410,7 @@ proptest::proptest! {
                     running = Some((at, IndexCompaction::default(), model.compact(at)));
                     compacted = at;
                 }
+                write => apply_write(&mut idx, &mut model, write, &mut newest),
             }
             if let Some((at, progress, _)) = running.as_mut() {
                 for _ in 0..advance {
