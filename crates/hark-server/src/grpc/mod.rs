@@ -13,4 +13,5 @@ pub(crate) mod oversize;
 pub(crate) mod quota;
 pub(crate) mod usage;
 pub(crate) mod watch;
+pub(crate) mod watch_body;
 pub(crate) mod watch_frame;

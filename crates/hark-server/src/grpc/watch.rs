@@ -16,12 +16,14 @@ use hark_proto::etcdserverpb::{
 use hark_watch::{ResponseKind, Responses, WatchRequest, WatchStream};
 use tokio_stream::Stream;
 use tonic::codegen::{Body, BoxFuture, Context, Poll, Service, StdError, http};
-use tonic::server::{Grpc, NamedService, StreamingService};
-use tonic::{Request, Response, Status, Streaming};
+use tonic::server::NamedService;
+use tonic::{Status, Streaming};
+use tonic_prost::ProstDecoder;
 
 use crate::grpc::errors::stopped;
 use crate::grpc::oversize::stream_receive_error;
-use crate::grpc::watch_frame::{WatchCodec, WatchFrame};
+use crate::grpc::watch_body::WatchBody;
+use crate::grpc::watch_frame::WatchFrame;
 use crate::node::{Node, NodeHandle};
 
 const SERVICE: &str = "etcdserverpb.Watch";
@@ -29,7 +31,8 @@ const METHOD_PATH: &str = "/etcdserverpb.Watch/Watch";
 
 /// The Watch service as a gRPC endpoint. Written out rather than generated so
 /// that its responses can be [`WatchFrame`]s, whose events are encoded once
-/// and shared by every watcher.
+/// and shared by every watcher, and written out a chunk at a time as HTTP/2
+/// takes them ([`WatchBody`]).
 #[derive(Clone)]
 pub struct WatchService {
     node: NodeHandle,
@@ -66,48 +69,67 @@ where
         if req.uri().path() != METHOD_PATH {
             return Box::pin(async { Ok(Status::unimplemented("").into_http()) });
         }
-        let method = WatchMethod(self.node.clone());
-        let limit = self.max_decoding_message_size;
-        Box::pin(async move {
-            let mut grpc = Grpc::new(WatchCodec).apply_max_message_size_config(Some(limit), None);
-            Ok(grpc.streaming(method, req).await)
-        })
+        let response = watch_call(self.node.clone(), self.max_decoding_message_size, req);
+        Box::pin(async move { Ok(response) })
     }
 }
 
-/// `Watch(stream WatchRequest) returns (stream WatchResponse)`.
-struct WatchMethod(NodeHandle);
-
-impl StreamingService<pb::WatchRequest> for WatchMethod {
-    type Response = WatchFrame;
-    type ResponseStream = FrameStream;
-    type Future = BoxFuture<Response<Self::ResponseStream>, Status>;
-
-    fn call(&mut self, request: Request<Streaming<pb::WatchRequest>>) -> Self::Future {
-        let handle = self.0.clone();
-        // clientv3's WithRequireLeader (Kubernetes sets it): the stream is
-        // refused, or ended, while this member has no leader.
-        let require_leader = request
-            .metadata()
-            .get(REQUIRE_LEADER_KEY)
-            .is_some_and(|v| v == "true");
-        let metadata = request.metadata().clone();
-        // Named for reports (/debug/watch/streams); the JSON gateway's calls
-        // come in process, with no address of their own.
-        let client = request
-            .extensions()
-            .get::<crate::transport::conn::ConnInfo>()
-            .and_then(|info| info.remote)
-            .map_or_else(|| "HTTP gateway".to_owned(), |a| a.to_string());
-        Box::pin(async move {
-            open_stream(
-                handle,
-                metadata,
-                request.into_inner(),
-                require_leader,
-                &client,
-            )
-        })
+/// `Watch(stream WatchRequest) returns (stream WatchResponse)`: requests
+/// decoded by tonic, responses written by [`WatchBody`]. A stream that cannot
+/// open is answered with its status alone, as tonic answers.
+fn watch_call<B>(
+    handle: NodeHandle,
+    max_decoding_message_size: usize,
+    req: http::Request<B>,
+) -> http::Response<tonic::body::Body>
+where
+    B: Body + Send + 'static,
+    B::Error: Into<StdError> + Send + 'static,
+{
+    // Hark accepts no compressed requests (nor does etcd's server by
+    // default); tonic's refusal, with the encodings it does accept.
+    if let Some(encoding) = req.headers().get("grpc-encoding")
+        && encoding != "identity"
+    {
+        let mut status = Status::unimplemented(format!(
+            "Content is compressed with `{}` which isn't supported",
+            String::from_utf8_lossy(encoding.as_bytes())
+        ));
+        status.metadata_mut().insert(
+            "grpc-accept-encoding",
+            tonic::metadata::MetadataValue::from_static("identity"),
+        );
+        return status.into_http();
+    }
+    let metadata = tonic::metadata::MetadataMap::from_headers(req.headers().clone());
+    // clientv3's WithRequireLeader (Kubernetes sets it): the stream is
+    // refused, or ended, while this member has no leader.
+    let require_leader = metadata
+        .get(REQUIRE_LEADER_KEY)
+        .is_some_and(|v| v == "true");
+    // Named for reports (/debug/watch/streams); the JSON gateway's calls
+    // come in process, with no address of their own.
+    let client = req
+        .extensions()
+        .get::<crate::transport::conn::ConnInfo>()
+        .and_then(|info| info.remote)
+        .map_or_else(|| "HTTP gateway".to_owned(), |a| a.to_string());
+    let inbound = Streaming::new_request(
+        ProstDecoder::<pb::WatchRequest>::default(),
+        req.into_body(),
+        None,
+        Some(max_decoding_message_size),
+    );
+    match open_stream(handle, metadata, inbound, require_leader, &client) {
+        Ok(frames) => {
+            let mut response = http::Response::new(tonic::body::Body::new(WatchBody::new(frames)));
+            response.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/grpc"),
+            );
+            response
+        }
+        Err(status) => status.into_http(),
     }
 }
 
@@ -123,7 +145,7 @@ fn open_stream(
     inbound: Streaming<pb::WatchRequest>,
     require_leader: bool,
     client: &str,
-) -> Result<Response<FrameStream>, Status> {
+) -> Result<FrameStream, Status> {
     let node = handle.get()?;
     let replica = require_leader.then(|| node.replica.clone());
     if replica.as_ref().is_some_and(|r| !r.has_leader()) {
@@ -146,13 +168,13 @@ fn open_stream(
             refusals,
             ending.clone(),
         ));
-        return Ok(Response::new(FrameStream {
+        return Ok(FrameStream {
             node: handle,
             replies: Replies::Refusals(replies),
             ready: VecDeque::new(),
             ending,
             timers: SendLoopTimers::new(),
-        }));
+        });
     }
     let (stream, responses) = node.hub.new_stream_for(client);
     let ending = Arc::new(parking_lot::Mutex::new(None));
@@ -164,13 +186,13 @@ fn open_stream(
         replica,
         ending.clone(),
     ));
-    Ok(Response::new(FrameStream {
+    Ok(FrameStream {
         node: handle,
         replies: Replies::Engine(responses),
         ready: VecDeque::new(),
         ending,
         timers: SendLoopTimers::new(),
-    }))
+    })
 }
 
 /// Refusals a stream without a caller may have waiting for the client.

@@ -1,24 +1,21 @@
-//! Watch responses on their way out, and the codec that writes them.
+//! Watch responses on their way out (written to the wire by
+//! [`crate::grpc::watch_body`]).
 //!
 //! A `WatchFrame` is a `WatchResponse` whose events stay as the engine shares
 //! them. Each event's `mvccpb.Event` encoding is made once
-//! ([`WatchEvent::encoded`]) and the encoder copies those bytes into every
+//! ([`WatchEvent::encoded`]) and the body copies those bytes into every
 //! response that carries the event, instead of rebuilding and re-encoding a
 //! protobuf message per watcher. (Profiled on catch-up to 100 watchers before:
 //! a fifth of the server's CPU was reference counting the key and value of
 //! each event per watcher, and most of the rest was encoding them again.)
 
-use bytes::BufMut;
 use hark_proto::etcdserverpb as pb;
 use hark_watch::{Events, WatchEvent};
 use prost::Message;
-use prost::encoding::{WireType, encode_key, encode_varint, encoded_len_varint};
-use tonic::Status;
-use tonic::codec::{Codec, EncodeBuf, Encoder};
-use tonic_prost::ProstDecoder;
+use prost::encoding::encoded_len_varint;
 
 /// `WatchResponse.events`.
-const EVENTS_TAG: u32 = 11;
+pub(crate) const EVENTS_TAG: u32 = 11;
 
 /// One `WatchResponse`: every field but the events in `head`, then the events.
 #[derive(Debug, Clone, Default)]
@@ -45,17 +42,17 @@ impl WatchFrame {
     }
 
     /// Writes the frame as `WatchResponse`'s protobuf encoding (events last,
-    /// which is where their field number puts them anyway).
-    pub fn encode(&self, buf: &mut impl BufMut) {
-        debug_assert!(self.head.events.is_empty(), "events go in `events`");
-        self.head
-            .encode(buf)
-            .expect("EncodeBuf and Vec grow as needed");
+    /// which is where their field number puts them anyway) in one piece: the
+    /// reference the Watch body's piecewise encoding is tested against.
+    #[cfg(test)]
+    pub fn encode(&self, buf: &mut Vec<u8>) {
+        use prost::encoding::{WireType, encode_key, encode_varint};
+        self.head.encode(buf).expect("a Vec grows as needed");
         for e in &self.events {
             let bytes = e.encoded(self.prev_kv);
             encode_key(EVENTS_TAG, WireType::LengthDelimited, buf);
             encode_varint(bytes.len() as u64, buf);
-            buf.put_slice(bytes);
+            buf.extend_from_slice(bytes);
         }
     }
 
@@ -88,43 +85,6 @@ impl WatchFrame {
         cur.head.fragment = false;
         pieces.push(cur);
         pieces
-    }
-}
-
-/// The Watch method's codec: requests decode as tonic's prost codec decodes
-/// them, responses are [`WatchFrame`]s.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct WatchCodec;
-
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FrameEncoder;
-
-impl Codec for WatchCodec {
-    type Encode = WatchFrame;
-    type Decode = pb::WatchRequest;
-    type Encoder = FrameEncoder;
-    type Decoder = ProstDecoder<pb::WatchRequest>;
-
-    fn encoder(&mut self) -> FrameEncoder {
-        FrameEncoder
-    }
-
-    fn decoder(&mut self) -> Self::Decoder {
-        ProstDecoder::default()
-    }
-}
-
-impl Encoder for FrameEncoder {
-    type Item = WatchFrame;
-    type Error = Status;
-
-    fn encode(&mut self, frame: WatchFrame, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        // Sizing first walks the events twice, but growing the buffer while
-        // encoding a 1 MiB catch-up frame cost more (measured on catchup:
-        // 280-370 vs 255-300 us of server CPU per 1k events).
-        buf.reserve(frame.encoded_len());
-        frame.encode(buf);
-        Ok(())
     }
 }
 
