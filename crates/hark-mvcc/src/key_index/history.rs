@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use super::IndexEntry;
+use super::{Dropped, IndexEntry};
 use crate::revision::Revision;
 
 /// One life of a key: created, modified, possibly ended by a tombstone.
@@ -156,26 +156,39 @@ impl KeyHistory {
 
     /// Drops what no read at or after `at` can need: per key, the newest revision
     /// `<= at` stays when it is a put, or a deletion exactly at `at` (so a watch
-    /// starting at `at` still sees it); older ones go. Retained revisions `<= at`
-    /// are added to `keep`. Returns whether the key has any history left.
-    pub(super) fn compact(&mut self, at: i64, keep: &mut HashSet<Revision>) -> bool {
+    /// starting at `at` still sees it); older ones go, each added to
+    /// `dropped`. Returns whether the key has any history left.
+    pub(super) fn compact(&mut self, at: i64, dropped: &mut Vec<Dropped>) -> bool {
         // In place: kept revisions move down, never past one not yet read.
         let (mut write, mut kept) = (0, 0);
         for gi in 0..self.gens.len() {
             let g = self.gens[gi];
             let end = self.gens.get(gi + 1).map_or(self.revs.len(), |n| n.start);
             if g.ended && self.revs[end - 1].main < at {
+                // The whole generation, its tombstone last.
+                dropped.extend(self.revs[g.start..end].iter().enumerate().map(|(i, &rev)| {
+                    Dropped {
+                        rev,
+                        tombstone: g.start + i == end - 1,
+                    }
+                }));
                 continue;
             }
             let newer = self.revs[g.start..end].partition_point(|r| r.main <= at);
-            let dropped = newer.saturating_sub(1);
-            if newer > 0 {
-                keep.insert(self.revs[g.start + dropped]);
-            }
-            let from = g.start + dropped;
+            let dropped_here = newer.saturating_sub(1);
+            // Never the generation's last revision, so never its tombstone.
+            dropped.extend(
+                self.revs[g.start..g.start + dropped_here]
+                    .iter()
+                    .map(|&rev| Dropped {
+                        rev,
+                        tombstone: false,
+                    }),
+            );
+            let from = g.start + dropped_here;
             self.revs.copy_within(from..end, write);
             self.gens[kept] = Generation {
-                first_version: g.first_version + dropped as i64,
+                first_version: g.first_version + dropped_here as i64,
                 start: write,
                 ..g
             };

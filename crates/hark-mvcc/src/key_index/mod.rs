@@ -322,12 +322,13 @@ impl TreeIndex {
         before
     }
 
-    /// Compacts every key at `at`; returns the retained revisions `<= at`.
-    /// Every chunk is written anew, [`CHUNK_FILL`] keys each.
-    pub(crate) fn compact(&mut self, at: i64) -> HashSet<Revision> {
+    /// Compacts every key at `at`; returns the revisions it dropped (whose
+    /// rows the store deletes). Every chunk is written anew, [`CHUNK_FILL`]
+    /// keys each.
+    pub(crate) fn compact(&mut self, at: i64) -> Vec<Dropped> {
         let mut progress = IndexCompaction::default();
         while !self.compact_step(at, &mut progress, usize::MAX) {}
-        progress.keep
+        progress.dropped
     }
 
     /// Compacts at `at` the next `chunks` chunks after where `progress`
@@ -374,7 +375,7 @@ impl TreeIndex {
                     continue;
                 }
                 let was_live = history.live().is_some();
-                let kept = history.compact(at, &mut progress.keep);
+                let kept = history.compact(at, &mut progress.dropped);
                 self.live -= usize::from(was_live);
                 if !kept {
                     continue;
@@ -441,9 +442,18 @@ impl TreeIndex {
 pub(crate) struct IndexCompaction {
     /// The last key compacted; `None` before the first step.
     after: Option<Vec<u8>>,
-    /// The revisions `<= at` the steps so far retained: what the
-    /// compaction's physical part must not delete.
-    pub(crate) keep: HashSet<Revision>,
+    /// The revisions the steps dropped (since the caller last took them):
+    /// the rows the compaction's physical part deletes.
+    pub(crate) dropped: Vec<Dropped>,
+}
+
+/// A revision a compaction dropped from the index: no read at or after the
+/// compaction needs its row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct Dropped {
+    pub(crate) rev: Revision,
+    /// The row is a deletion's (its key says so).
+    pub(crate) tombstone: bool,
 }
 
 /// One row's change to a key while an index is built.

@@ -75,13 +75,34 @@ fn compaction_keeps_newest_at_or_before_and_tombstone_exactly_at() {
         (10, &[10]),
         (11, &[10]),
     ];
+    // foo's changes: (revision, is a deletion).
+    let changes = [
+        (2, false),
+        (3, false),
+        (4, true),
+        (6, false),
+        (7, false),
+        (8, true),
+        (10, false),
+    ];
     for &(at, kept) in cases {
         let full = history();
         let mut idx = history();
-        let keep = idx.compact(at);
-        let mut keep: Vec<i64> = keep.into_iter().map(|r| r.main).collect();
-        keep.sort();
-        assert_eq!(keep, kept, "compact at {at}");
+        let mut dropped: Vec<(i64, bool)> = idx
+            .compact(at)
+            .into_iter()
+            .map(|d| (d.rev.main, d.tombstone))
+            .collect();
+        dropped.sort();
+        let want: Vec<(i64, bool)> = changes
+            .iter()
+            .filter(|(r, _)| *r <= at && !kept.contains(r))
+            .copied()
+            .collect();
+        assert_eq!(
+            dropped, want,
+            "compact at {at}: all at or before it but {kept:?}"
+        );
         for r in at..=12 {
             assert_eq!(
                 idx.get(b"foo", r),
@@ -90,6 +111,25 @@ fn compaction_keeps_newest_at_or_before_and_tombstone_exactly_at() {
             );
         }
     }
+}
+
+/// What the simple index's compaction at `at` drops, found apart from how
+/// the chunked index finds it: every change it holds at or before `at`
+/// that the compaction does not keep.
+fn model_dropped(model: &mut super::reference::Reference, at: i64) -> Vec<Dropped> {
+    let mut all = Vec::new();
+    model.changes(KeyRange::new(b"\0", b"\0"), 1, at, |_, rev, tombstone| {
+        all.push(Dropped { rev, tombstone })
+    });
+    let keep = model.compact(at);
+    let mut dropped: Vec<Dropped> = all.into_iter().filter(|d| !keep.contains(&d.rev)).collect();
+    dropped.sort();
+    dropped
+}
+
+fn sorted(mut dropped: Vec<Dropped>) -> Vec<Dropped> {
+    dropped.sort();
+    dropped
 }
 
 #[test]
@@ -304,7 +344,7 @@ proptest::proptest! {
             match step {
                 Step::Compact(back) => {
                     let at = (newest - i64::from(back)).max(compacted).max(1);
-                    proptest::prop_assert_eq!(idx.compact(at), model.compact(at));
+                    proptest::prop_assert_eq!(sorted(idx.compact(at)), model_dropped(&mut model, at));
                     compacted = at;
                 }
                 write => apply_write(&mut idx, &mut model, write, &mut newest),
@@ -392,13 +432,13 @@ proptest::proptest! {
         let mut idx = TreeIndex::default();
         let mut model = super::reference::Reference::default();
         let (mut newest, mut compacted) = (1i64, 0i64);
-        // The compaction under way: its revision, progress and the simple
-        // index's keep set for it.
-        let mut running: Option<(i64, IndexCompaction, HashSet<Revision>)> = None;
-        let finish = |idx: &mut TreeIndex, running: &mut Option<(i64, IndexCompaction, HashSet<Revision>)>| {
+        // The compaction under way: its revision, progress and what the
+        // simple index's drops.
+        let mut running: Option<(i64, IndexCompaction, Vec<Dropped>)> = None;
+        let finish = |idx: &mut TreeIndex, running: &mut Option<(i64, IndexCompaction, Vec<Dropped>)>| {
             if let Some((at, mut progress, want)) = running.take() {
                 while !idx.compact_step(at, &mut progress, 1) {}
-                assert_eq!(progress.keep, want, "kept at {at}");
+                assert_eq!(sorted(progress.dropped), want, "dropped at {at}");
             }
         };
         for (step, advance) in steps {
@@ -407,7 +447,7 @@ proptest::proptest! {
                     // One at a time, as the compactor thread takes them.
                     finish(&mut idx, &mut running);
                     let at = (newest - i64::from(back)).max(compacted).max(1);
-                    running = Some((at, IndexCompaction::default(), model.compact(at)));
+                    running = Some((at, IndexCompaction::default(), model_dropped(&mut model, at)));
                     compacted = at;
                 }
                 write => apply_write(&mut idx, &mut model, write, &mut newest),

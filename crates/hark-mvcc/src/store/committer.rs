@@ -242,9 +242,9 @@ impl Committer {
         // HashKV's keep set and reads differ from a member that restarted),
         // and a compaction the source had not finished is finished here.
         if loaded.scheduled > 0 {
-            let keep = loaded.index.compact(loaded.scheduled);
+            let dropped = loaded.index.compact(loaded.scheduled);
             if loaded.scheduled > loaded.finished {
-                shared.delete_compacted(loaded.scheduled, &keep, None)?;
+                shared.delete_compacted(loaded.scheduled, dropped)?;
             }
         }
         *index = loaded.index;

@@ -144,14 +144,14 @@ impl Store {
         // A checkpoint's index is compacted at `scheduled` already (it is
         // used only when no compaction was under way).
         if scheduled > 0 && checkpoint.is_none() {
-            let keep = shared.index.write().compact(scheduled);
+            let dropped = shared.index.write().compact(scheduled);
             if scheduled > finished {
                 // etcd's line for a compaction a stop interrupted.
                 tracing::info!(
                     "scheduled-compact-revision" = scheduled,
                     "resume scheduled compaction"
                 );
-                shared.delete_compacted(scheduled, &keep, None)?;
+                shared.delete_compacted(scheduled, dropped)?;
             }
         }
         shared.record_gauges();
