@@ -250,7 +250,7 @@ fn write_file(path: &Path, c: &Checkpoint, stop: &dyn Fn() -> bool) -> io::Resul
         .mode(0o600)
         .open(path)?;
     let mut w = Summed {
-        inner: BufWriter::with_capacity(1 << 20, file),
+        inner: BufWriter::with_capacity(1 << 20, SteadyFile::new(file)),
         crc: 0,
         bytes: 0,
     };
@@ -294,8 +294,58 @@ fn write_file(path: &Path, c: &Checkpoint, stop: &dyn Fn() -> bool) -> io::Resul
         .inner
         .into_inner()
         .map_err(io::IntoInnerError::into_error)?;
-    file.sync_all()?;
+    file.file.sync_all()?;
     Ok(Some(bytes))
+}
+
+/// Bytes of the checkpoint file written between two syncs of it.
+const SYNC_EVERY: usize = 1 << 20;
+/// Fastest the checkpoint file is written: RocksDB's own background
+/// writes are held to the same rate (`BACKGROUND_WRITE_BYTES_PER_SEC`).
+const WRITE_BYTES_PER_SEC: f64 = (48 << 20) as f64;
+
+/// The checkpoint file as it is written: synced every [`SYNC_EVERY`] bytes
+/// and written no faster than [`WRITE_BYTES_PER_SEC`]. Written at once and
+/// synced at the end, a checkpoint (166 MB at 5 M keys, 330 MB at 10 M)
+/// put all of itself in the disk's queue in one fsync, in front of the
+/// fsyncs of the writes clients wait for.
+struct SteadyFile {
+    file: File,
+    started: Instant,
+    written: u64,
+    since_sync: usize,
+}
+
+impl SteadyFile {
+    fn new(file: File) -> SteadyFile {
+        SteadyFile {
+            file,
+            started: Instant::now(),
+            written: 0,
+            since_sync: 0,
+        }
+    }
+}
+
+impl Write for SteadyFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.written += n as u64;
+        self.since_sync += n;
+        if self.since_sync >= SYNC_EVERY {
+            self.file.sync_data()?;
+            self.since_sync = 0;
+            let due = Duration::from_secs_f64(self.written as f64 / WRITE_BYTES_PER_SEC);
+            if let Some(early) = due.checked_sub(self.started.elapsed()) {
+                std::thread::sleep(early);
+            }
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
 }
 
 /// A reader that checksums what passes through it.
