@@ -119,6 +119,11 @@ struct ScaleOptions {
     /// to its disk before sending it.
     #[arg(long, value_name = "N")]
     snapshot_up_to: Option<u64>,
+    /// Write each timed put of the fixed load at each size (when it was
+    /// due, wall clock, and how long it took) to DIR/puts-<live keys>.txt,
+    /// to line slow ones up with the member's logs.
+    #[arg(long, value_name = "DIR")]
+    put_trace: Option<PathBuf>,
     /// Write the chart (RSS and put p99 against key count) as SVG to FILE.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
@@ -650,7 +655,12 @@ async fn measure(
         "MiB",
     ));
 
-    let (puts, _) = paced_puts(&url, keys, o, o.seconds).await?;
+    let (puts, _, trace) = paced_puts(&url, keys, o, o.seconds).await?;
+    if let Some(dir) = &o.put_trace {
+        let path = dir.join(format!("puts-{live}.txt"));
+        std::fs::write(&path, trace.lines())
+            .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    }
     out.push(("put p50", pct_ms(&puts, 0.50), "ms"));
     out.push(("put p99", pct_ms(&puts, 0.99), "ms"));
 
@@ -697,7 +707,7 @@ async fn measure(
             .map_err(|e| format!("defragmenting: {e}"))?;
         Ok::<f64, String>(t.elapsed().as_secs_f64())
     });
-    let (during, _) = paced_puts_until(&url, keys, o, || defrag.is_finished()).await?;
+    let (during, _, _) = paced_puts_until(&url, keys, o, || defrag.is_finished()).await?;
     let defrag_s = defrag.await.map_err(|e| e.to_string())??;
     out.push(("defrag", defrag_s, "s"));
     out.push((
@@ -762,7 +772,7 @@ async fn paced_puts(
     keys: &Arc<Mutex<Keys>>,
     o: &ScaleOptions,
     seconds: u64,
-) -> Result<(Vec<u64>, Duration), String> {
+) -> Result<(Vec<u64>, Duration, PutTrace), String> {
     let until = Instant::now() + Duration::from_secs(seconds);
     paced_puts_until(url, keys, o, move || Instant::now() >= until).await
 }
@@ -779,10 +789,15 @@ async fn paced_puts_until(
     keys: &Arc<Mutex<Keys>>,
     o: &ScaleOptions,
     done: impl Fn() -> bool,
-) -> Result<(Vec<u64>, Duration), String> {
+) -> Result<(Vec<u64>, Duration, PutTrace), String> {
     let c = Client::connect([url]).await.map_err(|e| e.to_string())?;
     let interval = Duration::from_secs_f64(1.0 / o.rate.max(1) as f64);
     let start = Instant::now();
+    let mut trace = PutTrace {
+        started: std::time::SystemTime::now(),
+        interval,
+        puts: Vec::new(),
+    };
     let mut tasks = tokio::task::JoinSet::new();
     let mut n = 0u32;
     while !done() {
@@ -805,15 +820,44 @@ async fn paced_puts_until(
                 }
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
-            Ok::<u64, String>(due.elapsed().as_micros() as u64)
+            Ok::<(u32, u64), String>((n - 1, due.elapsed().as_micros() as u64))
         });
     }
     let mut lat = Vec::with_capacity(n as usize);
     while let Some(r) = tasks.join_next().await {
-        lat.push(r.map_err(|e| e.to_string())??);
+        let (i, took) = r.map_err(|e| e.to_string())??;
+        lat.push(took);
+        trace.puts.push((i, took));
     }
     lat.sort_unstable();
-    Ok((lat, start.elapsed()))
+    trace.puts.sort_unstable();
+    Ok((lat, start.elapsed(), trace))
+}
+
+/// The fixed load's puts one by one (`--put-trace`).
+struct PutTrace {
+    started: std::time::SystemTime,
+    interval: Duration,
+    /// Each put's number in the load and its latency (µs), in order.
+    puts: Vec<(u32, u64)>,
+}
+
+impl PutTrace {
+    /// One line per put: when it was due (seconds since the epoch) and
+    /// its latency in ms.
+    fn lines(&self) -> String {
+        let start = self
+            .started
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        self.puts
+            .iter()
+            .map(|&(i, took)| {
+                let due = start + self.interval * i;
+                format!("{:.6} {:.3}\n", due.as_secs_f64(), took as f64 / 1000.0)
+            })
+            .collect()
+    }
 }
 
 /// Starts tried per timed range, on average, before [`reads`] gives up.

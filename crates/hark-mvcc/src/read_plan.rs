@@ -191,20 +191,30 @@ pub(crate) fn finish_range(
     })
 }
 
+/// Rows looked up together by [`finish_range_encoded`]: enough for a
+/// backend's batched lookup to pay (RocksDB's MultiGet consults each
+/// file's index and filter once per batch), few enough that a batch's rows
+/// are a small part of a large answer.
+const ROWS_PER_LOAD: usize = 512;
+
 /// As [`finish_range`], but each key-value stays in its stored encoding
 /// (the rows are `mvccpb.KeyValue` bytes): one allocation per row, none
 /// decoded, so an answer is held once. Only a sort by value (which needs
 /// the values) or `keys_only` (which drops them) decodes and encodes again,
-/// one row at a time.
+/// one row at a time. `load_rows` loads the rows of several revisions at
+/// once, in their order.
 pub(crate) fn finish_range_encoded(
     plan: RangePlan,
     req: &RangeRequest,
-    mut load_row: impl FnMut(Revision) -> Result<Vec<u8>>,
+    mut load_rows: impl FnMut(&[Revision]) -> Result<Vec<Vec<u8>>>,
 ) -> Result<EncodedRangeResponse> {
     let by_value = req.sort_target == SortTarget::Value && effective_order(req) != SortOrder::None;
     if by_value {
         let count = plan.count;
-        let resp = finish_range(plan, req, |rev| decode_kv(&load_row(rev)?))?;
+        let resp = finish_range(plan, req, |rev| {
+            let row = load_rows(&[rev])?.pop().ok_or_else(|| missing_value(rev))?;
+            decode_kv(&row)
+        })?;
         return Ok(EncodedRangeResponse {
             header_revision: 0,
             kvs: resp
@@ -217,15 +227,21 @@ pub(crate) fn finish_range_encoded(
         });
     }
     let mut kvs = Vec::with_capacity(plan.entries.len());
-    for (_, e) in &plan.entries {
-        let row = load_row(e.rev)?;
-        kvs.push(if req.keys_only {
-            let mut kv = decode_kv(&row)?;
-            kv.value = Bytes::new();
-            Bytes::from(kv.encode_to_vec())
-        } else {
-            Bytes::from(row)
-        });
+    let mut revs = Vec::with_capacity(ROWS_PER_LOAD.min(plan.entries.len()));
+    for batch in plan.entries.chunks(ROWS_PER_LOAD) {
+        revs.clear();
+        revs.extend(batch.iter().map(|(_, e)| e.rev));
+        let rows = load_rows(&revs)?;
+        debug_assert_eq!(rows.len(), revs.len(), "a row per revision, or an error");
+        for row in rows {
+            kvs.push(if req.keys_only {
+                let mut kv = decode_kv(&row)?;
+                kv.value = Bytes::new();
+                Bytes::from(kv.encode_to_vec())
+            } else {
+                Bytes::from(row)
+            });
+        }
     }
     Ok(EncodedRangeResponse {
         header_revision: 0,

@@ -233,6 +233,12 @@ pub trait Backend: Send + Sync + 'static {
     /// The value of `key` in `table`, if any.
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>>;
 
+    /// The values of `keys` in `table`, in their order: [`Backend::get`]
+    /// of each, unless the backend can look up several at once for less.
+    fn get_many(&self, table: Table, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        keys.iter().map(|k| self.get(table, k)).collect()
+    }
+
     /// Calls `visit` for each entry with `from <= key < to` (`to = None`: no upper
     /// bound), in key order, until it returns `false`.
     fn scan(
@@ -290,6 +296,10 @@ pub trait BackendView {
 impl<B: Backend> Backend for std::sync::Arc<B> {
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
         (**self).get(table, key)
+    }
+
+    fn get_many(&self, table: Table, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
+        (**self).get_many(table, keys)
     }
 
     fn scan(

@@ -182,9 +182,13 @@ impl Shared {
             let mut batch = WriteBatch::default();
             let mut freed = 0u64;
             let mut usage = Vec::new();
-            for d in batch_of {
-                let k = rev_key(d.rev, d.tombstone);
-                let Some(v) = self.backend.get(Table::Kv, &k)? else {
+            let keys: Vec<Vec<u8>> = batch_of
+                .iter()
+                .map(|d| rev_key(d.rev, d.tombstone))
+                .collect();
+            let rows = self.backend.get_many(Table::Kv, &keys)?;
+            for (k, row) in keys.into_iter().zip(rows) {
+                let Some(v) = row else {
                     continue;
                 };
                 freed += (k.len() + v.len()) as u64;

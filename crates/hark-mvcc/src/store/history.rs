@@ -188,13 +188,23 @@ impl Store {
 }
 
 impl Shared {
-    /// As [`Shared::load_committed`], the row's bytes undecoded.
-    pub(super) fn load_committed_row(&self, rev: Revision, read_at: i64) -> Result<Vec<u8>> {
-        match self.backend.get(Table::Kv, &rev_key(rev, false))? {
-            Some(row) => Ok(row),
-            None if read_at < self.compact_rev.load(Ordering::Acquire) => Err(Error::Compacted),
-            None => Err(missing_value(rev)),
-        }
+    /// As [`Shared::load_committed`] for several revisions at once (in
+    /// their order), the rows' bytes undecoded.
+    pub(super) fn load_committed_rows(
+        &self,
+        revs: &[Revision],
+        read_at: i64,
+    ) -> Result<Vec<Vec<u8>>> {
+        let keys: Vec<Vec<u8>> = revs.iter().map(|&rev| rev_key(rev, false)).collect();
+        let rows = self.backend.get_many(Table::Kv, &keys)?;
+        rows.into_iter()
+            .zip(revs)
+            .map(|(row, &rev)| match row {
+                Some(row) => Ok(row),
+                None if read_at < self.compact_rev.load(Ordering::Acquire) => Err(Error::Compacted),
+                None => Err(missing_value(rev)),
+            })
+            .collect()
     }
 
     /// The value stored at `rev`, for a read at revision `read_at`: if it is gone,

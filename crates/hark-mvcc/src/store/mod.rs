@@ -273,7 +273,7 @@ impl Store {
         let ranged = shared.outside_installs(|| {
             let (plan, current, at) = self.plan_read(req)?;
             let mut resp =
-                finish_range_encoded(plan, req, |rev| shared.load_committed_row(rev, at))?;
+                finish_range_encoded(plan, req, |revs| shared.load_committed_rows(revs, at))?;
             resp.header_revision = current;
             metrics::counter!("etcd_mvcc_range_total").increment(1);
             Ok(resp)

@@ -133,7 +133,7 @@ impl RangeChunks {
             };
             let at = self.at;
             let resp =
-                finish_range_encoded(plan, &self.req, |rev| shared.load_committed_row(rev, at))?;
+                finish_range_encoded(plan, &self.req, |revs| shared.load_committed_rows(revs, at))?;
             Ok(resp)
         })?;
         self.sent += resp.kvs.len();
