@@ -447,11 +447,16 @@ async fn sigkill_the_leader_under_writes(env: &[(&'static str, String)]) -> Stri
     }
     assert_saw_every_write("the follower's watch", &seen, &acked);
     if let Some((mut child, reader)) = etcdctl_watch {
-        // Let it drain, then read what it printed.
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        // Let it drain (up to the last acknowledged write), then read what it printed.
+        let last = acked.iter().map(|(_, rev)| *rev).max().unwrap_or(0);
+        reader
+            .wait_until(Duration::from_secs(30), |p| {
+                common::etcdctl_printed_revision(p, last)
+            })
+            .await;
         let _ = child.kill();
         let _ = child.wait();
-        let events = etcdctl_watch_events(&reader.join().unwrap());
+        let events = etcdctl_watch_events(&reader.join());
         assert_saw_every_write("etcdctl's watch", &events, &acked);
     } else if etcdctl_bin.is_none() {
         assert_ne!(
@@ -469,7 +474,7 @@ async fn sigkill_the_leader_under_writes(env: &[(&'static str, String)]) -> Stri
         );
         let _ = child.kill();
         let _ = child.wait();
-        let events = clientv3_watch_events(&reader.join().unwrap());
+        let events = clientv3_watch_events(&reader.join());
         assert_saw_every_write("clientv3's watch", &events, &acked);
     }
     let all_logs = logs(cwd.path());

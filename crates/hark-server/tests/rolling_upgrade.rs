@@ -268,9 +268,17 @@ async fn members_replaced_one_at_a_time_by_the_new_build_lose_nothing() {
 
     tokio::time::sleep(Duration::from_secs(2)).await;
     if let Some((mut child, reader)) = etcdctl_watch {
+        // etcdctl may be reconnecting after its member was replaced: it is
+        // given until it prints the last acknowledged write (or 30 s).
+        let last = acked.iter().map(|(_, rev)| *rev).max().unwrap_or(0);
+        reader
+            .wait_until(Duration::from_secs(30), |p| {
+                common::etcdctl_printed_revision(p, last)
+            })
+            .await;
         let _ = child.kill();
         let _ = child.wait();
-        let events = etcdctl_watch_events(&reader.join().unwrap());
+        let events = etcdctl_watch_events(&reader.join());
         assert_saw_every_write("etcdctl's watch", &events, &acked);
     }
     if let Some((mut child, reader)) = go_watch {
@@ -280,7 +288,7 @@ async fn members_replaced_one_at_a_time_by_the_new_build_lose_nothing() {
         );
         let _ = child.kill();
         let _ = child.wait();
-        let events = clientv3_watch_events(&reader.join().unwrap());
+        let events = clientv3_watch_events(&reader.join());
         assert_saw_every_write("clientv3's watch", &events, &acked);
     }
 

@@ -312,20 +312,57 @@ pub fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
 
 /// Starts `command` with its stdout read as it prints (a full pipe would
 /// stall a watcher): the child, and what it printed once it ends.
-pub fn spawn_printing(
-    command: &mut std::process::Command,
-) -> (Child, std::thread::JoinHandle<String>) {
+pub fn spawn_printing(command: &mut std::process::Command) -> (Child, Printed) {
     let mut child = command
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut out = String::new();
-        let _ = std::io::Read::read_to_string(&mut stdout, &mut out);
-        out
+    let stdout = child.stdout.take().unwrap();
+    let text = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let shared = text.clone();
+    let thread = std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let mut text = shared.lock().unwrap();
+            text.push_str(&line);
+            text.push('\n');
+        }
     });
-    (child, reader)
+    (child, Printed { text, thread })
+}
+
+/// What a process started by [`spawn_printing`] printed, a line at a time.
+pub struct Printed {
+    text: std::sync::Arc<std::sync::Mutex<String>>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Printed {
+    /// Waits up to `limit` until what was printed so far satisfies `done`
+    /// (a watcher printing events can be seconds behind the last write on
+    /// a loaded machine, more if it had to reconnect).
+    pub async fn wait_until(&self, limit: std::time::Duration, done: impl Fn(&str) -> bool) {
+        let deadline = std::time::Instant::now() + limit;
+        while !done(&self.text.lock().unwrap()) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Everything printed, once the process has ended.
+    pub fn join(self) -> String {
+        self.thread.join().unwrap();
+        std::mem::take(&mut *self.text.lock().unwrap())
+    }
+}
+
+/// Whether etcdctl's JSON watch output holds an event at `revision`.
+pub fn etcdctl_printed_revision(printed: &str, revision: i64) -> bool {
+    etcdctl_watch_events(printed)
+        .iter()
+        .any(|(rev, _)| *rev == revision)
 }
 
 /// `who` saw events (revision, key) in strictly increasing revisions, and
