@@ -120,7 +120,7 @@ struct ScaleOptions {
     #[arg(long, value_name = "N")]
     snapshot_up_to: Option<u64>,
     /// Write each timed put of the fixed load at each size (when it was
-    /// due, wall clock, and how long it took) to DIR/puts-<live keys>.txt,
+    /// due, wall clock, and how long it took) to `DIR/puts-<live keys>.txt`,
     /// to line slow ones up with the member's logs.
     #[arg(long, value_name = "DIR")]
     put_trace: Option<PathBuf>,
