@@ -245,33 +245,18 @@ impl FrameCursor {
 #[cfg(test)]
 mod tests {
     use std::collections::VecDeque;
-    use std::sync::Arc;
 
     use super::*;
-    use hark_mvcc::{EventKind, KeyValue};
+    use crate::grpc::watch_frame::tests::event;
+    use hark_mvcc::EventKind;
     use hark_proto::etcdserverpb as pb;
-    use hark_watch::{Events, WatchEvent};
-
-    fn event(key: &str, value_len: usize, rev: i64) -> Arc<WatchEvent> {
-        Arc::new(WatchEvent::new(
-            EventKind::Put,
-            KeyValue {
-                key: key.to_string().into(),
-                create_revision: 2,
-                mod_revision: rev,
-                version: rev - 1,
-                value: vec![b'v'; value_len].into(),
-                lease: 0,
-                flags: 0,
-            },
-        ))
-    }
+    use hark_watch::Events;
 
     fn frame(watch_id: i64, values: &[usize]) -> WatchFrame {
         let events: Events = values
             .iter()
             .enumerate()
-            .map(|(i, len)| event("k", *len, 3 + i as i64))
+            .map(|(i, len)| event(EventKind::Put, "k", *len, 3 + i as i64))
             .collect();
         WatchFrame {
             head: pb::WatchResponse {

@@ -89,14 +89,15 @@ impl WatchFrame {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::Arc;
 
     use super::*;
     use hark_mvcc::{EventKind, KeyValue};
     use hark_proto::mvccpb;
 
-    fn event(kind: EventKind, key: &str, value_len: usize, rev: i64) -> Arc<WatchEvent> {
+    /// An event with a value of `value_len` bytes (the Watch body's tests too).
+    pub(crate) fn event(kind: EventKind, key: &str, value_len: usize, rev: i64) -> Arc<WatchEvent> {
         Arc::new(WatchEvent::new(
             kind,
             KeyValue {
