@@ -78,14 +78,32 @@ pub(crate) fn plan_range(index: &TreeIndex, req: &RangeRequest, at: i64) -> Rang
         (SortOrder::None, Some(l)) => l + 1,
         _ => usize::MAX,
     };
+    if req.count_only {
+        return RangePlan {
+            entries: Vec::new(),
+            count: index.count(range, None, at) as i64,
+            more: false,
+        };
+    }
     let mut count = 0i64;
     let mut entries = Vec::new();
-    index.visit(range, at, |k, e| {
+    let mut last = None;
+    index.visit_while(range, at, |k, e| {
         count += 1;
-        if !req.count_only && entries.len() < keep_at_most && passes_filters(req, &e) {
+        if entries.len() < keep_at_most && passes_filters(req, &e) {
             entries.push((Bytes::copy_from_slice(k), e));
         }
+        if entries.len() < keep_at_most {
+            return true;
+        }
+        last = Some(Bytes::copy_from_slice(k));
+        false
     });
+    // The keys past the last one kept only count: from the chunks'
+    // summaries, so a limited read of a large range costs its limit.
+    if let Some(last) = last {
+        count += index.count(range, Some(&last), at) as i64;
+    }
     let mut more = false;
     if req.sort_target != SortTarget::Value || order == SortOrder::None {
         sort_entries(&mut entries, req.sort_target, order);
@@ -131,9 +149,7 @@ pub(crate) fn plan_chunk(
 
 /// How many keys of `range` exist at `at`.
 pub(crate) fn count_keys(index: &TreeIndex, range: KeyRange<'_>, at: i64) -> i64 {
-    let mut count = 0;
-    index.visit(range, at, |_, _| count += 1);
-    count
+    index.count(range, None, at) as i64
 }
 
 fn sort_entries(entries: &mut [(Bytes, IndexEntry)], target: SortTarget, order: SortOrder) {

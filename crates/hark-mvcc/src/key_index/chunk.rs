@@ -6,13 +6,19 @@
 
 use bytes::Bytes;
 
-use super::history::{get_varint, put_varint};
+use super::history::{get_varint, newest_of, put_varint};
 
-/// Encoded entries, in key order.
+/// Encoded entries, in key order, with a summary that lets a count pass
+/// over the chunk without decoding it.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Chunk {
     pub(super) data: Bytes,
     pub(super) keys: usize,
+    /// Keys live at their newest change: the chunk's count at any
+    /// revision from [`Chunk::newest`] on.
+    pub(super) live: usize,
+    /// The newest main revision of any change the chunk records.
+    pub(super) newest: i64,
 }
 
 /// Reads a chunk's entries in order.
@@ -80,6 +86,8 @@ pub(super) struct ChunkWriter {
     first: Vec<u8>,
     prev: Vec<u8>,
     pub(super) keys: usize,
+    live: usize,
+    newest: i64,
 }
 
 impl ChunkWriter {
@@ -90,7 +98,12 @@ impl ChunkWriter {
         }
     }
 
+    /// Appends `key` and its encoded history (one the index wrote, or one a
+    /// loaded checkpoint's check decoded).
     pub(super) fn push(&mut self, key: &[u8], history: &[u8]) {
+        let (live, newest) = newest_of(history).expect("a history the index encoded");
+        self.live += usize::from(live);
+        self.newest = self.newest.max(newest);
         debug_assert!(
             self.keys == 0 || key > self.prev.as_slice(),
             "keys in order"
@@ -126,6 +139,8 @@ impl ChunkWriter {
         let chunk = Chunk {
             data,
             keys: std::mem::take(&mut self.keys),
+            live: std::mem::take(&mut self.live),
+            newest: std::mem::take(&mut self.newest),
         };
         self.prev.clear();
         Some((std::mem::take(&mut self.first), chunk))

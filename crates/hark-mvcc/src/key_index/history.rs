@@ -268,6 +268,27 @@ impl KeyHistory {
     }
 }
 
+/// What a chunk's summary needs of an encoded history, read without
+/// decoding it: whether the key is live at its newest change, and that
+/// change's main revision. `None` if the bytes are not an encoding.
+pub(super) fn newest_of(bytes: &[u8]) -> Option<(bool, i64)> {
+    let mut pos = 0;
+    get_varint(bytes, &mut pos)?; // live size
+    let gens = get_varint(bytes, &mut pos)?;
+    let (mut main, mut live) = (0i64, false);
+    for _ in 0..gens {
+        get_varint(bytes, &mut pos)?; // create revision
+        get_varint(bytes, &mut pos)?; // first version
+        let counted = get_varint(bytes, &mut pos)?;
+        live = counted & 1 == 0;
+        for _ in 0..counted >> 1 {
+            main = main.wrapping_add(get_varint(bytes, &mut pos)? as i64);
+            get_varint(bytes, &mut pos)?; // sub
+        }
+    }
+    Some((live, main))
+}
+
 pub(super) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push(v as u8 | 0x80);

@@ -19,9 +19,10 @@ use std::collections::{BTreeMap, HashSet};
 use std::ops::Bound;
 
 use bytes::Bytes;
+use imbl::OrdMap;
 
 use self::chunk::{Chunk, ChunkWriter, Cursor};
-use self::history::KeyHistory;
+use self::history::{KeyHistory, newest_of};
 use crate::revision::Revision;
 
 /// Most keys a chunk holds: one more splits it in two. A write re-encodes
@@ -80,13 +81,15 @@ impl<'a> KeyRange<'a> {
 }
 
 /// The index of every key, ordered by key.
-/// Cloning shares the chunks' buffers (a chunk is written anew, never
-/// changed in place): a checkpoint takes a copy in a moment and writes it
-/// out while the store goes on.
+/// Cloning costs a reference count: the map of chunks is persistent (its
+/// nodes are shared until one side writes one, which then copies that node
+/// and its path alone) and a chunk is written anew, never changed in place.
+/// A checkpoint takes its copy under the committer's lock and writes it out
+/// while the store goes on; a `BTreeMap` copy took 40 ms there at 5 M keys.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct TreeIndex {
     /// Chunks by their first key.
-    chunks: BTreeMap<Bytes, Chunk>,
+    chunks: OrdMap<Bytes, Chunk>,
     /// Keys with any retained history.
     len: usize,
     /// Keys live at the newest revision (etcd's `keys_total` gauge).
@@ -99,7 +102,7 @@ impl TreeIndex {
     /// The first key of the chunk that holds `key`, or would hold it.
     fn chunk_for(&self, key: &[u8]) -> Option<&Bytes> {
         self.chunks
-            .range::<[u8], _>((Bound::Unbounded, Bound::Included(key)))
+            .range::<_, [u8]>((Bound::Unbounded, Bound::Included(key)))
             .next_back()
             .or_else(|| self.chunks.iter().next())
             .map(|(first, _)| first)
@@ -132,7 +135,7 @@ impl TreeIndex {
         };
         let chunks = self
             .chunks
-            .range::<[u8], _>((Bound::Included(first.as_ref()), Bound::Unbounded));
+            .range::<_, [u8]>((Bound::Included(first.as_ref()), Bound::Unbounded));
         for (_, chunk) in chunks {
             let mut cursor = Cursor::new(&chunk.data);
             while let Some(bytes) = cursor.next() {
@@ -190,6 +193,72 @@ impl TreeIndex {
                 });
             }
         }
+    }
+
+    /// How many keys in `range`, after `after` if given, exist at `at`.
+    /// A chunk wholly inside the range whose newest change is at or before
+    /// `at` counts from its summary, undecoded: a count over millions of
+    /// keys decodes only the chunks at its ends and those written since
+    /// `at`.
+    pub(crate) fn count(&self, range: KeyRange<'_>, after: Option<&[u8]>, at: i64) -> usize {
+        let (start, end) = match range {
+            KeyRange::Single(key) => {
+                let counted = after.is_none_or(|a| key > a) && self.get(key, at).is_some();
+                return usize::from(counted);
+            }
+            KeyRange::Span { start, end } => (start, end),
+        };
+        // Counting from `start`, past it too when it is `after`.
+        let (start, exclusive) = match after {
+            Some(a) if a >= start => (a, true),
+            _ => (start, false),
+        };
+        if end.is_some_and(|e| start >= e) {
+            return 0;
+        }
+        let Some(first) = self.chunk_for(start) else {
+            return 0;
+        };
+        let mut chunks = self
+            .chunks
+            .range::<_, [u8]>((Bound::Included(first.as_ref()), Bound::Unbounded))
+            .peekable();
+        let mut count = 0;
+        let mut history = KeyHistory::default();
+        while let Some((first, chunk)) = chunks.next() {
+            if end.is_some_and(|e| first.as_ref() >= e) {
+                break;
+            }
+            let from_start = if exclusive {
+                first.as_ref() > start
+            } else {
+                first.as_ref() >= start
+            };
+            // Every key of the chunk is before the next chunk's first.
+            let to_end = match end {
+                None => true,
+                Some(e) => chunks.peek().is_some_and(|(next, _)| next.as_ref() <= e),
+            };
+            let inside = from_start && to_end;
+            if inside && chunk.newest <= at {
+                count += chunk.live;
+                continue;
+            }
+            let mut cursor = Cursor::new(&chunk.data);
+            while let Some(bytes) = cursor.next() {
+                let key = cursor.key.as_slice();
+                if key < start || (exclusive && key == start) {
+                    continue;
+                }
+                if end.is_some_and(|e| key >= e) {
+                    return count;
+                }
+                if decode(&mut history, bytes) && history.get(at).is_some() {
+                    count += 1;
+                }
+            }
+        }
+        count
     }
 
     /// Visits every change to a key in `range` with main revision in `from..=to`
@@ -351,7 +420,7 @@ impl TreeIndex {
         };
         let firsts: Vec<Bytes> = self
             .chunks
-            .range::<[u8], _>((after, Bound::Unbounded))
+            .range::<_, [u8]>((after, Bound::Unbounded))
             .take(chunks)
             .map(|(first, _)| first.clone())
             .collect();
@@ -681,7 +750,7 @@ impl TreeIndex {
         let mut any = false;
         for c in chunks {
             let mut cursor = Cursor::new(&c.data);
-            let mut keys = 0;
+            let (mut keys, mut live, mut newest) = (0, 0, 0);
             while let Some(bytes) = cursor.checked_next().ok()? {
                 if keys == 0 && cursor.key.as_slice() != c.first.as_ref() {
                     return None;
@@ -695,6 +764,9 @@ impl TreeIndex {
                 }
                 index.len += 1;
                 index.live += usize::from(history.live().is_some());
+                let (key_live, key_newest) = newest_of(bytes)?;
+                live += usize::from(key_live);
+                newest = newest.max(key_newest);
                 keys += 1;
                 any = true;
                 prev.clear();
@@ -704,7 +776,13 @@ impl TreeIndex {
                 return None;
             }
             index.bytes += c.first.len() + c.data.len();
-            index.chunks.insert(c.first, Chunk { data: c.data, keys });
+            let chunk = Chunk {
+                data: c.data,
+                keys,
+                live,
+                newest,
+            };
+            index.chunks.insert(c.first, chunk);
         }
         Some(index)
     }

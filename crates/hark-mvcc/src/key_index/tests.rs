@@ -304,6 +304,50 @@ fn assert_same(idx: &TreeIndex, model: &super::reference::Reference, newest: i64
 
 /// Each chunk is found by its first key, holds what it counts, and the
 /// bytes counted are the bytes held.
+/// Counts over ranges of every form, from their start and past a key
+/// inside them: as many as the simple index visits.
+fn check_counts(
+    idx: &TreeIndex,
+    model: &super::reference::Reference,
+    at: i64,
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    let ranges: [(&[u8], &[u8]); 7] = [
+        (b"\0", b"\0"),
+        (b"/registry/pods/ns-3", b"/registry/pods/ns-5"),
+        (b"/registry/", b"/registry0"),
+        (b"aaaa", b"\0"),
+        (b"aaaaaaaaaa", b""),
+        (b"\0\0", b"\x01"),
+        (b"z", b"a"),
+    ];
+    let afters: [Option<&[u8]>; 5] = [
+        None,
+        Some(b"/registry/pods/ns-4/p-4"),
+        Some(b"aaaaa"),
+        Some(b"\0\x40"),
+        Some(b""),
+    ];
+    for (key, end) in ranges {
+        let range = KeyRange::new(key, end);
+        for after in afters {
+            let mut want = 0;
+            model.visit(range, at, |k, _| {
+                want += usize::from(after.is_none_or(|a| k > a));
+            });
+            proptest::prop_assert_eq!(
+                idx.count(range, after, at),
+                want,
+                "count of {:?}..{:?} after {:?} at {}",
+                key,
+                end,
+                after,
+                at
+            );
+        }
+    }
+    Ok(())
+}
+
 fn check_chunks(idx: &TreeIndex) {
     let mut bytes = 0;
     for (first, chunk) in &idx.chunks {
@@ -325,6 +369,16 @@ fn check_chunks(idx: &TreeIndex) {
             n += 1;
         }
         assert_eq!(n, chunk.keys);
+        // The summary a count trusts, against the decoded histories.
+        let (mut live, mut newest) = (0, 0);
+        let mut history = super::KeyHistory::default();
+        let mut cursor = Cursor::new(&chunk.data);
+        while let Some(encoded) = cursor.next() {
+            assert!(super::decode(&mut history, encoded));
+            live += usize::from(history.live().is_some());
+            history.changes(0, i64::MAX, |r, _| newest = newest.max(r.main));
+        }
+        assert_eq!((chunk.live, chunk.newest), (live, newest), "chunk summary");
         bytes += first.len() + chunk.data.len();
     }
     assert_eq!(idx.chunk_bytes(), bytes);
@@ -467,6 +521,9 @@ proptest::proptest! {
                     "every key at {}", at
                 );
             }
+            for at in [compacted.max(1), (compacted + newest) / 2, newest] {
+                check_counts(&idx, &model, at)?;
+            }
             // HashKV's keep sets, at any revision it may hash.
             for at in [compacted.max(1), (compacted + newest) / 2, newest] {
                 proptest::prop_assert_eq!(idx.keep(at), model.keep(at), "keep at {}", at);
@@ -476,6 +533,20 @@ proptest::proptest! {
         }
         finish(&mut idx, &mut running);
         assert_same(&idx, &model, newest, compacted);
+        // As a checkpoint stores and loads it: the summaries are made anew.
+        let mut stored = Vec::new();
+        idx.try_for_each_chunk(|first, keys, data| {
+            stored.push(StoredChunk {
+                first: bytes::Bytes::copy_from_slice(first),
+                keys,
+                data: bytes::Bytes::copy_from_slice(data),
+            });
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+        let loaded = TreeIndex::from_chunks(stored).expect("the chunks decode");
+        check_chunks(&loaded);
+        check_counts(&loaded, &model, newest)?;
     }
 }
 

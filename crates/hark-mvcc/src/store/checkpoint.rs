@@ -149,7 +149,7 @@ pub(super) fn write_now(
     metrics::histogram!("hark_mvcc_index_checkpoint_seconds")
         .record(started.elapsed().as_secs_f64());
     metrics::gauge!("hark_mvcc_index_checkpoint_bytes").set(bytes as f64);
-    tracing::debug!(
+    tracing::info!(
         revision = checkpoint.revision,
         bytes,
         pause = ?taken,
