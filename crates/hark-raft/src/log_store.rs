@@ -628,12 +628,59 @@ impl RaftLogReader<TypeConfig> for LogStore {
             Bound::Excluded(&i) => i.checked_sub(1),
             Bound::Unbounded => None,
         };
+        self.read_entries(start, end, |index| range.contains(&index), usize::MAX)
+    }
+
+    /// At least one entry, and then no more than one append can carry
+    /// ([`crate::network::APPEND_BYTES`]): a follower far behind is sent
+    /// that much at a time, and reading openraft's 64 entries of a bulk
+    /// load (megabytes each time) to send a few of them took most of a
+    /// leader's time while a new member caught up.
+    async fn limited_get_log_entries(&mut self, start: u64, end: u64) -> IoResult<Vec<Entry>> {
+        if start >= end {
+            return Ok(Vec::new());
+        }
+        self.read_entries(
+            start,
+            Some(end - 1),
+            |index| index < end,
+            crate::network::APPEND_BYTES,
+        )
+    }
+
+    async fn read_vote(&mut self) -> IoResult<Option<Vote>> {
+        self.get_state(KEY_VOTE)
+    }
+}
+
+impl LogStore {
+    /// The entries from `start` while `wanted` (up to `end` inclusive when
+    /// known), stopping once they hold `max_bytes` encoded.
+    fn read_entries(
+        &self,
+        start: u64,
+        end: Option<u64>,
+        wanted: impl Fn(u64) -> bool,
+        max_bytes: usize,
+    ) -> IoResult<Vec<Entry>> {
         if let Some(end) = end
-            && let Some(entries) = self.inner.recent.lock().get(start, end)
+            && let Some(mut entries) = self.inner.recent.lock().get(start, end)
         {
+            if max_bytes < usize::MAX {
+                let mut bytes = 0usize;
+                let keep = entries
+                    .iter()
+                    .take_while(|e| {
+                        bytes = bytes.saturating_add(encoded_size(e));
+                        bytes <= max_bytes
+                    })
+                    .count();
+                entries.truncate(keep.max(1));
+            }
             return Ok(entries);
         }
         let mut entries = Vec::new();
+        let mut bytes = 0usize;
         let from = index_key(start);
         let it = self.db().iterator_cf(
             self.cf(CF_LOGS),
@@ -646,17 +693,23 @@ impl RaftLogReader<TypeConfig> for LogStore {
                     .try_into()
                     .map_err(|_| io_err("malformed log key"))?,
             );
-            if !range.contains(&index) {
+            if !wanted(index) {
                 break;
             }
-            entries.push(decode_entry(&v).map_err(io_err)?);
+            let entry = decode_entry(&v).map_err(io_err)?;
+            bytes = bytes.saturating_add(encoded_size(&entry));
+            if bytes > max_bytes && !entries.is_empty() {
+                break;
+            }
+            entries.push(entry);
         }
         Ok(entries)
     }
+}
 
-    async fn read_vote(&mut self) -> IoResult<Option<Vote>> {
-        self.get_state(KEY_VOTE)
-    }
+/// An entry's size in an append (as [`crate::network`] cuts appends).
+pub(crate) fn encoded_size(entry: &Entry) -> usize {
+    postcard::experimental::serialized_size(entry).unwrap_or(usize::MAX)
 }
 
 impl RaftLogStorage<TypeConfig> for LogStore {

@@ -328,7 +328,7 @@ pub(crate) enum Method {
 /// Most bytes in one AppendEntries of several entries: openraft gives each
 /// append a heartbeat interval to arrive, so a follower far behind gets its
 /// entries in pieces it can take in time.
-const APPEND_BYTES: usize = 2 << 20;
+pub(crate) const APPEND_BYTES: usize = 2 << 20;
 
 /// Since when each peer has answered this member's raft calls without a
 /// break (etcd's transport `ActiveSince`): membership changes are refused
@@ -604,15 +604,25 @@ impl Connection {
         // A follower far behind gets its entries in pieces it can take in
         // time: only the first ones are sent, and a success reports how far
         // the follower now matches.
-        let mut request = encode(&rpc);
+        // Cut by the entries' sizes, then encode once: encoding them all
+        // to cut afterwards encoded each entry of a far-behind follower's
+        // 64 several times.
+        let mut bytes = 0usize;
+        let keep = rpc
+            .entries
+            .iter()
+            .take_while(|e| {
+                bytes = bytes.saturating_add(crate::log_store::encoded_size(e));
+                bytes <= APPEND_BYTES
+            })
+            .count()
+            .max(1);
         let mut cut_at = None;
-        while rpc.entries.len() > 1 && request.len() > APPEND_BYTES {
-            let keep =
-                (rpc.entries.len() * APPEND_BYTES / request.len()).clamp(1, rpc.entries.len() - 1);
+        if keep < rpc.entries.len() {
             rpc.entries.truncate(keep);
             cut_at = rpc.entries.last().map(|e| e.log_id);
-            request = encode(&rpc);
         }
+        let request = encode(&rpc);
         PreparedAppend {
             request,
             entries: rpc.entries.len(),
