@@ -124,6 +124,10 @@ struct ScaleOptions {
     /// to line slow ones up with the member's logs.
     #[arg(long, value_name = "DIR")]
     put_trace: Option<PathBuf>,
+    /// The members' --log-level (`info` shows each index checkpoint and
+    /// compaction with its timings, to line slow puts up with).
+    #[arg(long, default_value = "warn", value_name = "LEVEL")]
+    member_log_level: String,
     /// Write the chart (RSS and put p99 against key count) as SVG to FILE.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
@@ -243,6 +247,7 @@ struct Member {
     initial_cluster: String,
     existing: bool,
     quota: u64,
+    log_level: String,
     child: Option<Child>,
 }
 
@@ -261,6 +266,7 @@ impl Member {
             peer_url,
             existing: false,
             quota,
+            log_level: "warn".into(),
             child: None,
         }
     }
@@ -286,7 +292,7 @@ impl Member {
                 if self.existing { "existing" } else { "new" }
             ))
             .arg(format!("--quota-backend-bytes={}", self.quota))
-            .arg("--log-level=warn")
+            .arg(format!("--log-level={}", self.log_level))
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
@@ -489,6 +495,7 @@ async fn fill_and_measure(
         Kind::Etcd => o.etcd_quota,
     };
     let mut member = Member::new(kind, binary, "m0", &dir, logs, quota);
+    member.log_level = o.member_log_level.clone();
     member.spawn()?;
     member
         .wait_serving(Instant::now(), Duration::from_secs(60))
@@ -945,6 +952,7 @@ async fn join(member: &Member) -> Result<f64, String> {
     let root = member.data.parent().ok_or("data dir without a parent")?;
     let logs = member.log.parent().ok_or("log without a directory")?;
     let mut joiner = Member::new(member.kind, &member.binary, "j1", root, logs, member.quota);
+    joiner.log_level = member.log_level.clone();
     let _ = std::fs::remove_dir_all(&joiner.data);
     let revision = current_revision(&c).await?;
     let t = Instant::now();
