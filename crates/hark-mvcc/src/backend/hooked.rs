@@ -85,8 +85,4 @@ impl<B: Backend, H: BackendHooks> Backend for Hooked<B, H> {
     fn record_memory(&self) {
         self.inner.record_memory()
     }
-
-    fn fit_caches(&self, bytes: u64) {
-        self.inner.fit_caches(bytes)
-    }
 }

@@ -275,10 +275,6 @@ pub trait Backend: Send + Sync + 'static {
     /// Sets the gauges of the memory the backend holds outside the Rust
     /// heap (RocksDB's `hark_rocksdb_memory_bytes`), if it has any.
     fn record_memory(&self);
-
-    /// Sizes the backend's read caches for a store of `bytes` (its
-    /// [`Backend::size_bytes`]), whenever the store measures its sizes.
-    fn fit_caches(&self, _bytes: u64) {}
 }
 
 /// A read-only, point-in-time view of a backend (see [`Backend::read_snapshot`]).
@@ -342,9 +338,5 @@ impl<B: Backend> Backend for std::sync::Arc<B> {
 
     fn record_memory(&self) {
         (**self).record_memory()
-    }
-
-    fn fit_caches(&self, bytes: u64) {
-        (**self).fit_caches(bytes)
     }
 }

@@ -26,25 +26,7 @@ const MAX_TOTAL_WAL_BYTES: u64 = 128 << 20;
 /// blocks included. Left unset, each column family makes its own of
 /// 32 MiB and keeps its files' index and filter blocks outside it: six of
 /// them in a member. Reads that miss it are served from the page cache.
-/// Its size follows the store's ([`block_cache_bytes_for`]).
 const BLOCK_CACHE_BYTES: usize = 16 << 20;
-
-/// Store bytes per byte of block cache past [`BLOCK_CACHE_BYTES`]: the
-/// files' index and filter partitions take about 1/150 of a store of
-/// 2 KiB rows, and each point read of a row that misses them reads them
-/// from the page cache too.
-const STORE_BYTES_PER_CACHE_BYTE: u64 = 64;
-
-/// Most block cache a large store is given.
-const MAX_BLOCK_CACHE_BYTES: usize = 256 << 20;
-
-/// The block cache for a store of `store_bytes`: 1/64 of it, within
-/// [`BLOCK_CACHE_BYTES`]..=[`MAX_BLOCK_CACHE_BYTES`].
-fn block_cache_bytes_for(store_bytes: u64) -> usize {
-    usize::try_from(store_bytes / STORE_BYTES_PER_CACHE_BYTE)
-        .unwrap_or(usize::MAX)
-        .clamp(BLOCK_CACHE_BYTES, MAX_BLOCK_CACHE_BYTES)
-}
 
 /// Most memory the store database's memtables hold together before the
 /// largest is flushed (left unset, each column family may hold two of
@@ -82,12 +64,6 @@ pub fn column_family_options() -> Options {
     table.set_bloom_filter(10.0, false);
     let mut opts = Options::default();
     opts.set_block_based_table_factory(&table);
-    // No filter in the last level, which holds most rows: a row is read
-    // by a revision the index named, so there it is found, and a filter
-    // would only spare reads of rows that are not there. The filters of a
-    // 10 M-key store shrink to the upper levels', leaving the block cache
-    // to the index partitions.
-    opts.set_optimize_filters_for_hits(true);
     // A compaction's deletions land all over the revision range, so once
     // they reach the next-to-last level RocksDB rewrites the whole last
     // level with them (28 s at 5 M keys). A heavy writer's new level-0
@@ -294,13 +270,6 @@ impl Backend for RocksBackend {
     /// RocksDB's background work (not exclusive), so writes and reads go on.
     fn record_memory(&self) {
         record_memory("store", &self.db);
-    }
-
-    /// Grows (or shrinks) the process's block cache with the store, so the
-    /// index and filter partitions of millions of rows stay cached.
-    fn fit_caches(&self, bytes: u64) {
-        let mut cache = block_cache().clone();
-        cache.set_capacity(block_cache_bytes_for(bytes));
     }
 
     fn reclaim_space(&self) -> Result<()> {

@@ -337,7 +337,6 @@ impl Shared {
         }
         self.backend.record_memory();
         let total = self.backend.size_bytes();
-        self.backend.fit_caches(total);
         let in_use = self.backend.size_in_use_bytes().min(total);
         self.sizes.total.store(total, Ordering::Relaxed);
         self.sizes.in_use.store(in_use, Ordering::Relaxed);
