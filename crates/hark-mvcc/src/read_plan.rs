@@ -87,22 +87,19 @@ pub(crate) fn plan_range(index: &TreeIndex, req: &RangeRequest, at: i64) -> Rang
     }
     let mut count = 0i64;
     let mut entries = Vec::new();
-    let mut last = None;
     index.visit_while(range, at, |k, e| {
         count += 1;
-        if entries.len() < keep_at_most && passes_filters(req, &e) {
+        if passes_filters(req, &e) {
             entries.push((Bytes::copy_from_slice(k), e));
         }
-        if entries.len() < keep_at_most {
-            return true;
-        }
-        last = Some(Bytes::copy_from_slice(k));
-        false
+        entries.len() < keep_at_most
     });
     // The keys past the last one kept only count: from the chunks'
     // summaries, so a limited read of a large range costs its limit.
-    if let Some(last) = last {
-        count += index.count(range, Some(&last), at) as i64;
+    if entries.len() == keep_at_most
+        && let Some((last, _)) = entries.last()
+    {
+        count += index.count(range, Some(last), at) as i64;
     }
     let mut more = false;
     if req.sort_target != SortTarget::Value || order == SortOrder::None {

@@ -625,10 +625,11 @@ impl RaftLogReader<TypeConfig> for LogStore {
         };
         let end = match range.end_bound() {
             Bound::Included(&i) => Some(i),
-            Bound::Excluded(&i) => i.checked_sub(1),
+            Bound::Excluded(&0) => return Ok(Vec::new()),
+            Bound::Excluded(&i) => Some(i - 1),
             Bound::Unbounded => None,
         };
-        self.read_entries(start, end, |index| range.contains(&index), usize::MAX)
+        self.read_entries(start, end, usize::MAX)
     }
 
     /// At least one entry, and then no more than one append can carry
@@ -640,12 +641,7 @@ impl RaftLogReader<TypeConfig> for LogStore {
         if start >= end {
             return Ok(Vec::new());
         }
-        self.read_entries(
-            start,
-            Some(end - 1),
-            |index| index < end,
-            crate::network::APPEND_BYTES,
-        )
+        self.read_entries(start, Some(end - 1), crate::network::APPEND_BYTES)
     }
 
     async fn read_vote(&mut self) -> IoResult<Option<Vote>> {
@@ -654,28 +650,14 @@ impl RaftLogReader<TypeConfig> for LogStore {
 }
 
 impl LogStore {
-    /// The entries from `start` while `wanted` (up to `end` inclusive when
-    /// known), stopping once they hold `max_bytes` encoded.
-    fn read_entries(
-        &self,
-        start: u64,
-        end: Option<u64>,
-        wanted: impl Fn(u64) -> bool,
-        max_bytes: usize,
-    ) -> IoResult<Vec<Entry>> {
+    /// The entries from `start` up to `end` (inclusive; `None`: the last),
+    /// as many as fit in `max_bytes` encoded ([`entries_within`]).
+    fn read_entries(&self, start: u64, end: Option<u64>, max_bytes: usize) -> IoResult<Vec<Entry>> {
         if let Some(end) = end
             && let Some(mut entries) = self.inner.recent.lock().get(start, end)
         {
             if max_bytes < usize::MAX {
-                let mut bytes = 0usize;
-                let keep = entries
-                    .iter()
-                    .take_while(|e| {
-                        bytes = bytes.saturating_add(encoded_size(e));
-                        bytes <= max_bytes
-                    })
-                    .count();
-                entries.truncate(keep.max(1));
+                entries.truncate(entries_within(&entries, max_bytes).0);
             }
             return Ok(entries);
         }
@@ -693,7 +675,7 @@ impl LogStore {
                     .try_into()
                     .map_err(|_| io_err("malformed log key"))?,
             );
-            if !wanted(index) {
+            if end.is_some_and(|end| index > end) {
                 break;
             }
             let entry = decode_entry(&v).map_err(io_err)?;
@@ -708,8 +690,25 @@ impl LogStore {
 }
 
 /// An entry's size in an append (as [`crate::network`] cuts appends).
-pub(crate) fn encoded_size(entry: &Entry) -> usize {
+fn encoded_size(entry: &Entry) -> usize {
     postcard::experimental::serialized_size(entry).unwrap_or(usize::MAX)
+}
+
+/// How many of `entries`, from the first, fit in `max_bytes` encoded (at
+/// least one, if there is any), and the bytes those take: an append's cut
+/// and a limited read of the log make the same one.
+pub(crate) fn entries_within(entries: &[Entry], max_bytes: usize) -> (usize, usize) {
+    let mut bytes = 0usize;
+    let mut keep = 0;
+    for e in entries {
+        let next = bytes.saturating_add(encoded_size(e));
+        if next > max_bytes && keep > 0 {
+            break;
+        }
+        bytes = next;
+        keep += 1;
+    }
+    (keep, bytes)
 }
 
 impl RaftLogStorage<TypeConfig> for LogStore {

@@ -39,7 +39,7 @@ use tonic::transport::{Channel, Endpoint};
 use crate::admission::Caller;
 use crate::durability::LogDurability;
 use crate::state_machine::SnapshotSource;
-use crate::types::{MemberInfo, Snapshot, TypeConfig, Vote, decode, encode};
+use crate::types::{MemberInfo, Snapshot, TypeConfig, Vote, decode, encode, encode_with_capacity};
 
 /// How long a peer has to accept a connection (and, with TLS, finish its
 /// handshake).
@@ -330,6 +330,10 @@ pub(crate) enum Method {
 /// entries in pieces it can take in time.
 pub(crate) const APPEND_BYTES: usize = 2 << 20;
 
+/// Room for an append's fields besides its entries (vote, previous log id,
+/// commit index, the entries' count: a few dozen bytes of varints).
+const APPEND_HEADER_BYTES: usize = 256;
+
 /// Since when each peer has answered this member's raft calls without a
 /// break (etcd's transport `ActiveSince`): membership changes are refused
 /// while the members they rely on have not been reachable for a while.
@@ -607,22 +611,14 @@ impl Connection {
         // Cut by the entries' sizes, then encode once: encoding them all
         // to cut afterwards encoded each entry of a far-behind follower's
         // 64 several times.
-        let mut bytes = 0usize;
-        let keep = rpc
-            .entries
-            .iter()
-            .take_while(|e| {
-                bytes = bytes.saturating_add(crate::log_store::encoded_size(e));
-                bytes <= APPEND_BYTES
-            })
-            .count()
-            .max(1);
+        let (keep, bytes) = crate::log_store::entries_within(&rpc.entries, APPEND_BYTES);
         let mut cut_at = None;
         if keep < rpc.entries.len() {
             rpc.entries.truncate(keep);
             cut_at = rpc.entries.last().map(|e| e.log_id);
         }
-        let request = encode(&rpc);
+        // The entries' sizes are known: no second size pass over them.
+        let request = encode_with_capacity(&rpc, bytes.saturating_add(APPEND_HEADER_BYTES));
         PreparedAppend {
             request,
             entries: rpc.entries.len(),

@@ -143,7 +143,12 @@ fn txn_weight(t: &hark_mvcc::TxnRequest) -> usize {
 pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
     let size =
         postcard::experimental::serialized_size(value).expect("sizing a serialization cannot fail");
-    postcard::to_io(value, Vec::with_capacity(size)).expect("serializing to a Vec cannot fail")
+    encode_with_capacity(value, size)
+}
+
+/// [`encode`] into a buffer of `capacity`, for a caller that knows the size.
+pub(crate) fn encode_with_capacity<T: Serialize>(value: &T, capacity: usize) -> Vec<u8> {
+    postcard::to_io(value, Vec::with_capacity(capacity)).expect("serializing to a Vec cannot fail")
 }
 
 pub fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, postcard::Error> {

@@ -84,6 +84,11 @@ impl KeyHistory {
         }
     }
 
+    /// The main revision of the newest change, if any.
+    pub(super) fn newest(&self) -> Option<i64> {
+        self.revs.last().map(|r| r.main)
+    }
+
     /// The live size, if the newest generation is live.
     pub(super) fn live(&self) -> Option<u32> {
         self.gens

@@ -22,7 +22,7 @@ use bytes::Bytes;
 use imbl::OrdMap;
 
 use self::chunk::{Chunk, ChunkWriter, Cursor};
-use self::history::{KeyHistory, newest_of};
+use self::history::KeyHistory;
 use crate::revision::Revision;
 
 /// Most keys a chunk holds: one more splits it in two. A write re-encodes
@@ -763,10 +763,8 @@ impl TreeIndex {
                     return None;
                 }
                 index.len += 1;
-                index.live += usize::from(history.live().is_some());
-                let (key_live, key_newest) = newest_of(bytes)?;
-                live += usize::from(key_live);
-                newest = newest.max(key_newest);
+                live += usize::from(history.live().is_some());
+                newest = newest.max(history.newest()?);
                 keys += 1;
                 any = true;
                 prev.clear();
@@ -776,6 +774,7 @@ impl TreeIndex {
                 return None;
             }
             index.bytes += c.first.len() + c.data.len();
+            index.live += live;
             let chunk = Chunk {
                 data: c.data,
                 keys,
